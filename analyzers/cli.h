@@ -1,0 +1,17 @@
+/* The memtrace verbs; each returns the process exit status. */
+#ifndef MEMTRACE_CLI_H
+#define MEMTRACE_CLI_H
+
+#include <stdio.h>
+
+/* Exit status for a command-line mistake (after a usage message). */
+#define MT_EXIT_USAGE 2
+
+int mt_cmd_run(int argc, char **argv);
+int mt_cmd_stat(int argc, char **argv);
+
+/* "memtrace VERB: MESSAGE\nusage..." on stderr; returns MT_EXIT_USAGE. */
+int mt_usage_error(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,133 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backends.h"
+#include "launch.h"
+
+/* libmemtrace.so in the build tree (../shim/ from analyzers/), else where
+ * it is installed; MEMTRACE_LIB overrides both. */
+static const char *shim_path(void)
+{
+	static char path[PATH_MAX + 32];
+	const char *env = getenv("MEMTRACE_LIB");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(path, sizeof path, "%s/../shim/libmemtrace.so", exe);
+			if (access(path, R_OK) == 0)
+				return path;
+		}
+	}
+	return MT_INSTALLED_SHIM;
+}
+
+static const char *backend_library(const char *backend, char *buf,
+				   size_t len)
+{
+	if (mt_backend_is_path(backend)) {
+		if (access(backend, R_OK) != 0) {
+			fprintf(stderr,
+				"memtrace: backend library %s: %s (give the path "
+				"of an installed malloc library)\n",
+				backend, strerror(errno));
+			return NULL;
+		}
+		return backend;
+	}
+	const struct mt_backend *b = mt_backend_by_name(backend);
+	if (!b) {
+		fprintf(stderr,
+			"memtrace: unknown backend '%s' (accepted: %s, or the "
+			"path of a malloc library)\n",
+			backend, mt_backend_names());
+		return NULL;
+	}
+	if (!b->soname)
+		return "";
+	const char *path = mt_backend_locate(b, buf, len);
+	if (!path)
+		fprintf(stderr,
+			"memtrace: backend %s is not installed: %s was not found "
+			"(install it with: apt-get install %s)\n",
+			b->name, b->soname, b->package);
+	return path;
+}
+
+bool mt_launch_prepare(const struct mt_launch *l)
+{
+	char buf[PATH_MAX], preload[8192];
+	const char *shim = shim_path();
+	const char *lib = "";
+
+	if (access(shim, R_OK) != 0) {
+		fprintf(stderr,
+			"memtrace: cannot find libmemtrace.so (looked at %s); "
+			"set MEMTRACE_LIB to its path\n",
+			shim);
+		return false;
+	}
+	if (l->backend && !(lib = backend_library(l->backend, buf, sizeof buf)))
+		return false;
+
+	const char *old = getenv("LD_PRELOAD");
+	snprintf(preload, sizeof preload, "%s%s%s%s%s", shim, *lib ? ":" : "",
+		 lib, old && *old ? ":" : "", old ? old : "");
+	setenv("LD_PRELOAD", preload, 1);
+	if (l->backend)
+		setenv("MEMTRACE_BACKEND", l->backend, 1);
+	if (l->summary)
+		setenv("MEMTRACE_SUMMARY", l->summary, 1);
+	if (l->quiet)
+		setenv("MEMTRACE_QUIET", "1", 1);
+	return true;
+}
+
+void mt_launch_exec(char *const argv[])
+{
+	execvp(argv[0], argv);
+	fprintf(stderr, "memtrace: cannot run '%s': %s\n", argv[0],
+		strerror(errno));
+}
+
+int mt_launch_wait(char *const argv[], pid_t *child)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		fprintf(stderr, "memtrace: fork: %s\n", strerror(errno));
+		return 127;
+	}
+	if (pid == 0) {
+		mt_launch_exec(argv);
+		_exit(127);
+	}
+	*child = pid;
+	/* Like time(1): the terminal's ^C goes to the child; we wait for it
+	 * to finish and then report. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 127;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

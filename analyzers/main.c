@@ -1,0 +1,52 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+	"usage: memtrace VERB [OPTIONS] [-- CMD ARGS...]\n"
+	"\n"
+	"verbs:\n"
+	"  run    run CMD under libmemtrace.so (counting mode)\n"
+	"  stat   run CMD and print its allocator and memory-syscall figures\n"
+	"\n"
+	"'memtrace VERB --help' describes each verb.\n";
+
+int mt_usage_error(const char *verb_usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memtrace: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%s", verb_usage);
+	return MT_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(int, char **);
+	} verbs[] = {
+		{"run", mt_cmd_run},
+		{"stat", mt_cmd_stat},
+	};
+
+	if (argc < 2)
+		return mt_usage_error(usage, "no verb given");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		puts("memtrace " MT_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		if (strcmp(argv[1], verbs[i].name) == 0)
+			return verbs[i].run(argc - 1, argv + 1);
+	return mt_usage_error(usage, "unknown verb '%s'", argv[1]);
+}

@@ -1,0 +1,182 @@
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "memtrace/events.h"
+#include "summary_table.h"
+
+static uint64_t u64(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static double real(json_t *obj, const char *key)
+{
+	return json_number_value(json_object_get(obj, key));
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *grouped(uint64_t v, char *buf, size_t len)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
+	size_t o = 0;
+
+	for (int i = 0; i < n && o < len - 1; i++) {
+		if (i && (n - i) % 3 == 0 && o < len - 2)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *human_bytes(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double x = (double)v;
+	int u = 0;
+
+	while (x >= 1024 && u < 4)
+		x /= 1024, u++;
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", x, units[u]);
+	return buf;
+}
+
+static void row(FILE *out, uint64_t count, const char *name, const char *note)
+{
+	char num[40];
+	if (note && *note)
+		fprintf(out, "  %18s  %-20s  # %s\n",
+			grouped(count, num, sizeof num), name, note);
+	else
+		fprintf(out, "  %18s  %s\n", grouped(count, num, sizeof num), name);
+}
+
+static void heading(FILE *out, const char *title)
+{
+	fprintf(out, "\n %s\n", title);
+}
+
+static void print_command(FILE *out, json_t *s)
+{
+	json_t *cmd = json_object_get(s, "command");
+	size_t i;
+	json_t *arg;
+
+	fputs(" memtrace stat of '", out);
+	json_array_foreach(cmd, i, arg) fprintf(out, "%s%s", i ? " " : "",
+						json_string_value(arg));
+	fputs("'", out);
+}
+
+static void print_calls(FILE *out, json_t *s)
+{
+	json_t *calls = json_object_get(s, "calls");
+	json_t *req = json_object_get(s, "bytes_requested");
+	char note[64];
+
+	heading(out, "allocator calls");
+	for (int i = 0; i < MT_CALL_COUNT; i++) {
+		const char *name = mt_call_names[i];
+		uint64_t n = u64(calls, name);
+		bool always = i == MT_CALL_MALLOC || i == MT_CALL_FREE;
+		if (i >= MT_CALL_MMAP)
+			break; /* the memory syscalls have their own section */
+		if (!n && !always)
+			continue;
+		json_t *bytes = json_object_get(req, name);
+		note[0] = '\0';
+		if (bytes) {
+			char b[32];
+			snprintf(note, sizeof note, "%s requested",
+				 human_bytes((uint64_t)json_integer_value(bytes),
+					     b, sizeof b));
+		}
+		row(out, n, name, note);
+	}
+}
+
+static void print_bytes(FILE *out, json_t *s)
+{
+	json_t *b = json_object_get(s, "bytes");
+	char h[32];
+
+	heading(out, "heap bytes (usable sizes)");
+	row(out, u64(b, "allocated"), "allocated",
+	    human_bytes(u64(b, "allocated"), h, sizeof h));
+	row(out, u64(b, "freed"), "freed", human_bytes(u64(b, "freed"), h, sizeof h));
+	row(out, u64(b, "live"), "live at exit",
+	    human_bytes(u64(b, "live"), h, sizeof h));
+	char note[64];
+	snprintf(note, sizeof note, "%s%s",
+		 human_bytes(u64(b, "peak_live"), h, sizeof h),
+		 json_is_false(json_object_get(b, "peak_live_exact"))
+			 ? ", sampled across threads"
+			 : "");
+	row(out, u64(b, "peak_live"), "peak live", note);
+}
+
+static void print_syscalls(FILE *out, json_t *s)
+{
+	json_t *sys = json_object_get(s, "syscalls");
+	json_t *bytes = json_object_get(s, "syscall_bytes");
+	json_t *brk = json_object_get(s, "brk");
+	json_t *adv = json_object_get(s, "madvise_by_advice");
+	char note[96], h1[32], h2[32];
+
+	heading(out, "memory system calls (seen by interposition)");
+	for (int i = 0; i < MT_SYS_COUNT; i++) {
+		const char *name = mt_sys_names[i];
+		note[0] = '\0';
+		if (i == MT_SYS_BRK)
+			snprintf(note, sizeof note,
+				 "%" PRIu64 " grow by %s, %" PRIu64 " shrink by %s",
+				 u64(brk, "grow"),
+				 human_bytes(u64(brk, "grow_bytes"), h1, sizeof h1),
+				 u64(brk, "shrink"),
+				 human_bytes(u64(brk, "shrink_bytes"), h2, sizeof h2));
+		else
+			snprintf(note, sizeof note, "%s",
+				 human_bytes(u64(bytes, name), h1, sizeof h1));
+		row(out, u64(sys, name), name, note);
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach(adv, key, v) {
+		char label[40];
+		snprintf(label, sizeof label, "  %s", key);
+		row(out, (uint64_t)json_integer_value(v), label, "");
+	}
+}
+
+static void print_time(FILE *out, json_t *s)
+{
+	json_t *pf = json_object_get(s, "page_faults");
+	json_t *cpu = json_object_get(s, "cpu_s");
+
+	heading(out, "page faults and time (getrusage)");
+	row(out, u64(pf, "minor"), "minor faults", "");
+	row(out, u64(pf, "major"), "major faults", "");
+	fprintf(out, "  %16.3f s  user\n", real(cpu, "user"));
+	fprintf(out, "  %16.3f s  system\n", real(cpu, "system"));
+	fprintf(out, "  %16.3f s  wall\n", real(s, "wall_s"));
+}
+
+void mt_summary_print_table(FILE *out, json_t *s)
+{
+	json_t *be = json_object_get(s, "backend");
+	const char *version = json_string_value(json_object_get(be, "version"));
+
+	print_command(out, s);
+	fprintf(out, " (pid %" PRIu64 "), backend %s%s%s (%s):\n", u64(s, "pid"),
+		json_string_value(json_object_get(be, "name")),
+		version ? " " : "", version ? version : "",
+		json_string_value(json_object_get(be, "library")));
+	print_calls(out, s);
+	print_bytes(out, s);
+	print_syscalls(out, s);
+	print_time(out, s);
+	fputc('\n', out);
+}

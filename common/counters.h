@@ -1,0 +1,95 @@
+/* Counting-mode figures: one block per thread, written only by its owner,
+ * summed when a summary is made.  The increments are relaxed atomic loads and
+ * stores, which compile to plain moves: the owner never contends, and a
+ * reader summing at exit sees whole 64-bit values, not torn ones. */
+#ifndef MEMTRACE_COUNTERS_H
+#define MEMTRACE_COUNTERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/events.h"
+
+struct mt_counters {
+	uint64_t calls[MT_CALL_COUNT];
+	uint64_t requested[MT_CALL_COUNT]; /* bytes asked for, per entry */
+	uint64_t size_hist[MT_SIZE_BUCKETS];
+	uint64_t allocated;		   /* usable bytes handed out */
+	uint64_t freed;			   /* usable bytes given back */
+	uint64_t sys[MT_SYS_COUNT];
+	uint64_t sys_bytes[MT_SYS_COUNT];
+	uint64_t brk_grow, brk_grow_bytes;
+	uint64_t brk_shrink, brk_shrink_bytes;
+	uint64_t madvise_by_advice[MT_ADVICE_SLOTS];
+};
+
+static inline void mt_add(uint64_t *slot, uint64_t n)
+{
+	__atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
+static inline unsigned mt_size_bucket(size_t n)
+{
+	return n ? 64 - (unsigned)__builtin_clzll(n) : 0;
+}
+
+static inline unsigned mt_advice_slot(int advice)
+{
+	return advice >= 0 && advice < MT_ADVICE_SLOTS - 1
+		       ? (unsigned)advice
+		       : MT_ADVICE_SLOTS - 1;
+}
+
+/* An allocation entry returned a block of `usable` bytes for a request of
+ * `requested`. */
+static inline void mt_count_alloc(struct mt_counters *c, enum mt_call call,
+				  size_t requested, size_t usable)
+{
+	mt_add(&c->calls[call], 1);
+	mt_add(&c->requested[call], requested);
+	mt_add(&c->size_hist[mt_size_bucket(requested)], 1);
+	mt_add(&c->allocated, usable);
+}
+
+static inline void mt_count_call(struct mt_counters *c, enum mt_call call)
+{
+	mt_add(&c->calls[call], 1);
+}
+
+static inline void mt_count_free(struct mt_counters *c, size_t usable)
+{
+	mt_add(&c->freed, usable);
+}
+
+static inline void mt_count_sys(struct mt_counters *c, enum mt_sys sys,
+				uint64_t bytes)
+{
+	mt_add(&c->sys[sys], 1);
+	mt_add(&c->sys_bytes[sys], bytes);
+}
+
+static inline void mt_count_madvise(struct mt_counters *c, int advice,
+				    uint64_t bytes)
+{
+	mt_count_sys(c, MT_SYS_MADVISE, bytes);
+	mt_add(&c->madvise_by_advice[mt_advice_slot(advice)], 1);
+}
+
+/* A brk that moved the program break from `from` to `to`. */
+static inline void mt_count_brk_move(struct mt_counters *c, uintptr_t from,
+				     uintptr_t to)
+{
+	if (to > from) {
+		mt_add(&c->brk_grow, 1);
+		mt_add(&c->brk_grow_bytes, to - from);
+	} else if (to < from) {
+		mt_add(&c->brk_shrink, 1);
+		mt_add(&c->brk_shrink_bytes, from - to);
+	}
+}
+
+/* dst += src, field by field (src may be written concurrently). */
+void mt_counters_add(struct mt_counters *dst, const struct mt_counters *src);
+
+#endif

@@ -1,0 +1,232 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "summary.h"
+
+#ifndef MT_VERSION
+#define MT_VERSION "0"
+#endif
+
+/* A bounded writer into a caller's buffer; once it overflows, it stops. */
+struct out {
+	char *buf;
+	size_t len, pos;
+	bool overflow;
+};
+
+static void put(struct out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	if (o->overflow)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(o->buf + o->pos, o->len - o->pos, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->len - o->pos)
+		o->overflow = true;
+	else
+		o->pos += (size_t)n;
+}
+
+static void put_string(struct out *o, const char *s)
+{
+	put(o, "\"");
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			put(o, "\\%c", ch);
+		else if (ch < 0x20)
+			put(o, "\\u%04x", ch);
+		else
+			put(o, "%c", ch);
+	}
+	put(o, "\"");
+}
+
+/* "name": value pairs inside one object, with the commas between them. */
+struct obj {
+	struct out *o;
+	bool first;
+};
+
+static struct obj begin(struct out *o, const char *key)
+{
+	if (key) {
+		put_string(o, key);
+		put(o, ": ");
+	}
+	put(o, "{");
+	return (struct obj){o, true};
+}
+
+static void key(struct obj *j, const char *k)
+{
+	put(j->o, j->first ? "" : ", ");
+	j->first = false;
+	put_string(j->o, k);
+	put(j->o, ": ");
+}
+
+static void field_u64(struct obj *j, const char *k, uint64_t v)
+{
+	key(j, k);
+	put(j->o, "%llu", (unsigned long long)v);
+}
+
+static void field_double(struct obj *j, const char *k, double v)
+{
+	key(j, k);
+	put(j->o, "%.6f", v);
+}
+
+static void field_string(struct obj *j, const char *k, const char *v)
+{
+	key(j, k);
+	if (v && *v)
+		put_string(j->o, v);
+	else
+		put(j->o, "null");
+}
+
+static void end(struct obj *j)
+{
+	put(j->o, "}");
+}
+
+static struct obj nested(struct obj *j, const char *k)
+{
+	key(j, k);
+	return begin(j->o, NULL);
+}
+
+static void write_calls(struct obj *top, const struct mt_counters *c)
+{
+	struct obj calls = nested(top, "calls");
+	for (int i = 0; i < MT_CALL_COUNT; i++)
+		field_u64(&calls, mt_call_names[i], c->calls[i]);
+	end(&calls);
+
+	/* Only the entries that take a size. */
+	struct obj req = nested(top, "bytes_requested");
+	for (int i = 0; i < MT_CALL_COUNT; i++)
+		if (i != MT_CALL_FREE && i < MT_CALL_MALLOC_USABLE_SIZE)
+			field_u64(&req, mt_call_names[i], c->requested[i]);
+	end(&req);
+}
+
+static void write_histogram(struct obj *top, const struct mt_counters *c)
+{
+	key(top, "size_histogram");
+	put(top->o, "[");
+	bool first = true;
+	for (unsigned b = 0; b < MT_SIZE_BUCKETS; b++) {
+		if (!c->size_hist[b])
+			continue;
+		uint64_t lo = b ? 1ull << (b - 1) : 0;
+		uint64_t hi = b == 0 ? 0 : b == 64 ? UINT64_MAX : (1ull << b) - 1;
+		put(top->o, "%s{\"min\": %llu, \"max\": %llu, \"count\": %llu}",
+		    first ? "" : ", ", (unsigned long long)lo,
+		    (unsigned long long)hi, (unsigned long long)c->size_hist[b]);
+		first = false;
+	}
+	put(top->o, "]");
+}
+
+static void write_syscalls(struct obj *top, const struct mt_summary *s)
+{
+	const struct mt_counters *c = &s->c;
+
+	struct obj sys = nested(top, "syscalls");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		field_u64(&sys, mt_sys_names[i], c->sys[i]);
+	end(&sys);
+
+	struct obj bytes = nested(top, "syscall_bytes");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		if (i != MT_SYS_BRK)
+			field_u64(&bytes, mt_sys_names[i], c->sys_bytes[i]);
+	end(&bytes);
+
+	struct obj brk = nested(top, "brk");
+	field_u64(&brk, "grow", c->brk_grow);
+	field_u64(&brk, "grow_bytes", c->brk_grow_bytes);
+	field_u64(&brk, "shrink", c->brk_shrink);
+	field_u64(&brk, "shrink_bytes", c->brk_shrink_bytes);
+	end(&brk);
+
+	struct obj adv = nested(top, "madvise_by_advice");
+	for (unsigned i = 0; i < MT_ADVICE_SLOTS; i++) {
+		if (!c->madvise_by_advice[i])
+			continue;
+		char unnamed[32];
+		const char *name = mt_advice_name(i);
+		if (!name) {
+			snprintf(unnamed, sizeof unnamed, "MADV_%u", i);
+			name = unnamed;
+		}
+		field_u64(&adv, name, c->madvise_by_advice[i]);
+	}
+	end(&adv);
+
+	struct obj shim = nested(top, "shim_syscalls");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		field_u64(&shim, mt_sys_names[i], s->shim_syscalls[i]);
+	end(&shim);
+}
+
+size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
+{
+	struct out o = {buf, len, 0, false};
+	struct obj top = begin(&o, NULL);
+
+	field_string(&top, "version", MT_VERSION);
+	field_u64(&top, "schema", MT_SUMMARY_SCHEMA);
+	field_u64(&top, "pid", (uint64_t)s->pid);
+	key(&top, "command");
+	put(&o, "[");
+	for (size_t i = 0; s->argv && s->argv[i]; i++) {
+		put(&o, i ? ", " : "");
+		put_string(&o, s->argv[i]);
+	}
+	put(&o, "]");
+
+	struct obj be = nested(&top, "backend");
+	field_string(&be, "name", s->backend_name);
+	field_string(&be, "library", s->backend_library);
+	field_string(&be, "version", s->backend_version);
+	end(&be);
+
+	write_calls(&top, &s->c);
+
+	struct obj bytes = nested(&top, "bytes");
+	field_u64(&bytes, "allocated", s->c.allocated);
+	field_u64(&bytes, "freed", s->c.freed);
+	int64_t live = (int64_t)(s->c.allocated - s->c.freed);
+	field_u64(&bytes, "live", live > 0 ? (uint64_t)live : 0);
+	field_u64(&bytes, "peak_live", s->peak_live);
+	key(&bytes, "peak_live_exact");
+	put(&o, s->peak_sampled ? "false" : "true");
+	end(&bytes);
+
+	write_histogram(&top, &s->c);
+	write_syscalls(&top, s);
+
+	struct obj pf = nested(&top, "page_faults");
+	field_u64(&pf, "minor", s->minor_faults);
+	field_u64(&pf, "major", s->major_faults);
+	end(&pf);
+
+	struct obj cpu = nested(&top, "cpu_s");
+	field_double(&cpu, "user", s->user_s);
+	field_double(&cpu, "system", s->system_s);
+	end(&cpu);
+	field_double(&top, "wall_s", s->wall_s);
+	field_u64(&top, "threads", s->threads);
+	end(&top);
+	put(&o, "\n");
+	return o.overflow ? 0 : o.pos;
+}

@@ -1,0 +1,19 @@
+/* Which allocator serves malloc in this process, and making it the one the
+ * user asked for. */
+#ifndef MEMTRACE_BACKEND_H
+#define MEMTRACE_BACKEND_H
+
+struct mt_backend_id {
+	const char *name;    /* "glibc", "jemalloc", ... or "custom" */
+	const char *library; /* path of the object that defines malloc */
+	char version[64];    /* "" when the library does not say */
+};
+
+extern struct mt_backend_id mt_backend_id;
+
+/* Make the allocator named by mt_opt.backend serve malloc, re-executing
+ * the program once with a corrected LD_PRELOAD when it does not; fatal
+ * when it cannot be.  Fills mt_backend_id. */
+void mt_backend_ensure(void);
+
+#endif

@@ -1,0 +1,52 @@
+/* Start-up, fork and exit: the shim's life cycle in the host process. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+
+#include "backend.h"
+#include "options.h"
+#include "report.h"
+#include "symbols.h"
+#include "thread.h"
+
+static bool active; /* false in setuid programs: count, but tell no one */
+
+static const char *get_env(const char *name)
+{
+	return getenv(name);
+}
+
+static void child_after_fork(void)
+{
+	mt_threads_reset_after_fork();
+	mt_report_start();
+}
+
+/* Runs before main (after libc's constructors).  Allocation may already
+ * have happened; the wrappers resolve symbols on their own first call. */
+__attribute__((constructor)) static void mt_init(void)
+{
+	/* The shim's own allocations (getenv, dlsym, snprintf) are not the
+	 * program's: the api depth hides them. */
+	mt_tls.api_depth++;
+	mt_symbols_resolve();
+	active = getauxval(AT_SECURE) == 0;
+	if (active) {
+		mt_options_parse(&mt_opt, get_env);
+		mt_backend_ensure();
+		mt_threads_init();
+		mt_report_start();
+		pthread_atfork(NULL, NULL, child_after_fork);
+	}
+	mt_tls.api_depth--;
+}
+
+__attribute__((destructor)) static void mt_fini(void)
+{
+	if (!active)
+		return;
+	mt_tls.api_depth++;
+	mt_report_at_exit();
+	mt_tls.api_depth--;
+}

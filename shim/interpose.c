@@ -1,0 +1,295 @@
+/* The interposed surface: every exported function forwards to the next
+ * definition (the backend's or libc's) and reports the call to a probe. */
+/* mmap and mmap64 are two exported names here: keep the headers from
+ * renaming one into the other. */
+#undef _FILE_OFFSET_BITS
+#define _GNU_SOURCE
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- the malloc API ------------------------------------------------- */
+
+EXPORT void *malloc(size_t n)
+{
+	bool outer = mt_api_enter();
+	void *p = mt_real.malloc(n);
+	if (outer)
+		mt_probe_alloc(MT_CALL_MALLOC, n, p);
+	mt_api_leave();
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	bool outer = mt_api_enter();
+	if (outer)
+		mt_probe_call(MT_CALL_FREE);
+	if (__builtin_expect(p != NULL, 1) && !mt_in_boot_arena(p)) {
+		if (outer)
+			mt_probe_release(p);
+		mt_real.free(p);
+	}
+	mt_api_leave();
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total))
+		total = SIZE_MAX;
+	bool outer = mt_api_enter();
+	void *p = mt_real.calloc(n, size);
+	if (outer)
+		mt_probe_alloc(MT_CALL_CALLOC, total, p);
+	mt_api_leave();
+	return p;
+}
+
+/* A block from the boot arena moves to the real heap on its first realloc. */
+static void *realloc_from_arena(void *old, size_t n)
+{
+	size_t old_n = mt_boot_usable_size(old);
+	void *p = mt_real.malloc(n);
+	if (p)
+		__builtin_memcpy(p, old, old_n < n ? old_n : n);
+	return p;
+}
+
+/* realloc and reallocarray: `requested` bytes, forwarded as (old, x, y). */
+static void *realloc_common(enum mt_call call, void *old, size_t requested,
+			    void *(*forward)(void *, size_t, size_t), size_t x,
+			    size_t y)
+{
+	bool outer = mt_api_enter();
+	void *p;
+	if (old && mt_in_boot_arena(old)) {
+		p = realloc_from_arena(old, requested);
+	} else {
+		/* Read the old size first: after the call it may be gone. */
+		size_t old_usable = outer ? mt_usable(old) : 0;
+		p = forward(old, x, y);
+		/* On failure (NULL for a non-zero size) the old block stays. */
+		if (outer && old && (p || requested == 0))
+			mt_count_free(&mt_self()->c, old_usable);
+	}
+	if (outer)
+		mt_probe_alloc(call, requested, p);
+	mt_api_leave();
+	return p;
+}
+
+static void *forward_realloc(void *p, size_t n, size_t unused)
+{
+	(void)unused;
+	return mt_real.realloc(p, n);
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+	return realloc_common(MT_CALL_REALLOC, p, n, forward_realloc, n, 0);
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total))
+		total = SIZE_MAX;
+	return realloc_common(MT_CALL_REALLOCARRAY, p, total,
+			      mt_real.reallocarray, n, size);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	bool outer = mt_api_enter();
+	int r = mt_real.posix_memalign(out, align, n);
+	if (outer)
+		mt_probe_alloc(MT_CALL_POSIX_MEMALIGN, n, r == 0 ? *out : NULL);
+	mt_api_leave();
+	return r;
+}
+
+#define ALIGNED_ENTRY(name, id)                                              \
+	EXPORT void *name(size_t align, size_t n)                            \
+	{                                                                    \
+		bool outer = mt_api_enter();                                 \
+		void *p = mt_real.name(align, n);                            \
+		if (outer)                                                   \
+			mt_probe_alloc(id, n, p);                            \
+		mt_api_leave();                                              \
+		return p;                                                    \
+	}
+
+ALIGNED_ENTRY(aligned_alloc, MT_CALL_ALIGNED_ALLOC)
+ALIGNED_ENTRY(memalign, MT_CALL_MEMALIGN)
+
+#define PAGE_ENTRY(name, id)                                                 \
+	EXPORT void *name(size_t n)                                          \
+	{                                                                    \
+		bool outer = mt_api_enter();                                 \
+		void *p = mt_real.name(n);                                   \
+		if (outer)                                                   \
+			mt_probe_alloc(id, n, p);                            \
+		mt_api_leave();                                              \
+		return p;                                                    \
+	}
+
+PAGE_ENTRY(valloc, MT_CALL_VALLOC)
+PAGE_ENTRY(pvalloc, MT_CALL_PVALLOC)
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	bool outer = mt_api_enter();
+	if (outer)
+		mt_probe_call(MT_CALL_MALLOC_USABLE_SIZE);
+	size_t n = p && mt_in_boot_arena(p) ? mt_boot_usable_size(p)
+					    : mt_real.malloc_usable_size(p);
+	mt_api_leave();
+	return n;
+}
+
+/* ---- memory system calls -------------------------------------------- */
+
+static inline void *mmap_common(enum mt_call call,
+				void *(*forward)(void *, size_t, int, int, int,
+						 off_t),
+				void *addr, size_t len, int prot, int flags,
+				int fd, off_t off)
+{
+	unsigned mark = mt_sys_mark();
+	void *r = forward(addr, len, prot, flags, fd, off);
+	mt_probe_call(call);
+	if (!mt_sys_counted_since(mark))
+		mt_probe_sys(MT_SYS_MMAP, r == MAP_FAILED ? 0 : len);
+	return r;
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	return mmap_common(MT_CALL_MMAP, mt_real.mmap, addr, len, prot, flags,
+			   fd, off);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+		    off_t off)
+{
+	return mmap_common(MT_CALL_MMAP64, mt_real.mmap64, addr, len, prot,
+			   flags, fd, off);
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	unsigned mark = mt_sys_mark();
+	int r = mt_real.munmap(addr, len);
+	mt_probe_call(MT_CALL_MUNMAP);
+	if (!mt_sys_counted_since(mark))
+		mt_probe_sys(MT_SYS_MUNMAP, r == 0 ? len : 0);
+	return r;
+}
+
+EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	void *new_addr = flags & MREMAP_FIXED ? va_arg(ap, void *) : NULL;
+	va_end(ap);
+
+	unsigned mark = mt_sys_mark();
+	void *r = mt_real.mremap(old, old_len, new_len, flags, new_addr);
+	mt_probe_call(MT_CALL_MREMAP);
+	if (!mt_sys_counted_since(mark))
+		mt_probe_sys(MT_SYS_MREMAP, r == MAP_FAILED ? 0 : new_len);
+	return r;
+}
+
+EXPORT int madvise(void *addr, size_t len, int advice)
+{
+	unsigned mark = mt_sys_mark();
+	int r = mt_real.madvise(addr, len, advice);
+	mt_probe_call(MT_CALL_MADVISE);
+	if (!mt_sys_counted_since(mark))
+		mt_probe_madvise(advice, len);
+	return r;
+}
+
+EXPORT int brk(void *addr)
+{
+	uintptr_t before = mt_break_before();
+	unsigned mark = mt_sys_mark();
+	int r = mt_real.brk(addr);
+	mt_probe_call(MT_CALL_BRK);
+	if (!mt_sys_counted_since(mark))
+		mt_probe_sys(MT_SYS_BRK, 0);
+	if (r == 0)
+		mt_probe_brk(before, (uintptr_t)addr);
+	return r;
+}
+
+EXPORT void *sbrk(intptr_t delta)
+{
+	/* glibc's sbrk asks the kernel for the break first when it has never
+	 * seen it; that hidden brk(0) is a real system call. */
+	bool libc_queries = mt_libc_owns_brk() && mt_libc_curbrk() == 0;
+	unsigned mark = mt_sys_mark();
+	void *r = mt_real.sbrk(delta);
+	mt_probe_call(MT_CALL_SBRK);
+	if (!mt_sys_counted_since(mark)) {
+		if (libc_queries)
+			mt_probe_sys(MT_SYS_BRK, 0);
+		if (delta != 0)
+			mt_probe_sys(MT_SYS_BRK, 0);
+	}
+	if (r != (void *)-1)
+		mt_probe_brk((uintptr_t)r, (uintptr_t)r + (uintptr_t)delta);
+	return r;
+}
+
+/* syscall(2): only the memory system calls are looked at. */
+EXPORT long syscall(long nr, ...)
+{
+	va_list ap;
+	va_start(ap, nr);
+	long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
+	long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+	va_end(ap);
+
+	switch (nr) {
+	case SYS_brk: {
+		uintptr_t before = a ? mt_break_before() : 0;
+		long r = mt_real.syscall(nr, a, b, c, d, e, f);
+		mt_probe_call(MT_CALL_SYSCALL);
+		mt_probe_sys(MT_SYS_BRK, 0);
+		if (a)
+			mt_probe_brk(before, (uintptr_t)r);
+		return r;
+	}
+	case SYS_mmap:
+	case SYS_munmap:
+	case SYS_mremap:
+	case SYS_madvise: {
+		long r = mt_real.syscall(nr, a, b, c, d, e, f);
+		bool ok = r != -1;
+		mt_probe_call(MT_CALL_SYSCALL);
+		if (nr == SYS_madvise)
+			mt_probe_madvise((int)c, (uint64_t)b);
+		else if (nr == SYS_mmap)
+			mt_probe_sys(MT_SYS_MMAP, ok ? (uint64_t)b : 0);
+		else if (nr == SYS_munmap)
+			mt_probe_sys(MT_SYS_MUNMAP, ok ? (uint64_t)b : 0);
+		else
+			mt_probe_sys(MT_SYS_MREMAP, ok ? (uint64_t)c : 0);
+		return r;
+	}
+	default:
+		return mt_real.syscall(nr, a, b, c, d, e, f);
+	}
+}

@@ -1,0 +1,91 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends.h"
+#include "diag.h"
+#include "options.h"
+
+struct mt_options mt_opt = {.backend = "glibc"};
+
+bool mt_parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = {"1", "true", "yes", "on"};
+	static const char *const no[] = {"0", "false", "no", "off"};
+
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(s, yes[i]) == 0)
+			return *out = true, true;
+		if (strcasecmp(s, no[i]) == 0)
+			return *out = false, true;
+	}
+	return false;
+}
+
+static int parse_quiet(struct mt_options *opt, const char *v)
+{
+	if (mt_parse_bool(v, &opt->quiet))
+		return 0;
+	mt_warn("MEMTRACE_QUIET='%s' is not a boolean (accepted: 1, true, "
+		"yes, on, 0, false, no, off); using 0",
+		v);
+	return 1;
+}
+
+static int parse_backend(struct mt_options *opt, const char *v)
+{
+	if (mt_backend_by_name(v) || (mt_backend_is_path(v) && v[0] == '/')) {
+		opt->backend = v;
+		opt->backend_explicit = true;
+		return 0;
+	}
+	mt_warn("MEMTRACE_BACKEND='%s' is not a backend (accepted: %s, or an "
+		"absolute path to a malloc library); using glibc",
+		v, mt_backend_names());
+	return 1;
+}
+
+/* A path with "%p" (the pid) and "%%" as its only escapes. */
+static bool valid_template(const char *v)
+{
+	if (!*v)
+		return false;
+	for (const char *p = strchr(v, '%'); p; p = strchr(p + 2, '%'))
+		if (p[1] != 'p' && p[1] != '%')
+			return false;
+	return true;
+}
+
+static int parse_summary(struct mt_options *opt, const char *v)
+{
+	if (valid_template(v)) {
+		opt->summary_path = v;
+		return 0;
+	}
+	mt_warn("MEMTRACE_SUMMARY='%s' is not a file path (non-empty; '%%p' "
+		"stands for the pid, '%%%%' for '%%'); writing no JSON summary",
+		v);
+	return 1;
+}
+
+static const struct {
+	const char *name;
+	int (*parse)(struct mt_options *, const char *);
+} table[] = {
+	{"MEMTRACE_BACKEND", parse_backend},
+	{"MEMTRACE_QUIET", parse_quiet},
+	{"MEMTRACE_SUMMARY", parse_summary},
+};
+
+int mt_options_parse(struct mt_options *opt,
+		     const char *(*get)(const char *name))
+{
+	int bad = 0;
+
+	*opt = (struct mt_options){.backend = "glibc"};
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+		const char *v = get(table[i].name);
+		if (v)
+			bad += table[i].parse(opt, v);
+	}
+	return bad;
+}

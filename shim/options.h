@@ -1,0 +1,24 @@
+/* MEMTRACE_* settings, read once from the environment at start-up. */
+#ifndef MEMTRACE_OPTIONS_H
+#define MEMTRACE_OPTIONS_H
+
+#include <stdbool.h>
+
+struct mt_options {
+	const char *backend;	  /* a known name or a library path */
+	bool backend_explicit;	  /* MEMTRACE_BACKEND was given (and valid) */
+	bool quiet;		  /* no summary on stderr */
+	const char *summary_path; /* JSON summary, "%p" = pid; NULL = none */
+};
+
+extern struct mt_options mt_opt;
+
+/* Fill `opt` from `get` (getenv, or a test's table).  Each bad value gets one
+ * warning and the default; returns how many values were bad. */
+int mt_options_parse(struct mt_options *opt,
+		     const char *(*get)(const char *name));
+
+/* Parse a boolean the way every MEMTRACE_* switch accepts it. */
+bool mt_parse_bool(const char *s, bool *out);
+
+#endif

@@ -1,0 +1,94 @@
+/* The shim's own system calls, made with the syscall instruction itself.
+ *
+ * Calls through libc would land in our own interposers (we export mmap and
+ * syscall), or in a backend's (tcmalloc defines mmap), and be counted as the
+ * program's.  Raw calls are invisible to every interposer; they are counted
+ * apart, in mt_shim_syscalls, so a comparison with strace can subtract them. */
+#ifndef MEMTRACE_RAWSYS_H
+#define MEMTRACE_RAWSYS_H
+
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "memtrace/events.h"
+
+/* How many memory system calls the shim made for itself, per kind. */
+extern uint64_t mt_shim_syscalls[MT_SYS_COUNT];
+
+#if defined(__x86_64__)
+static inline long mt_raw6(long n, long a, long b, long c, long d, long e,
+			   long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
+			   "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+static inline long mt_raw6(long n, long a, long b, long c, long d, long e,
+			   long f)
+{
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+}
+#else
+#error "memtrace: raw system calls are written for x86_64 and aarch64 only"
+#endif
+
+static inline void mt_shim_count(int sys)
+{
+	if (sys >= 0)
+		__atomic_fetch_add(&mt_shim_syscalls[sys], 1, __ATOMIC_RELAXED);
+}
+
+/* Returns the kernel's result: -errno on failure, errno untouched. */
+static inline long mt_raw(int sys, long n, long a, long b, long c, long d,
+			  long e, long f)
+{
+	mt_shim_count(sys);
+	return mt_raw6(n, a, b, c, d, e, f);
+}
+
+static inline void *mt_raw_mmap(size_t len)
+{
+	long r = mt_raw(MT_SYS_MMAP, SYS_mmap, 0, (long)len,
+			PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			0);
+	return r < 0 && r > -4096 ? (void *)0 : (void *)r;
+}
+
+static inline void mt_raw_munmap(void *p, size_t len)
+{
+	mt_raw(MT_SYS_MUNMAP, SYS_munmap, (long)p, (long)len, 0, 0, 0, 0);
+}
+
+static inline uintptr_t mt_raw_brk_query(void)
+{
+	return (uintptr_t)mt_raw(MT_SYS_BRK, SYS_brk, 0, 0, 0, 0, 0, 0);
+}
+
+static inline long mt_raw_write(int fd, const void *buf, size_t len)
+{
+	return mt_raw(-1, SYS_write, fd, (long)buf, (long)len, 0, 0, 0);
+}
+
+#endif

@@ -1,0 +1,187 @@
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "diag.h"
+#include "options.h"
+#include "rawsys.h"
+#include "report.h"
+#include "summary.h"
+#include "thread.h"
+
+uint64_t mt_shim_syscalls[MT_SYS_COUNT];
+
+static struct timespec started;
+static char cmdline[4096];
+static const char *argv_view[64];
+
+static void read_command(void)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? 0 : read(fd, cmdline, sizeof cmdline - 1);
+	size_t argc = 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	cmdline[n] = '\0';
+	for (size_t i = 0; i < (size_t)n && argc < 63; i += strlen(cmdline + i) + 1)
+		argv_view[argc++] = cmdline + i;
+	argv_view[argc] = NULL;
+}
+
+void mt_report_start(void)
+{
+	clock_gettime(CLOCK_MONOTONIC, &started);
+	read_command();
+}
+
+static double seconds(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void gather(struct mt_summary *s)
+{
+	struct rusage ru;
+	struct timespec now;
+
+	memset(s, 0, sizeof *s);
+	s->pid = getpid();
+	s->argv = argv_view;
+	s->backend_name = mt_backend_id.name;
+	s->backend_library = mt_backend_id.library;
+	s->backend_version = mt_backend_id.version;
+	mt_threads_sum(&s->c);
+	s->peak_live = mt_peak_live();
+	s->peak_sampled = mt_peak_is_sampled();
+	s->threads = mt_threads_seen();
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		s->minor_faults = (uint64_t)ru.ru_minflt;
+		s->major_faults = (uint64_t)ru.ru_majflt;
+		s->user_s = seconds(ru.ru_utime);
+		s->system_s = seconds(ru.ru_stime);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	s->wall_s = (double)(now.tv_sec - started.tv_sec) +
+		    (double)(now.tv_nsec - started.tv_nsec) / 1e9;
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		s->shim_syscalls[i] =
+			__atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
+}
+
+/* "%p" -> pid, "%%" -> "%". */
+static bool expand_path(const char *tmpl, char *out, size_t len)
+{
+	size_t n = 0;
+	for (const char *p = tmpl; *p && n < len; p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			n += (size_t)snprintf(out + n, len - n, "%ld", (long)getpid());
+			p++;
+		} else {
+			if (p[0] == '%' && p[1] == '%')
+				p++;
+			out[n++] = *p;
+		}
+	}
+	if (n >= len)
+		return false;
+	out[n] = '\0';
+	return true;
+}
+
+static bool write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+		if (w < 0)
+			return false;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return true;
+}
+
+/* Written to a temporary name and renamed, so a reader never sees half a
+ * file, and a process that writes the same path later replaces it whole. */
+static void write_json(const struct mt_summary *s)
+{
+	static char json[64 * 1024];
+	char path[4096], tmp[4200];
+	size_t len = mt_summary_json(s, json, sizeof json);
+
+	if (!expand_path(mt_opt.summary_path, path, sizeof path) || !len) {
+		mt_warn("cannot write the summary to '%s': path or summary too "
+			"long",
+			mt_opt.summary_path);
+		return;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		      0644);
+	if (fd < 0) {
+		mt_warn("cannot write the summary to '%s': %m (choose a writable "
+			"path with MEMTRACE_SUMMARY)",
+			path);
+		return;
+	}
+	bool ok = write_all(fd, json, len);
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0) {
+		mt_warn("cannot write the summary to '%s': %m", path);
+		unlink(tmp);
+	}
+}
+
+static void print_text(const struct mt_summary *s)
+{
+	const uint64_t *n = s->c.calls;
+	uint64_t other_allocs = n[MT_CALL_REALLOCARRAY] +
+				n[MT_CALL_POSIX_MEMALIGN] +
+				n[MT_CALL_ALIGNED_ALLOC] + n[MT_CALL_MEMALIGN] +
+				n[MT_CALL_VALLOC] + n[MT_CALL_PVALLOC];
+
+	mt_say("pid %ld, backend %s %s (%s)", s->pid, s->backend_name,
+	       s->backend_version, s->backend_library);
+	mt_say("  calls: malloc %llu, free %llu, calloc %llu, realloc %llu, "
+	       "aligned and other %llu",
+	       (unsigned long long)n[MT_CALL_MALLOC],
+	       (unsigned long long)n[MT_CALL_FREE],
+	       (unsigned long long)n[MT_CALL_CALLOC],
+	       (unsigned long long)n[MT_CALL_REALLOC],
+	       (unsigned long long)other_allocs);
+	mt_say("  bytes: %llu allocated, %llu freed, peak live %llu%s",
+	       (unsigned long long)s->c.allocated,
+	       (unsigned long long)s->c.freed,
+	       (unsigned long long)s->peak_live,
+	       s->peak_sampled ? " (sampled)" : "");
+	mt_say("  syscalls seen by interposition: brk %llu, mmap %llu, munmap "
+	       "%llu, mremap %llu, madvise %llu",
+	       (unsigned long long)s->c.sys[MT_SYS_BRK],
+	       (unsigned long long)s->c.sys[MT_SYS_MMAP],
+	       (unsigned long long)s->c.sys[MT_SYS_MUNMAP],
+	       (unsigned long long)s->c.sys[MT_SYS_MREMAP],
+	       (unsigned long long)s->c.sys[MT_SYS_MADVISE]);
+	mt_say("  page faults %llu minor, %llu major; cpu %.3f s user, %.3f s "
+	       "system; wall %.3f s",
+	       (unsigned long long)s->minor_faults,
+	       (unsigned long long)s->major_faults, s->user_s, s->system_s,
+	       s->wall_s);
+}
+
+void mt_report_at_exit(void)
+{
+	struct mt_summary s;
+
+	gather(&s);
+	if (!mt_opt.quiet)
+		print_text(&s);
+	if (mt_opt.summary_path)
+		write_json(&s);
+}

@@ -1,0 +1,306 @@
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "symbols.h"
+#include "thread.h"
+
+/* ---- bootstrap arena ------------------------------------------------ */
+
+_Alignas(64) unsigned char mt_boot_arena[MT_BOOT_ARENA_SIZE];
+static size_t boot_used;
+
+/* Each block is preceded by its size, for realloc and malloc_usable_size. */
+struct boot_header {
+	size_t size;
+	size_t pad;
+};
+
+static void *boot_alloc(size_t size, size_t align)
+{
+	if (align < sizeof(struct boot_header))
+		align = sizeof(struct boot_header);
+	size_t used = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
+	for (;;) {
+		size_t start = (used + sizeof(struct boot_header) + align - 1) &
+			       ~(align - 1);
+		size_t end = start + ((size + 15) & ~(size_t)15);
+		if (size > MT_BOOT_ARENA_SIZE || end > MT_BOOT_ARENA_SIZE) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (__atomic_compare_exchange_n(&boot_used, &used, end, true,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			struct boot_header *h =
+				(void *)(mt_boot_arena + start - sizeof *h);
+			h->size = size;
+			return mt_boot_arena + start;
+		}
+	}
+}
+
+size_t mt_boot_usable_size(const void *p)
+{
+	return ((const struct boot_header *)p - 1)->size;
+}
+
+/* ---- bootstrap entry points ----------------------------------------- */
+
+/* While this thread runs dlsym, allocations come from the arena; otherwise
+ * the first call resolves everything and goes on to the real function. */
+static bool serve_from_arena(void)
+{
+	if (mt_tls.resolving)
+		return true;
+	mt_symbols_resolve();
+	return false;
+}
+
+static void *boot_malloc(size_t n)
+{
+	return serve_from_arena() ? boot_alloc(n, 16) : mt_real.malloc(n);
+}
+
+static void *boot_calloc(size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* The arena is static and never reused, so it is already zero. */
+	return serve_from_arena() ? boot_alloc(total, 16)
+				  : mt_real.calloc(n, m);
+}
+
+static void boot_free(void *p)
+{
+	if (!serve_from_arena())
+		mt_real.free(p);
+}
+
+static void *boot_realloc(void *p, size_t n)
+{
+	if (!serve_from_arena())
+		return mt_real.realloc(p, n);
+	void *q = boot_alloc(n, 16);
+	if (q && p)
+		memcpy(q, p, mt_boot_usable_size(p) < n ? mt_boot_usable_size(p) : n);
+	return q;
+}
+
+static void *boot_memalign(size_t align, size_t n)
+{
+	return serve_from_arena() ? boot_alloc(n, align)
+				  : mt_real.memalign(align, n);
+}
+
+static size_t boot_malloc_usable_size(void *p)
+{
+	return serve_from_arena() ? (p ? mt_boot_usable_size(p) : 0)
+				  : mt_real.malloc_usable_size(p);
+}
+
+/* Entry points dlsym itself never calls: resolve, then forward. */
+#define BOOT_FORWARD(ret, name, params, args)                                \
+	static ret boot_##name params                                        \
+	{                                                                    \
+		mt_symbols_resolve();                                        \
+		return mt_real.name args;                                    \
+	}
+
+BOOT_FORWARD(void *, reallocarray, (void *p, size_t n, size_t m), (p, n, m))
+BOOT_FORWARD(int, posix_memalign, (void **r, size_t a, size_t n), (r, a, n))
+BOOT_FORWARD(void *, aligned_alloc, (size_t a, size_t n), (a, n))
+BOOT_FORWARD(void *, valloc, (size_t n), (n))
+BOOT_FORWARD(void *, pvalloc, (size_t n), (n))
+BOOT_FORWARD(void *, mmap,
+	     (void *a, size_t l, int p, int f, int fd, off_t o),
+	     (a, l, p, f, fd, o))
+BOOT_FORWARD(void *, mmap64,
+	     (void *a, size_t l, int p, int f, int fd, off_t o),
+	     (a, l, p, f, fd, o))
+BOOT_FORWARD(int, munmap, (void *a, size_t l), (a, l))
+BOOT_FORWARD(int, brk, (void *a), (a))
+BOOT_FORWARD(void *, sbrk, (intptr_t d), (d))
+BOOT_FORWARD(int, madvise, (void *a, size_t l, int adv), (a, l, adv))
+
+static void *boot_mremap(void *old, size_t old_len, size_t new_len, int flags,
+			 ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	void *new_addr = va_arg(ap, void *);
+	va_end(ap);
+	mt_symbols_resolve();
+	return mt_real.mremap(old, old_len, new_len, flags, new_addr);
+}
+
+static long boot_syscall(long nr, ...)
+{
+	va_list ap;
+	va_start(ap, nr);
+	long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
+	long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+	va_end(ap);
+	mt_symbols_resolve();
+	return mt_real.syscall(nr, a, b, c, d, e, f);
+}
+
+struct mt_real mt_real = {
+	.malloc = boot_malloc,
+	.free = boot_free,
+	.calloc = boot_calloc,
+	.realloc = boot_realloc,
+	.reallocarray = boot_reallocarray,
+	.posix_memalign = boot_posix_memalign,
+	.aligned_alloc = boot_aligned_alloc,
+	.memalign = boot_memalign,
+	.valloc = boot_valloc,
+	.pvalloc = boot_pvalloc,
+	.malloc_usable_size = boot_malloc_usable_size,
+	.mmap = boot_mmap,
+	.mmap64 = boot_mmap64,
+	.munmap = boot_munmap,
+	.mremap = boot_mremap,
+	.brk = boot_brk,
+	.sbrk = boot_sbrk,
+	.madvise = boot_madvise,
+	.syscall = boot_syscall,
+};
+
+/* ---- completing a backend ------------------------------------------- */
+
+/* A backend may lack an entry point (RTLD_NEXT then finds libc's, which
+ * would hand out glibc heap blocks the backend's free cannot take back).
+ * These build the missing ones from the backend's own core functions. */
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void *fill_reallocarray(void *p, size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mt_real.realloc(p, total);
+}
+
+static int fill_posix_memalign(void **r, size_t align, size_t n)
+{
+	if (align < sizeof(void *) || (align & (align - 1)))
+		return EINVAL;
+	void *p = mt_real.memalign(align, n);
+	if (!p)
+		return ENOMEM;
+	*r = p;
+	return 0;
+}
+
+static void *fill_aligned_alloc(size_t align, size_t n)
+{
+	return mt_real.memalign(align, n);
+}
+
+static void *fill_valloc(size_t n)
+{
+	return mt_real.memalign(page_size(), n);
+}
+
+static void *fill_pvalloc(size_t n)
+{
+	size_t ps = page_size();
+	return mt_real.memalign(ps, (n + ps - 1) & ~(ps - 1));
+}
+
+/* ---- resolution ----------------------------------------------------- */
+
+static uintptr_t *libc_curbrk;
+static bool libc_brk;
+
+static void *next_symbol(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static bool same_object(void *a, void *b)
+{
+	Dl_info ia, ib;
+	return dladdr(a, &ia) && dladdr(b, &ib) && ia.dli_fbase == ib.dli_fbase;
+}
+
+/* The optional entry point `name`, if the object serving malloc defines
+ * it, else `fill`. */
+static void *backend_symbol(const char *name, void *core, void *fill)
+{
+	void *sym = next_symbol(name);
+	return sym && same_object(sym, core) ? sym : fill;
+}
+
+void mt_symbols_resolve(void)
+{
+	static int done;
+
+	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+		return;
+	/* Several threads may get here at once; each resolves the same
+	 * values.  No lock: a thread waiting on one could hold the loader
+	 * lock that dlsym in the other needs. */
+	mt_tls.resolving = true;
+	struct mt_real r;
+	r.malloc = next_symbol("malloc");
+	r.free = next_symbol("free");
+	r.calloc = next_symbol("calloc");
+	r.realloc = next_symbol("realloc");
+	r.memalign = next_symbol("memalign");
+	r.malloc_usable_size = next_symbol("malloc_usable_size");
+	r.mmap = next_symbol("mmap");
+	r.mmap64 = next_symbol("mmap64");
+	r.munmap = next_symbol("munmap");
+	r.mremap = next_symbol("mremap");
+	r.brk = next_symbol("brk");
+	r.sbrk = next_symbol("sbrk");
+	r.madvise = next_symbol("madvise");
+	r.syscall = next_symbol("syscall");
+	if (!r.malloc || !r.free || !r.calloc || !r.realloc || !r.memalign ||
+	    !r.malloc_usable_size || !r.mmap || !r.mmap64 || !r.munmap ||
+	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall)
+		mt_fatal("cannot find the next definition of a malloc or memory "
+			 "function (dlsym: %s); is libc loaded?", dlerror());
+	r.reallocarray = backend_symbol("reallocarray", r.malloc,
+					fill_reallocarray);
+	r.posix_memalign = backend_symbol("posix_memalign", r.malloc,
+					  fill_posix_memalign);
+	r.aligned_alloc = backend_symbol("aligned_alloc", r.malloc,
+					 fill_aligned_alloc);
+	r.valloc = backend_symbol("valloc", r.malloc, fill_valloc);
+	r.pvalloc = backend_symbol("pvalloc", r.malloc, fill_pvalloc);
+
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	if (libc) {
+		libc_curbrk = dlsym(libc, "__curbrk");
+		libc_brk = same_object(r.sbrk, dlsym(libc, "sbrk"));
+		dlclose(libc);
+	}
+	mt_real = r;
+	mt_tls.resolving = false;
+	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}
+
+uintptr_t mt_libc_curbrk(void)
+{
+	return libc_brk && libc_curbrk ? *libc_curbrk : 0;
+}
+
+bool mt_libc_owns_brk(void)
+{
+	return libc_brk;
+}

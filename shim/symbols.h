@@ -1,0 +1,56 @@
+/* The next definition of every interposed function (the backend's, or
+ * libc's), resolved once, in one place. */
+#ifndef MEMTRACE_SYMBOLS_H
+#define MEMTRACE_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mt_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	void *(*mmap64)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
+	int (*brk)(void *);
+	void *(*sbrk)(intptr_t);
+	int (*madvise)(void *, size_t, int);
+	long (*syscall)(long, ...);
+};
+
+/* Starts out pointing at bootstrap functions that resolve everything on
+ * first use, so the wrappers never test whether resolution happened. */
+extern struct mt_real mt_real;
+
+/* Resolve all symbols now (idempotent). */
+void mt_symbols_resolve(void);
+
+/* libc's own program break (glibc's __curbrk), NULL when unknown or when
+ * the next sbrk/brk is not libc's. */
+uintptr_t mt_libc_curbrk(void);
+/* True when the next brk/sbrk are libc's. */
+bool mt_libc_owns_brk(void);
+
+/* Allocations served while dlsym runs come from a static arena; free and
+ * realloc must recognise them. */
+extern unsigned char mt_boot_arena[];
+#define MT_BOOT_ARENA_SIZE (64 * 1024)
+static inline bool mt_in_boot_arena(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)mt_boot_arena < MT_BOOT_ARENA_SIZE;
+}
+size_t mt_boot_usable_size(const void *p);
+
+#endif

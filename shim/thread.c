@@ -1,0 +1,157 @@
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "rawsys.h"
+#include "thread.h"
+
+__thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
+
+static struct mt_thread *all_blocks;
+static unsigned threads_seen;
+static uint64_t peak_live;
+static pthread_key_t exit_key;
+static bool exit_key_ready;
+
+static void thread_detach(void *arg)
+{
+	struct mt_thread *t = arg;
+
+	/* A free in a later TLS destructor attaches again (and re-arms this
+	 * destructor); until then the block is free for another thread. */
+	mt_tls.thread = NULL;
+	__atomic_store_n(&t->in_use, 0, __ATOMIC_RELEASE);
+}
+
+void mt_threads_init(void)
+{
+	exit_key_ready = pthread_key_create(&exit_key, thread_detach) == 0;
+}
+
+static struct mt_thread *claim_free_block(void)
+{
+	for (struct mt_thread *t = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE);
+	     t; t = t->next) {
+		int expected = 0;
+		if (__atomic_compare_exchange_n(&t->in_use, &expected, 1, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return t;
+	}
+	return NULL;
+}
+
+static struct mt_thread *new_block(void)
+{
+	struct mt_thread *t = mt_raw_mmap(sizeof *t);
+
+	if (!t)
+		return NULL;
+	t->in_use = 1;
+	t->next = __atomic_load_n(&all_blocks, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&all_blocks, &t->next, t, true,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+	return t;
+}
+
+/* Fallback when mmap fails: counts go to one shared block rather than
+ * nowhere (racy, but never a crash of the host program). */
+static struct mt_thread overflow_block;
+
+struct mt_thread *mt_thread_attach(void)
+{
+	int saved_errno = errno;
+	struct mt_thread *t = claim_free_block();
+
+	if (!t)
+		t = new_block();
+	if (!t)
+		t = &overflow_block;
+	t->live_mark = (int64_t)(t->c.allocated - t->c.freed);
+	mt_tls.thread = t;
+	__atomic_fetch_add(&threads_seen, 1, __ATOMIC_RELAXED);
+	if (exit_key_ready && t != &overflow_block)
+		pthread_setspecific(exit_key, t);
+	errno = saved_errno;
+	return t;
+}
+
+static int64_t live_sum(void)
+{
+	int64_t sum = 0;
+
+	for (struct mt_thread *t = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE);
+	     t; t = t->next)
+		sum += (int64_t)(__atomic_load_n(&t->c.allocated, __ATOMIC_RELAXED) -
+				 __atomic_load_n(&t->c.freed, __ATOMIC_RELAXED));
+	return sum;
+}
+
+static void peak_raise(uint64_t live)
+{
+	uint64_t seen = __atomic_load_n(&peak_live, __ATOMIC_RELAXED);
+
+	while (live > seen &&
+	       !__atomic_compare_exchange_n(&peak_live, &seen, live, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+void mt_peak_check(struct mt_thread *t, int64_t live)
+{
+	if (!mt_peak_is_sampled()) {
+		/* One thread: its live bytes are the process's, exactly. */
+		t->live_mark = live;
+		peak_raise((uint64_t)live);
+		return;
+	}
+	/* Several threads: sum all blocks, but only each time this thread
+	 * has grown by another 1/64 (at least 64 KiB), so a thread whose
+	 * blocks are freed elsewhere does not sum on every malloc. */
+	int64_t step = live / 64 > 65536 ? live / 64 : 65536;
+	t->live_mark = live + step;
+	int64_t sum = live_sum();
+	if (sum > 0)
+		peak_raise((uint64_t)sum);
+}
+
+void mt_threads_sum(struct mt_counters *out)
+{
+	memset(out, 0, sizeof *out);
+	for (struct mt_thread *t = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE);
+	     t; t = t->next)
+		mt_counters_add(out, &t->c);
+	mt_counters_add(out, &overflow_block.c);
+}
+
+uint64_t mt_peak_live(void)
+{
+	int64_t now = live_sum();
+	uint64_t peak = __atomic_load_n(&peak_live, __ATOMIC_RELAXED);
+	return now > 0 && (uint64_t)now > peak ? (uint64_t)now : peak;
+}
+
+bool mt_peak_is_sampled(void)
+{
+	return __atomic_load_n(&threads_seen, __ATOMIC_RELAXED) > 1;
+}
+
+unsigned mt_threads_seen(void)
+{
+	return __atomic_load_n(&threads_seen, __ATOMIC_RELAXED);
+}
+
+void mt_threads_reset_after_fork(void)
+{
+	/* Only the forking thread lives on in the child. */
+	for (struct mt_thread *t = all_blocks; t; t = t->next) {
+		memset(&t->c, 0, sizeof t->c);
+		t->live_mark = 0;
+		if (t != mt_tls.thread)
+			t->in_use = 0;
+	}
+	memset(&overflow_block.c, 0, sizeof overflow_block.c);
+	threads_seen = mt_tls.thread ? 1 : 0;
+	peak_live = 0;
+}

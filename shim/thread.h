@@ -1,0 +1,75 @@
+/* Per-thread state.  The hot path touches only the calling thread's TLS and
+ * its own counter block: no lock, no shared cache line. */
+#ifndef MEMTRACE_THREAD_H
+#define MEMTRACE_THREAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "counters.h"
+
+/* A counter block.  Blocks come from mmap (never from the heap we observe)
+ * and are never freed: when a thread exits its block is released for reuse
+ * by a later thread, and its counts stay in it, so a sum over all blocks
+ * covers every thread that ever ran. */
+struct mt_thread {
+	struct mt_counters c;
+	int64_t live_mark;	/* next live-bytes level that checks the peak */
+	struct mt_thread *next; /* all blocks, newest first */
+	int in_use;
+};
+
+/* In initial-exec TLS: a preloaded library gets static TLS, and the
+ * general-dynamic model would call __tls_get_addr, which may allocate. */
+struct mt_tls {
+	struct mt_thread *thread; /* NULL until the thread's first event */
+	unsigned api_depth;	  /* malloc-API calls on this thread's stack */
+	unsigned sys_seen;	  /* memory syscalls counted on this thread */
+	bool resolving;		  /* inside dlsym: serve from the boot arena */
+};
+extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
+
+struct mt_thread *mt_thread_attach(void);
+
+static inline struct mt_thread *mt_self(void)
+{
+	struct mt_thread *t = mt_tls.thread;
+	return __builtin_expect(t != NULL, 1) ? t : mt_thread_attach();
+}
+
+/* Only the outermost malloc-API call counts: an allocator whose memalign
+ * calls its own malloc through the PLT is one call of the program's. */
+static inline bool mt_api_enter(void)
+{
+	return mt_tls.api_depth++ == 0;
+}
+
+static inline void mt_api_leave(void)
+{
+	mt_tls.api_depth--;
+}
+
+/* Live bytes are derived (allocated - freed, summed over threads); the peak
+ * is checked only when this thread's own live bytes pass its mark, which
+ * keeps the hot path to one compare. */
+void mt_peak_check(struct mt_thread *t, int64_t live);
+
+static inline void mt_live_grew(struct mt_thread *t)
+{
+	int64_t live = (int64_t)(t->c.allocated - t->c.freed);
+	if (__builtin_expect(live > t->live_mark, 0))
+		mt_peak_check(t, live);
+}
+
+/* Set up the key whose destructor releases a block at thread exit. */
+void mt_threads_init(void);
+/* Sum of every block, and the peak of live bytes seen. */
+void mt_threads_sum(struct mt_counters *out);
+uint64_t mt_peak_live(void);
+/* True when more than one thread allocated, so the peak is sampled. */
+bool mt_peak_is_sampled(void);
+unsigned mt_threads_seen(void);
+/* In a child after fork: its figures start from zero. */
+void mt_threads_reset_after_fork(void);
+
+#endif
