@@ -5,6 +5,7 @@
 #ifndef MEMTRACE_COUNTERS_H
 #define MEMTRACE_COUNTERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,10 @@ struct mt_counters {
 	uint64_t freed;			   /* usable bytes given back */
 	uint64_t sys[MT_SYS_COUNT];
 	uint64_t sys_bytes[MT_SYS_COUNT];
+	/* The part of calls[] and sys[] made from inside a malloc-API call:
+	 * the allocator's own, not the program's. */
+	uint64_t calls_by_allocator[MT_CALL_COUNT];
+	uint64_t sys_by_allocator[MT_SYS_COUNT];
 	uint64_t brk_grow, brk_grow_bytes;
 	uint64_t brk_shrink, brk_shrink_bytes;
 	uint64_t madvise_by_advice[MT_ADVICE_SLOTS];
@@ -63,16 +68,27 @@ static inline void mt_count_free(struct mt_counters *c, size_t usable)
 }
 
 static inline void mt_count_sys(struct mt_counters *c, enum mt_sys sys,
-				uint64_t bytes)
+				uint64_t bytes, bool by_allocator)
 {
 	mt_add(&c->sys[sys], 1);
 	mt_add(&c->sys_bytes[sys], bytes);
+	if (by_allocator)
+		mt_add(&c->sys_by_allocator[sys], 1);
+}
+
+/* A call of a memory-syscall entry point (mmap, sbrk, syscall, ...). */
+static inline void mt_count_sys_entry(struct mt_counters *c,
+				      enum mt_call call, bool by_allocator)
+{
+	mt_add(&c->calls[call], 1);
+	if (by_allocator)
+		mt_add(&c->calls_by_allocator[call], 1);
 }
 
 static inline void mt_count_madvise(struct mt_counters *c, int advice,
-				    uint64_t bytes)
+				    uint64_t bytes, bool by_allocator)
 {
-	mt_count_sys(c, MT_SYS_MADVISE, bytes);
+	mt_count_sys(c, MT_SYS_MADVISE, bytes, by_allocator);
 	mt_add(&c->madvise_by_advice[mt_advice_slot(advice)], 1);
 }
 

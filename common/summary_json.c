@@ -110,6 +110,12 @@ static void write_calls(struct obj *top, const struct mt_counters *c)
 		field_u64(&calls, mt_call_names[i], c->calls[i]);
 	end(&calls);
 
+	/* The memory-syscall entry points called by the allocator itself. */
+	struct obj by = nested(top, "calls_by_allocator");
+	for (int i = MT_CALL_MMAP; i < MT_CALL_COUNT; i++)
+		field_u64(&by, mt_call_names[i], c->calls_by_allocator[i]);
+	end(&by);
+
 	/* Only the entries that take a size. */
 	struct obj req = nested(top, "bytes_requested");
 	for (int i = 0; i < MT_CALL_COUNT; i++)
@@ -144,6 +150,11 @@ static void write_syscalls(struct obj *top, const struct mt_summary *s)
 	for (int i = 0; i < MT_SYS_COUNT; i++)
 		field_u64(&sys, mt_sys_names[i], c->sys[i]);
 	end(&sys);
+
+	struct obj alloc = nested(top, "syscalls_by_allocator");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		field_u64(&alloc, mt_sys_names[i], c->sys_by_allocator[i]);
+	end(&alloc);
 
 	struct obj bytes = nested(top, "syscall_bytes");
 	for (int i = 0; i < MT_SYS_COUNT; i++)

@@ -166,7 +166,7 @@ static inline void *mmap_common(enum mt_call call,
 {
 	unsigned mark = mt_sys_mark();
 	void *r = forward(addr, len, prot, flags, fd, off);
-	mt_probe_call(call);
+	mt_probe_sys_entry(call);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_sys(MT_SYS_MMAP, r == MAP_FAILED ? 0 : len);
 	return r;
@@ -190,7 +190,7 @@ EXPORT int munmap(void *addr, size_t len)
 {
 	unsigned mark = mt_sys_mark();
 	int r = mt_real.munmap(addr, len);
-	mt_probe_call(MT_CALL_MUNMAP);
+	mt_probe_sys_entry(MT_CALL_MUNMAP);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_sys(MT_SYS_MUNMAP, r == 0 ? len : 0);
 	return r;
@@ -205,7 +205,7 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 
 	unsigned mark = mt_sys_mark();
 	void *r = mt_real.mremap(old, old_len, new_len, flags, new_addr);
-	mt_probe_call(MT_CALL_MREMAP);
+	mt_probe_sys_entry(MT_CALL_MREMAP);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_sys(MT_SYS_MREMAP, r == MAP_FAILED ? 0 : new_len);
 	return r;
@@ -215,22 +215,25 @@ EXPORT int madvise(void *addr, size_t len, int advice)
 {
 	unsigned mark = mt_sys_mark();
 	int r = mt_real.madvise(addr, len, advice);
-	mt_probe_call(MT_CALL_MADVISE);
+	mt_probe_sys_entry(MT_CALL_MADVISE);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_madvise(advice, len);
 	return r;
 }
 
+/* brk and sbrk: the move of the break is reported with the system call
+ * that made it, by whichever interposer counts that call. */
 EXPORT int brk(void *addr)
 {
 	uintptr_t before = mt_break_before();
 	unsigned mark = mt_sys_mark();
 	int r = mt_real.brk(addr);
-	mt_probe_call(MT_CALL_BRK);
-	if (!mt_sys_counted_since(mark))
+	mt_probe_sys_entry(MT_CALL_BRK);
+	if (!mt_sys_counted_since(mark)) {
 		mt_probe_sys(MT_SYS_BRK, 0);
-	if (r == 0)
-		mt_probe_brk(before, (uintptr_t)addr);
+		if (r == 0)
+			mt_probe_brk(before, (uintptr_t)addr);
+	}
 	return r;
 }
 
@@ -241,15 +244,15 @@ EXPORT void *sbrk(intptr_t delta)
 	bool libc_queries = mt_libc_owns_brk() && mt_libc_curbrk() == 0;
 	unsigned mark = mt_sys_mark();
 	void *r = mt_real.sbrk(delta);
-	mt_probe_call(MT_CALL_SBRK);
+	mt_probe_sys_entry(MT_CALL_SBRK);
 	if (!mt_sys_counted_since(mark)) {
 		if (libc_queries)
 			mt_probe_sys(MT_SYS_BRK, 0);
 		if (delta != 0)
 			mt_probe_sys(MT_SYS_BRK, 0);
+		if (r != (void *)-1)
+			mt_probe_brk((uintptr_t)r, (uintptr_t)r + (uintptr_t)delta);
 	}
-	if (r != (void *)-1)
-		mt_probe_brk((uintptr_t)r, (uintptr_t)r + (uintptr_t)delta);
 	return r;
 }
 
@@ -266,7 +269,7 @@ EXPORT long syscall(long nr, ...)
 	case SYS_brk: {
 		uintptr_t before = a ? mt_break_before() : 0;
 		long r = mt_real.syscall(nr, a, b, c, d, e, f);
-		mt_probe_call(MT_CALL_SYSCALL);
+		mt_probe_sys_entry(MT_CALL_SYSCALL);
 		mt_probe_sys(MT_SYS_BRK, 0);
 		if (a)
 			mt_probe_brk(before, (uintptr_t)r);
@@ -278,7 +281,7 @@ EXPORT long syscall(long nr, ...)
 	case SYS_madvise: {
 		long r = mt_real.syscall(nr, a, b, c, d, e, f);
 		bool ok = r != -1;
-		mt_probe_call(MT_CALL_SYSCALL);
+		mt_probe_sys_entry(MT_CALL_SYSCALL);
 		if (nr == SYS_madvise)
 			mt_probe_madvise((int)c, (uint64_t)b);
 		else if (nr == SYS_mmap)

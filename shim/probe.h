@@ -48,6 +48,9 @@ static inline bool mt_sys_counted_since(unsigned mark)
 	return mt_tls.sys_seen != mark;
 }
 
+/* A call of mmap, sbrk, syscall, ... (whether or not it reached the
+ * kernel). */
+void mt_probe_sys_entry(enum mt_call call);
 void mt_probe_sys(enum mt_sys sys, uint64_t bytes);
 void mt_probe_madvise(int advice, uint64_t bytes);
 /* The program break moved from `from` to `to` (equal: no move). */

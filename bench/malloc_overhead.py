@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""Overhead of libmemtrace.so (counting mode) on malloc/free pairs.
+
+For each backend and thread count, runs malloc_pairs bare and under the shim,
+interleaved (bare, shim, bare, shim, ...) --repeats times, keeps the minimum
+ns/pair per size of each configuration and prints a table.  Targets: at most
++3 ns per pair on every row, at most 1.15x for 16 B on glibc.  Always exits 0
+(this is a benchmark, not a test).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.path.join(HERE, '..', 'build')
+BACKEND_LIBS = {
+    'glibc': None,
+    'jemalloc': 'libjemalloc.so.2',
+    'tcmalloc': 'libtcmalloc_minimal.so.4',
+    'mimalloc': 'libmimalloc.so.2',
+}
+MAX_ADDED_NS = 3.0
+MAX_RATIO_16_GLIBC = 1.15
+
+
+def default_libdir():
+    try:
+        arch = subprocess.run(['gcc', '-print-multiarch'], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        arch = ''
+    return os.path.join('/usr/lib', arch) if arch else '/usr/lib'
+
+
+def run(bench, threads, sizes, preload, extra_env):
+    env = dict(os.environ)
+    for k in ('LD_PRELOAD', 'MEMTRACE_BACKEND', 'MEMTRACE_QUIET',
+              'MEMTRACE_SUMMARY'):
+        env.pop(k, None)
+    if preload:
+        env['LD_PRELOAD'] = ':'.join(preload)
+    env.update(extra_env)
+    out = subprocess.run([bench, '--threads', str(threads)] + sizes, env=env,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit('malloc_pairs failed (LD_PRELOAD=%s): %s'
+                 % (env.get('LD_PRELOAD', ''), out.stderr.strip()))
+    result = {}
+    for line in out.stdout.splitlines():
+        f = dict(kv.split('=', 1) for kv in line.split())
+        result[int(f['size'])] = float(f['ns_per_pair'])
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--bench', default=os.path.join(BUILD, 'bench',
+                                                    'malloc_pairs'))
+    ap.add_argument('--shim', default=os.path.join(BUILD, 'shim',
+                                                   'libmemtrace.so'))
+    ap.add_argument('--libdir', default=None,
+                    help='where the backend libraries are '
+                         '(default: /usr/lib/$(gcc -print-multiarch))')
+    ap.add_argument('--backends', default='glibc,jemalloc,tcmalloc,mimalloc')
+    ap.add_argument('--threads', default='1,2')
+    ap.add_argument('--repeats', type=int, default=7)
+    ap.add_argument('--sizes', default='16,256,4096,65536,1048576')
+    ap.add_argument('--json', metavar='FILE', help='save the numbers here')
+    a = ap.parse_args()
+
+    bench, shim = os.path.abspath(a.bench), os.path.abspath(a.shim)
+    for path in (bench, shim):
+        if not os.path.exists(path):
+            sys.exit('not found: %s (build first: ninja -C build)' % path)
+    libdir = a.libdir or default_libdir()
+    sizes = a.sizes.split(',')
+    threads = [int(t) for t in a.threads.split(',')]
+
+    rows = []
+    for backend in a.backends.split(','):
+        if backend not in BACKEND_LIBS:
+            sys.exit('unknown backend %r (known: %s)'
+                     % (backend, ', '.join(BACKEND_LIBS)))
+        lib = BACKEND_LIBS[backend] and os.path.join(libdir,
+                                                     BACKEND_LIBS[backend])
+        if lib and not os.path.exists(lib):
+            print('note: skipping %s: %s not found' % (backend, lib))
+            continue
+        bare_pre = [lib] if lib else []
+        shim_env = {'MEMTRACE_BACKEND': backend, 'MEMTRACE_QUIET': '1'}
+        for nt in threads:
+            bare, inst = {}, {}
+            for _ in range(a.repeats):
+                for best, pre, env in ((bare, bare_pre, {}),
+                                       (inst, [shim] + bare_pre, shim_env)):
+                    for size, ns in run(bench, nt, sizes, pre, env).items():
+                        best[size] = min(ns, best.get(size, ns))
+            for size in sorted(bare):
+                b, s = bare[size], inst[size]
+                ok = s - b <= MAX_ADDED_NS
+                if backend == 'glibc' and size == 16:
+                    ok = ok and s / b <= MAX_RATIO_16_GLIBC
+                rows.append({'backend': backend, 'threads': nt, 'size': size,
+                             'bare_ns': b, 'shim_ns': s,
+                             'added_ns': round(s - b, 2),
+                             'ratio': round(s / b, 4), 'pass': ok})
+
+    hdr = '%-9s %7s %8s %10s %10s %9s %6s  %s'
+    print(hdr % ('backend', 'threads', 'size', 'bare ns', 'shim ns',
+                 'added ns', 'ratio', 'target'))
+    for r in rows:
+        print('%-9s %7d %8d %10.2f %10.2f %+9.2f %6.3f  %s'
+              % (r['backend'], r['threads'], r['size'], r['bare_ns'],
+                 r['shim_ns'], r['added_ns'], r['ratio'],
+                 'PASS' if r['pass'] else 'FAIL'))
+    failed = sum(not r['pass'] for r in rows)
+    print('targets (<= +%.0f ns/pair on every row, <= %.2fx for 16 B on '
+          'glibc; min of %d runs): %s'
+          % (MAX_ADDED_NS, MAX_RATIO_16_GLIBC, a.repeats,
+             'no rows measured' if not rows else 'HOLD' if not failed
+             else 'DO NOT HOLD (%d of %d rows fail)' % (failed, len(rows))))
+    if a.json:
+        with open(a.json, 'w') as f:
+            json.dump({'repeats': a.repeats, 'bench': bench, 'shim': shim,
+                       'max_added_ns': MAX_ADDED_NS,
+                       'max_ratio_16_glibc': MAX_RATIO_16_GLIBC,
+                       'rows': rows}, f, indent=2)
+            f.write('\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Running programs under libmemtrace.so and reading what it reports."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+
+SHIM = os.environ["MEMTRACE_SHIM"]
+CLI = os.environ["MEMTRACE_CLI"]
+PROGRAMS = os.environ["MEMTRACE_TEST_PROGRAMS"]
+BACKENDS = os.environ.get("MEMTRACE_TEST_BACKENDS", "glibc").split(",")
+PYTHON = "/usr/bin/python3"
+
+LIBDIR = "/usr/lib/" + subprocess.run(
+    ["gcc", "-print-multiarch"], capture_output=True, text=True
+).stdout.strip()
+BACKEND_LIBS = {
+    "glibc": None,
+    "jemalloc": LIBDIR + "/libjemalloc.so.2",
+    "tcmalloc": LIBDIR + "/libtcmalloc_minimal.so.4",
+    "mimalloc": LIBDIR + "/libmimalloc.so.2",
+}
+
+
+def program(name):
+    return os.path.join(PROGRAMS, name)
+
+
+def clean_env(**extra):
+    """The test's environment without any MEMTRACE_ or LD_PRELOAD setting."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MEMTRACE_") and k != "LD_PRELOAD"}
+    env.update(extra)
+    return env
+
+
+def bare_env(backend):
+    """The program on `backend` without memtrace."""
+    lib = BACKEND_LIBS[backend]
+    return clean_env(**({"LD_PRELOAD": lib} if lib else {}))
+
+
+def shim_env(backend, summary=None, quiet=True, **extra):
+    """The program under memtrace, the way a user writes it by hand."""
+    env = clean_env(LD_PRELOAD=SHIM, MEMTRACE_BACKEND=backend, **extra)
+    if quiet:
+        env["MEMTRACE_QUIET"] = "1"
+    if summary:
+        env["MEMTRACE_SUMMARY"] = summary
+    return env
+
+
+def run(cmd, env, check=True, **kw):
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
+    if check and r.returncode != 0:
+        raise AssertionError(
+            f"{cmd} exited {r.returncode}\nstdout: {r.stdout}\nstderr: {r.stderr}")
+    return r
+
+
+def summaries(cmd, backend, **extra):
+    """Run cmd under the shim; return ({pid: summary}, completed process)."""
+    with tempfile.TemporaryDirectory() as d:
+        r = run(cmd, shim_env(backend, summary=os.path.join(d, "%p.json"), **extra))
+        out = {}
+        for name in os.listdir(d):
+            with open(os.path.join(d, name)) as f:
+                s = json.load(f)
+            out[s["pid"]] = s
+        return out, r
+
+
+def summary(cmd, backend, **extra):
+    """The summary of a single-process command."""
+    found, _ = summaries(cmd, backend, **extra)
+    assert len(found) == 1, f"expected one summary, got {sorted(found)}"
+    return next(iter(found.values()))
+
+
+def strace_counts(cmd, env, syscalls=("brk", "mmap", "munmap", "mremap", "madvise")):
+    """Per-syscall counts from `strace -f -c` for one run of cmd in env
+    (given to the traced program with -E, so strace itself runs bare)."""
+    base = clean_env()
+    setenv = [f"-E{k}={v}" for k, v in env.items() if base.get(k) != v]
+    with tempfile.NamedTemporaryFile("r", suffix=".strace") as out:
+        run(["strace", "-f", "-c", "-o", out.name, "-e",
+             "trace=" + ",".join(syscalls)] + setenv + cmd, base)
+        counts = dict.fromkeys(syscalls, 0)
+        for line in out.read().splitlines():
+            m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", line)
+            if m and m.group(2) in counts:
+                counts[m.group(2)] = int(m.group(1))
+        return counts

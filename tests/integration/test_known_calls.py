@@ -1,0 +1,115 @@
+"""A program that makes a known number of every interposed call: the shim's
+counts must equal them exactly, on every backend.
+
+Counts are compared between runs of two lengths, so what the process does
+once (start-up, libc's own first allocations) cancels out and what is left
+is exactly the rounds' calls."""
+import pytest
+
+from mt import BACKENDS, program, summary
+
+SHORT, LONG = 40, 140
+ROUNDS = LONG - SHORT
+
+# One round of tests/programs/known_calls.c.
+CALLS = {
+    "malloc": 3, "free": 11, "calloc": 1, "realloc": 1, "reallocarray": 1,
+    "posix_memalign": 1, "aligned_alloc": 1, "memalign": 1, "valloc": 1,
+    "pvalloc": 1, "malloc_usable_size": 1,
+    "mmap": 1, "mmap64": 1, "munmap": 2, "mremap": 1, "madvise": 2,
+    "sbrk": 3, "brk": 2, "syscall": 4,
+}
+# What each backend adds, per round, by calling interposed functions itself.
+BACKEND_CALLS = {
+    # tcmalloc defines mmap, mmap64, munmap and mremap and reaches the
+    # kernel with syscall().
+    "tcmalloc": {"syscall": 5},
+}
+SYSCALLS = {"brk": 5, "mmap": 3, "munmap": 3, "mremap": 1, "madvise": 3}
+REQUESTED = {"malloc": 180, "calloc": 100, "realloc": 200, "reallocarray": 100,
+             "posix_memalign": 100, "aligned_alloc": 128, "memalign": 100,
+             "valloc": 100, "pvalloc": 100}
+ADVICE = {"MADV_DONTNEED": 1, "MADV_FREE": 1, "MADV_WILLNEED": 1}
+
+
+def per_round(short, long, key):
+    a, b = short[key], long[key]
+    return {k: (b.get(k, 0) - a.get(k, 0)) / ROUNDS for k in set(a) | set(b)}
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def runs(request):
+    backend = request.param
+    short = summary([program("known_calls"), str(SHORT)], backend)
+    long = summary([program("known_calls"), str(LONG)], backend)
+    return backend, short, long
+
+
+def test_backend_is_the_one_asked_for(runs):
+    backend, short, _ = runs
+    assert short["backend"]["name"] == backend
+    assert short["backend"]["version"], "the backend's version is reported"
+
+
+def minus(a, b):
+    return {k: v - b.get(k, 0) for k, v in a.items()}
+
+
+def test_every_entry_point_counted_exactly(runs):
+    """The program's calls: all calls less those the allocator made from
+    inside malloc (tcmalloc growing its heap with sbrk, say)."""
+    backend, short, long = runs
+    expected = dict(CALLS)
+    for name, extra in BACKEND_CALLS.get(backend, {}).items():
+        expected[name] += extra
+    got = minus(per_round(short, long, "calls"),
+                per_round(short, long, "calls_by_allocator"))
+    assert got == expected
+
+
+def test_memory_syscalls_counted_once_each(runs):
+    _, short, long = runs
+    got = minus(per_round(short, long, "syscalls"),
+                per_round(short, long, "syscalls_by_allocator"))
+    assert got == SYSCALLS
+
+
+def test_bytes_requested(runs):
+    _, short, long = runs
+    got = per_round(short, long, "bytes_requested")
+    assert {k: v for k, v in got.items() if v} == REQUESTED
+
+
+def test_madvise_by_advice(runs):
+    _, short, long = runs
+    got = per_round(short, long, "madvise_by_advice")
+    assert {k: v for k, v in got.items() if v} == ADVICE
+
+
+def test_break_grows_and_shrinks(runs):
+    _, short, long = runs
+    got = per_round(short, long, "brk")
+    by_allocator = per_round(short, long, "syscalls_by_allocator")["brk"]
+    if by_allocator == 0:
+        assert got == {"grow": 2, "grow_bytes": 16384,
+                       "shrink": 2, "shrink_bytes": 16384}
+    else:
+        # The allocator moved the break too (tcmalloc's sbrk heap).
+        assert got["grow"] - by_allocator <= 2 <= got["grow"]
+        assert got["shrink"] == 2
+
+
+def test_everything_allocated_is_freed(runs):
+    _, short, long = runs
+    assert long["bytes"]["live"] == short["bytes"]["live"]
+    assert long["bytes"]["allocated"] > short["bytes"]["allocated"]
+    assert long["bytes"]["peak_live"] >= 200
+    assert long["bytes"]["peak_live_exact"] is True
+    assert long["threads"] == 1
+
+
+def test_kernel_figures_present(runs):
+    _, _, long = runs
+    assert long["page_faults"]["minor"] > 0
+    assert long["wall_s"] > 0
+    assert long["cpu_s"]["user"] + long["cpu_s"]["system"] > 0

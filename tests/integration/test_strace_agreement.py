@@ -1,0 +1,46 @@
+"""The memory syscalls that pass through the interposed functions agree with
+strace -f -c for the same run: whatever strace sees that the shim did not
+count (the loader before the shim starts, glibc malloc's internal calls,
+the shim's own calls, reported apart) stays the same however many rounds
+the program makes."""
+import os
+import tempfile
+
+import pytest
+
+from mt import BACKENDS, program, run, shim_env, strace_counts
+import json
+
+SYSCALLS = ("brk", "mmap", "munmap", "mremap", "madvise")
+SHORT, LONG = 30, 130
+
+
+def traced(backend, rounds):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.json")
+        kernel = strace_counts([program("known_calls"), str(rounds)],
+                               shim_env(backend, summary=path), SYSCALLS)
+        with open(path) as f:
+            s = json.load(f)
+    counted = {k: s["syscalls"][k] + s["shim_syscalls"][k] for k in SYSCALLS}
+    return kernel, counted
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_per_round_counts_equal_strace(backend):
+    k1, c1 = traced(backend, SHORT)
+    k2, c2 = traced(backend, LONG)
+    for name in SYSCALLS:
+        kernel = k2[name] - k1[name]
+        counted = c2[name] - c1[name]
+        assert kernel == counted, (
+            f"{name}: strace saw {kernel} more calls in {LONG - SHORT} more "
+            f"rounds, the shim counted {counted}")
+        assert kernel > 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shim_never_counts_more_than_the_kernel_saw(backend):
+    kernel, counted = traced(backend, SHORT)
+    for name in SYSCALLS:
+        assert counted[name] <= kernel[name], name

@@ -1,0 +1,43 @@
+/* `exits HOW [CODE]`: leaves by a chosen path, printing first, so tests can
+ * check the output and the status are the same with and without the shim. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int code;
+
+static void *exit_from_thread(void *arg)
+{
+	(void)arg;
+	char *p = malloc(1000);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	exit(code);
+}
+
+int main(int argc, char **argv)
+{
+	const char *how = argc > 1 ? argv[1] : "return";
+	code = argc > 2 ? atoi(argv[2]) : 0;
+	char *p = strdup("output before exit");
+
+	printf("%s via %s\n", p, how);
+	fflush(stdout);
+	if (strcmp(how, "exit") == 0)
+		exit(code);
+	if (strcmp(how, "_exit") == 0)
+		_exit(code);
+	if (strcmp(how, "abort") == 0)
+		abort();
+	if (strcmp(how, "signal") == 0)
+		raise(SIGTERM);
+	if (strcmp(how, "thread") == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, exit_from_thread, NULL);
+		pthread_join(t, NULL);
+	}
+	free(p);
+	return code;
+}
