@@ -1,1 +1,95 @@
-def test_placeholder(): pass
+"""Bad settings: one warning line naming the variable, the value and what is
+accepted, then the default; the program runs on with its own output and
+exit status.  A backend that cannot be had is an error, never a silent run
+on another allocator."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from mt import SHIM, clean_env, program, run, summary
+
+KNOWN = [program("known_calls"), "3"]
+
+
+def warnings_of(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("memtrace: warning:")]
+
+
+@pytest.mark.parametrize("var,value,accepted", [
+    ("MEMTRACE_QUIET", "maybe", "accepted: 1, true"),
+    ("MEMTRACE_BACKEND", "hoard", "accepted: glibc, jemalloc"),
+    ("MEMTRACE_BACKEND", "lib/libfoo.so", "absolute path"),
+    ("MEMTRACE_SUMMARY", "/tmp/%d.json", "'%p' stands for the pid"),
+    ("MEMTRACE_SUMMARY", "", "non-empty"),
+])
+def test_bad_value_warns_once_and_runs_on(var, value, accepted):
+    env = clean_env(LD_PRELOAD=SHIM, **{var: value})
+    r = run([program("exits"), "return", "3"], env, check=False)
+    warned = warnings_of(r.stderr)
+    assert len(warned) == 1, r.stderr
+    assert f"{var}='{value}'" in warned[0]
+    assert accepted in warned[0]
+    assert r.returncode == 3
+    assert r.stdout == "output before exit via return\n"
+
+
+def test_unknown_backend_falls_back_to_glibc_and_says_so():
+    s = summary(KNOWN, "hoard")
+    assert s["backend"]["name"] == "glibc"
+
+
+def test_unwritable_summary_path_warns_and_runs_on():
+    env = clean_env(LD_PRELOAD=SHIM, MEMTRACE_QUIET="1",
+                    MEMTRACE_SUMMARY="/nonexistent-dir/s.json")
+    r = run([program("exits"), "exit", "5"], env, check=False)
+    warned = warnings_of(r.stderr)
+    assert len(warned) == 1 and "/nonexistent-dir/s.json" in warned[0]
+    assert "MEMTRACE_SUMMARY" in warned[0]
+    assert r.returncode == 5
+
+
+def test_missing_backend_library_is_an_error():
+    env = clean_env(LD_PRELOAD=SHIM, MEMTRACE_BACKEND="/nonexistent/libfoo.so")
+    r = run(KNOWN, env, check=False)
+    assert r.returncode == 127
+    assert "memtrace: error:" in r.stderr
+    assert "/nonexistent/libfoo.so" in r.stderr
+
+
+def test_backend_that_is_not_an_allocator_is_an_error(tmp_path):
+    """Asked for a library that does not define malloc: the shim says so
+    rather than running on glibc as if it were the one asked for."""
+    libz = "/usr/lib/" + subprocess.run(
+        ["gcc", "-print-multiarch"], capture_output=True, text=True
+    ).stdout.strip() + "/libz.so.1"
+    if not os.path.exists(libz):
+        pytest.skip("no libz to stand in for a non-allocator")
+    env = clean_env(LD_PRELOAD=SHIM, MEMTRACE_BACKEND=libz)
+    r = run(KNOWN, env, check=False)
+    assert r.returncode == 127
+    assert "malloc is served by" in r.stderr and "libz" in r.stderr
+
+
+def test_backend_named_but_not_installed_names_the_package(tmp_path):
+    """jemalloc hidden in a private mount namespace (an overlay whose upper
+    layer deletes the file), as on a machine without the package."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare to hide a library")
+    libdir = "/usr/lib/" + subprocess.run(
+        ["gcc", "-print-multiarch"], capture_output=True, text=True
+    ).stdout.strip()
+    hide = (
+        f"mount -t tmpfs none {tmp_path} && mkdir {tmp_path}/u {tmp_path}/w && "
+        f"mknod {tmp_path}/u/libjemalloc.so.2 c 0 0 && "
+        f"mount -t overlay overlay -o lowerdir={libdir},upperdir={tmp_path}/u,"
+        f"workdir={tmp_path}/w {libdir} || exit 200; exec \"$@\"")
+    env = clean_env(LD_PRELOAD=SHIM, MEMTRACE_BACKEND="jemalloc")
+    r = subprocess.run(["unshare", "-m", "sh", "-c", hide, "sh"] + KNOWN,
+                       env=env, capture_output=True, text=True)
+    if r.returncode == 200:
+        pytest.skip("cannot hide the library here: " + r.stderr.strip())
+    assert r.returncode == 127, r.stderr
+    assert "backend jemalloc is not installed" in r.stderr
+    assert "apt-get install libjemalloc2" in r.stderr
