@@ -20,25 +20,33 @@
 
 EXPORT void *malloc(size_t n)
 {
-	bool outer = mt_api_enter();
+	mt_api_enter();
 	void *p = mt_real.malloc(n);
-	if (outer)
-		mt_probe_alloc(MT_CALL_MALLOC, n, p);
-	mt_api_leave();
-	return p;
+	return mt_api_leave() ? mt_probe_alloc(MT_CALL_MALLOC, n, p) : p;
 }
 
+static __attribute__((noinline)) void free_slow(void *p)
+{
+	bool arena = p && mt_in_boot_arena(p);
+	if (mt_tls.api_depth == 0)
+		mt_probe_free(mt_self(), p);
+	if (p && !arena)
+		mt_real.free(p);
+}
+
+/* No depth of its own: free counts when no other malloc-API call is under
+ * way, then jumps to the real free.  On glibc the common case makes no call
+ * but that jump. */
 EXPORT void free(void *p)
 {
-	bool outer = mt_api_enter();
-	if (outer)
-		mt_probe_call(MT_CALL_FREE);
-	if (__builtin_expect(p != NULL, 1) && !mt_in_boot_arena(p)) {
-		if (outer)
-			mt_probe_release(p);
-		mt_real.free(p);
-	}
-	mt_api_leave();
+	struct mt_thread *t = mt_tls.thread;
+	if (__builtin_expect(!t || mt_tls.api_depth || !p || mt_in_boot_arena(p) ||
+				     !mt_glibc_chunks,
+			     0))
+		return free_slow(p);
+	mt_count_call(&t->c, MT_CALL_FREE);
+	mt_count_free(&t->c, mt_glibc_usable(p));
+	mt_real.free(p);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -46,12 +54,9 @@ EXPORT void *calloc(size_t n, size_t size)
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
 		total = SIZE_MAX;
-	bool outer = mt_api_enter();
+	mt_api_enter();
 	void *p = mt_real.calloc(n, size);
-	if (outer)
-		mt_probe_alloc(MT_CALL_CALLOC, total, p);
-	mt_api_leave();
-	return p;
+	return mt_api_leave() ? mt_probe_alloc(MT_CALL_CALLOC, total, p) : p;
 }
 
 /* A block from the boot arena moves to the real heap on its first realloc. */
@@ -69,8 +74,9 @@ static void *realloc_common(enum mt_call call, void *old, size_t requested,
 			    void *(*forward)(void *, size_t, size_t), size_t x,
 			    size_t y)
 {
-	bool outer = mt_api_enter();
+	bool outer = mt_tls.api_depth == 0;
 	void *p;
+	mt_api_enter();
 	if (old && mt_in_boot_arena(old)) {
 		p = realloc_from_arena(old, requested);
 	} else {
@@ -79,12 +85,9 @@ static void *realloc_common(enum mt_call call, void *old, size_t requested,
 		p = forward(old, x, y);
 		/* On failure (NULL for a non-zero size) the old block stays. */
 		if (outer && old && (p || requested == 0))
-			mt_count_free(&mt_self()->c, old_usable);
+			mt_probe_release(old_usable);
 	}
-	if (outer)
-		mt_probe_alloc(call, requested, p);
-	mt_api_leave();
-	return p;
+	return mt_api_leave() ? mt_probe_alloc(call, requested, p) : p;
 }
 
 static void *forward_realloc(void *p, size_t n, size_t unused)
@@ -109,23 +112,19 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
-	bool outer = mt_api_enter();
+	mt_api_enter();
 	int r = mt_real.posix_memalign(out, align, n);
-	if (outer)
+	if (mt_api_leave())
 		mt_probe_alloc(MT_CALL_POSIX_MEMALIGN, n, r == 0 ? *out : NULL);
-	mt_api_leave();
 	return r;
 }
 
 #define ALIGNED_ENTRY(name, id)                                              \
 	EXPORT void *name(size_t align, size_t n)                            \
 	{                                                                    \
-		bool outer = mt_api_enter();                                 \
+		mt_api_enter();                                              \
 		void *p = mt_real.name(align, n);                            \
-		if (outer)                                                   \
-			mt_probe_alloc(id, n, p);                            \
-		mt_api_leave();                                              \
-		return p;                                                    \
+		return mt_api_leave() ? mt_probe_alloc(id, n, p) : p;        \
 	}
 
 ALIGNED_ENTRY(aligned_alloc, MT_CALL_ALIGNED_ALLOC)
@@ -134,12 +133,9 @@ ALIGNED_ENTRY(memalign, MT_CALL_MEMALIGN)
 #define PAGE_ENTRY(name, id)                                                 \
 	EXPORT void *name(size_t n)                                          \
 	{                                                                    \
-		bool outer = mt_api_enter();                                 \
+		mt_api_enter();                                              \
 		void *p = mt_real.name(n);                                   \
-		if (outer)                                                   \
-			mt_probe_alloc(id, n, p);                            \
-		mt_api_leave();                                              \
-		return p;                                                    \
+		return mt_api_leave() ? mt_probe_alloc(id, n, p) : p;        \
 	}
 
 PAGE_ENTRY(valloc, MT_CALL_VALLOC)
@@ -147,9 +143,9 @@ PAGE_ENTRY(pvalloc, MT_CALL_PVALLOC)
 
 EXPORT size_t malloc_usable_size(void *p)
 {
-	bool outer = mt_api_enter();
-	if (outer)
+	if (mt_tls.api_depth == 0)
 		mt_probe_call(MT_CALL_MALLOC_USABLE_SIZE);
+	mt_api_enter();
 	size_t n = p && mt_in_boot_arena(p) ? mt_boot_usable_size(p)
 					    : mt_real.malloc_usable_size(p);
 	mt_api_leave();
@@ -158,41 +154,47 @@ EXPORT size_t malloc_usable_size(void *p)
 
 /* ---- memory system calls -------------------------------------------- */
 
-static inline void *mmap_common(enum mt_call call,
+/* Each wrapper runs in a syscall scope: the outermost one decides, from its
+ * caller's address, whether the allocator or the program made the call. */
+#define CALLER __builtin_return_address(0)
+
+static inline void *mmap_common(enum mt_call call, void *caller,
 				void *(*forward)(void *, size_t, int, int, int,
 						 off_t),
 				void *addr, size_t len, int prot, int flags,
 				int fd, off_t off)
 {
-	unsigned mark = mt_sys_mark();
+	unsigned mark = mt_sys_begin(caller);
 	void *r = forward(addr, len, prot, flags, fd, off);
 	mt_probe_sys_entry(call);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_sys(MT_SYS_MMAP, r == MAP_FAILED ? 0 : len);
+	mt_sys_end();
 	return r;
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
-	return mmap_common(MT_CALL_MMAP, mt_real.mmap, addr, len, prot, flags,
-			   fd, off);
+	return mmap_common(MT_CALL_MMAP, CALLER, mt_real.mmap, addr, len, prot,
+			   flags, fd, off);
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 		    off_t off)
 {
-	return mmap_common(MT_CALL_MMAP64, mt_real.mmap64, addr, len, prot,
-			   flags, fd, off);
+	return mmap_common(MT_CALL_MMAP64, CALLER, mt_real.mmap64, addr, len,
+			   prot, flags, fd, off);
 }
 
 EXPORT int munmap(void *addr, size_t len)
 {
-	unsigned mark = mt_sys_mark();
+	unsigned mark = mt_sys_begin(CALLER);
 	int r = mt_real.munmap(addr, len);
 	mt_probe_sys_entry(MT_CALL_MUNMAP);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_sys(MT_SYS_MUNMAP, r == 0 ? len : 0);
+	mt_sys_end();
 	return r;
 }
 
@@ -203,21 +205,23 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	void *new_addr = flags & MREMAP_FIXED ? va_arg(ap, void *) : NULL;
 	va_end(ap);
 
-	unsigned mark = mt_sys_mark();
+	unsigned mark = mt_sys_begin(CALLER);
 	void *r = mt_real.mremap(old, old_len, new_len, flags, new_addr);
 	mt_probe_sys_entry(MT_CALL_MREMAP);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_sys(MT_SYS_MREMAP, r == MAP_FAILED ? 0 : new_len);
+	mt_sys_end();
 	return r;
 }
 
 EXPORT int madvise(void *addr, size_t len, int advice)
 {
-	unsigned mark = mt_sys_mark();
+	unsigned mark = mt_sys_begin(CALLER);
 	int r = mt_real.madvise(addr, len, advice);
 	mt_probe_sys_entry(MT_CALL_MADVISE);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_madvise(advice, len);
+	mt_sys_end();
 	return r;
 }
 
@@ -226,7 +230,7 @@ EXPORT int madvise(void *addr, size_t len, int advice)
 EXPORT int brk(void *addr)
 {
 	uintptr_t before = mt_break_before();
-	unsigned mark = mt_sys_mark();
+	unsigned mark = mt_sys_begin(CALLER);
 	int r = mt_real.brk(addr);
 	mt_probe_sys_entry(MT_CALL_BRK);
 	if (!mt_sys_counted_since(mark)) {
@@ -234,6 +238,7 @@ EXPORT int brk(void *addr)
 		if (r == 0)
 			mt_probe_brk(before, (uintptr_t)addr);
 	}
+	mt_sys_end();
 	return r;
 }
 
@@ -242,7 +247,7 @@ EXPORT void *sbrk(intptr_t delta)
 	/* glibc's sbrk asks the kernel for the break first when it has never
 	 * seen it; that hidden brk(0) is a real system call. */
 	bool libc_queries = mt_libc_owns_brk() && mt_libc_curbrk() == 0;
-	unsigned mark = mt_sys_mark();
+	unsigned mark = mt_sys_begin(CALLER);
 	void *r = mt_real.sbrk(delta);
 	mt_probe_sys_entry(MT_CALL_SBRK);
 	if (!mt_sys_counted_since(mark)) {
@@ -253,6 +258,37 @@ EXPORT void *sbrk(intptr_t delta)
 		if (r != (void *)-1)
 			mt_probe_brk((uintptr_t)r, (uintptr_t)r + (uintptr_t)delta);
 	}
+	mt_sys_end();
+	return r;
+}
+
+static long memory_syscall(void *caller, long nr, long a, long b, long c,
+			   long d, long e, long f)
+{
+	uintptr_t before = nr == SYS_brk && a ? mt_break_before() : 0;
+	mt_sys_begin(caller);
+	long r = mt_real.syscall(nr, a, b, c, d, e, f);
+	bool ok = r != -1;
+	mt_probe_sys_entry(MT_CALL_SYSCALL);
+	switch (nr) {
+	case SYS_brk:
+		mt_probe_sys(MT_SYS_BRK, 0);
+		if (a)
+			mt_probe_brk(before, (uintptr_t)r);
+		break;
+	case SYS_madvise:
+		mt_probe_madvise((int)c, (uint64_t)b);
+		break;
+	case SYS_mmap:
+		mt_probe_sys(MT_SYS_MMAP, ok ? (uint64_t)b : 0);
+		break;
+	case SYS_munmap:
+		mt_probe_sys(MT_SYS_MUNMAP, ok ? (uint64_t)b : 0);
+		break;
+	default:
+		mt_probe_sys(MT_SYS_MREMAP, ok ? (uint64_t)c : 0);
+	}
+	mt_sys_end();
 	return r;
 }
 
@@ -266,32 +302,12 @@ EXPORT long syscall(long nr, ...)
 	va_end(ap);
 
 	switch (nr) {
-	case SYS_brk: {
-		uintptr_t before = a ? mt_break_before() : 0;
-		long r = mt_real.syscall(nr, a, b, c, d, e, f);
-		mt_probe_sys_entry(MT_CALL_SYSCALL);
-		mt_probe_sys(MT_SYS_BRK, 0);
-		if (a)
-			mt_probe_brk(before, (uintptr_t)r);
-		return r;
-	}
+	case SYS_brk:
 	case SYS_mmap:
 	case SYS_munmap:
 	case SYS_mremap:
-	case SYS_madvise: {
-		long r = mt_real.syscall(nr, a, b, c, d, e, f);
-		bool ok = r != -1;
-		mt_probe_sys_entry(MT_CALL_SYSCALL);
-		if (nr == SYS_madvise)
-			mt_probe_madvise((int)c, (uint64_t)b);
-		else if (nr == SYS_mmap)
-			mt_probe_sys(MT_SYS_MMAP, ok ? (uint64_t)b : 0);
-		else if (nr == SYS_munmap)
-			mt_probe_sys(MT_SYS_MUNMAP, ok ? (uint64_t)b : 0);
-		else
-			mt_probe_sys(MT_SYS_MREMAP, ok ? (uint64_t)c : 0);
-		return r;
-	}
+	case SYS_madvise:
+		return memory_syscall(CALLER, nr, a, b, c, d, e, f);
 	default:
 		return mt_real.syscall(nr, a, b, c, d, e, f);
 	}

@@ -1,10 +1,47 @@
 #include "probe.h"
 #include "rawsys.h"
 
-/* Inside a malloc-API call, a memory syscall is the allocator's doing. */
+/* The allocation hot path is written so that its common case makes no call
+ * (so needs no stack frame): the rare cases (first event of a thread, a new
+ * peak) are tail calls. */
+static __attribute__((noinline)) void *peak_then_return(struct mt_thread *t,
+							int64_t live, void *p)
+{
+	mt_peak_check(t, live);
+	return p;
+}
+
+static inline __attribute__((always_inline)) void *
+count_alloc(struct mt_thread *t, enum mt_call call, size_t requested, void *p,
+	    size_t usable)
+{
+	mt_count_alloc(&t->c, call, requested, usable);
+	int64_t live = (int64_t)(t->c.allocated - t->c.freed);
+	if (__builtin_expect(live > t->live_mark, 0))
+		return peak_then_return(t, live, p);
+	return p;
+}
+
+static __attribute__((noinline)) void *
+alloc_first_of_thread(enum mt_call call, size_t requested, void *p)
+{
+	return count_alloc(mt_thread_attach(), call, requested, p, mt_usable(p));
+}
+
+void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
+{
+	struct mt_thread *t = mt_tls.thread;
+
+	if (__builtin_expect(!t, 0))
+		return alloc_first_of_thread(call, requested, p);
+	if (__builtin_expect(mt_glibc_chunks && p, 1))
+		return count_alloc(t, call, requested, p, mt_glibc_usable(p));
+	return count_alloc(t, call, requested, p, mt_usable(p));
+}
+
 static bool by_allocator(void)
 {
-	return mt_tls.api_depth != 0;
+	return mt_tls.sys_by_allocator;
 }
 
 void mt_probe_sys_entry(enum mt_call call)

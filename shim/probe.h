@@ -9,24 +9,42 @@
 #include "symbols.h"
 #include "thread.h"
 
+/* Usable size of a live glibc block, read from its chunk header as glibc's
+ * own malloc_usable_size does, without the call (the layout is checked
+ * against it at start-up, see symbols.c). */
+static inline size_t mt_glibc_usable(const void *p)
+{
+	size_t head = ((const size_t *)p)[-1];
+	return (head & ~(size_t)7) - (head & 2 ? 16 : 8);
+}
+
+/* Usable size of a live block (0 for NULL). */
 static inline size_t mt_usable(void *p)
 {
-	return p ? mt_real.malloc_usable_size(p) : 0;
+	if (!p)
+		return 0;
+	if (__builtin_expect(mt_glibc_chunks, 1))
+		return mt_glibc_usable(p);
+	return mt_real.malloc_usable_size(p);
 }
 
-/* An allocation entry returned p (NULL on failure). */
-static inline void mt_probe_alloc(enum mt_call call, size_t requested, void *p)
+/* An allocation entry returned p (NULL on failure).  Returns p, so that a
+ * wrapper can end with a tail call to it. */
+void *mt_probe_alloc(enum mt_call call, size_t requested, void *p);
+
+/* A block of `usable` bytes is given back (realloc's old block). */
+static inline void mt_probe_release(size_t usable)
 {
-	struct mt_thread *t = mt_self();
-	mt_count_alloc(&t->c, call, requested, mt_usable(p));
-	mt_live_grew(t);
+	mt_count_free(&mt_self()->c, usable);
 }
 
-/* p is about to be freed (or reallocated): counted before the real call,
- * while its size can still be read and before another thread can reuse it. */
-static inline void mt_probe_release(void *p)
+/* free(p): counted before the real call, while the size can still be read
+ * and before another thread can reuse the address. */
+static inline void mt_probe_free(struct mt_thread *t, void *p)
 {
-	mt_count_free(&mt_self()->c, mt_usable(p));
+	mt_count_call(&t->c, MT_CALL_FREE);
+	if (p && !mt_in_boot_arena(p))
+		mt_count_free(&t->c, mt_usable(p));
 }
 
 static inline void mt_probe_call(enum mt_call call)
@@ -37,10 +55,17 @@ static inline void mt_probe_call(enum mt_call call)
 /* Memory system calls.  Each kernel call is counted once, by the innermost
  * interposer it passed: a libc-style wrapper (mmap, sbrk) counts it only if
  * no syscall() below it already did, which is how tcmalloc's own mmap and
- * sbrk reach the kernel.  mt_sys_mark() is taken before the real call. */
-static inline unsigned mt_sys_mark(void)
+ * sbrk reach the kernel.  mt_sys_begin() is called before the real call. */
+static inline unsigned mt_sys_begin(void *caller)
 {
+	if (mt_tls.sys_depth++ == 0)
+		mt_tls.sys_by_allocator = mt_is_allocator_code(caller);
 	return mt_tls.sys_seen;
+}
+
+static inline void mt_sys_end(void)
+{
+	mt_tls.sys_depth--;
 }
 
 static inline bool mt_sys_counted_since(unsigned mark)

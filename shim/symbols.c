@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -225,6 +226,64 @@ static void *fill_pvalloc(size_t n)
 
 static uintptr_t *libc_curbrk;
 static bool libc_brk;
+bool mt_glibc_chunks;
+uintptr_t mt_allocator_lo, mt_allocator_hi;
+
+struct object_range {
+	uintptr_t base, lo, hi;
+};
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct object_range *r = arg;
+	(void)size;
+	if (info->dlpi_addr != r->base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		uintptr_t hi = lo + ph->p_memsz;
+		if (!r->lo || lo < r->lo)
+			r->lo = lo;
+		if (hi > r->hi)
+			r->hi = hi;
+	}
+	return 1;
+}
+
+/* The loaded range of the object that defines fn. */
+static void allocator_range(void *fn)
+{
+	Dl_info info;
+	struct object_range r = {0, 0, 0};
+	if (!dladdr(fn, &info))
+		return;
+	r.base = (uintptr_t)info.dli_fbase;
+	dl_iterate_phdr(find_range, &r);
+	mt_allocator_lo = r.lo;
+	mt_allocator_hi = r.hi;
+}
+
+/* glibc's chunk header holds the size (minus flag bits): usable is that
+ * less 8 bytes, or 16 for an mmapped chunk.  Trust the layout only if it
+ * gives what glibc's malloc_usable_size says for blocks of every kind. */
+static bool glibc_chunks_readable(const struct mt_real *r)
+{
+	static const size_t sizes[] = {1, 24, 100, 1000, 70000, 300000};
+	bool same = true;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		size_t *p = r->malloc(sizes[i]);
+		if (!p)
+			return false;
+		size_t head = p[-1];
+		same &= r->malloc_usable_size(p) ==
+			(head & ~(size_t)7) - (head & 2 ? 16 : 8);
+		r->free(p);
+	}
+	return same;
+}
 
 static void *next_symbol(const char *name)
 {
@@ -288,8 +347,11 @@ void mt_symbols_resolve(void)
 	if (libc) {
 		libc_curbrk = dlsym(libc, "__curbrk");
 		libc_brk = same_object(r.sbrk, dlsym(libc, "sbrk"));
+		mt_glibc_chunks = same_object(r.malloc, dlsym(libc, "malloc")) &&
+				  glibc_chunks_readable(&r);
 		dlclose(libc);
 	}
+	allocator_range((void *)r.malloc);
 	mt_real = r;
 	mt_tls.resolving = false;
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);

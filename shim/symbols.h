@@ -34,6 +34,17 @@ struct mt_real {
  * first use, so the wrappers never test whether resolution happened. */
 extern struct mt_real mt_real;
 
+/* True when malloc is glibc's and its chunk headers give usable sizes. */
+extern bool mt_glibc_chunks;
+
+/* The address range of the allocator's code (the object defining malloc):
+ * a memory syscall called from there is the allocator's own. */
+extern uintptr_t mt_allocator_lo, mt_allocator_hi;
+static inline bool mt_is_allocator_code(const void *pc)
+{
+	return (uintptr_t)pc - mt_allocator_lo < mt_allocator_hi - mt_allocator_lo;
+}
+
 /* Resolve all symbols now (idempotent). */
 void mt_symbols_resolve(void);
 

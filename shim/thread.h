@@ -25,6 +25,8 @@ struct mt_tls {
 	struct mt_thread *thread; /* NULL until the thread's first event */
 	unsigned api_depth;	  /* malloc-API calls on this thread's stack */
 	unsigned sys_seen;	  /* memory syscalls counted on this thread */
+	unsigned sys_depth;	  /* syscall wrappers on this thread's stack */
+	bool sys_by_allocator;	  /* the outermost one was called by it */
 	bool resolving;		  /* inside dlsym: serve from the boot arena */
 };
 extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
@@ -38,28 +40,22 @@ static inline struct mt_thread *mt_self(void)
 }
 
 /* Only the outermost malloc-API call counts: an allocator whose memalign
- * calls its own malloc through the PLT is one call of the program's. */
-static inline bool mt_api_enter(void)
+ * calls its own malloc through the PLT is one call of the program's.
+ * mt_api_leave() is true when the call leaving was the outermost. */
+static inline void mt_api_enter(void)
 {
-	return mt_tls.api_depth++ == 0;
+	mt_tls.api_depth++;
 }
 
-static inline void mt_api_leave(void)
+static inline bool mt_api_leave(void)
 {
-	mt_tls.api_depth--;
+	return --mt_tls.api_depth == 0;
 }
 
 /* Live bytes are derived (allocated - freed, summed over threads); the peak
  * is checked only when this thread's own live bytes pass its mark, which
  * keeps the hot path to one compare. */
 void mt_peak_check(struct mt_thread *t, int64_t live);
-
-static inline void mt_live_grew(struct mt_thread *t)
-{
-	int64_t live = (int64_t)(t->c.allocated - t->c.freed);
-	if (__builtin_expect(live > t->live_mark, 0))
-		mt_peak_check(t, live);
-}
 
 /* Set up the key whose destructor releases a block at thread exit. */
 void mt_threads_init(void);
