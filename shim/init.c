@@ -28,8 +28,8 @@ static void child_after_fork(void)
 __attribute__((constructor)) static void mt_init(void)
 {
 	/* The shim's own allocations (getenv, dlsym, snprintf) are not the
-	 * program's: the api depth hides them. */
-	mt_tls.api_depth++;
+	 * program's. */
+	mt_tls.hidden++;
 	mt_symbols_resolve();
 	active = getauxval(AT_SECURE) == 0;
 	if (active) {
@@ -39,14 +39,14 @@ __attribute__((constructor)) static void mt_init(void)
 		mt_report_start();
 		pthread_atfork(NULL, NULL, child_after_fork);
 	}
-	mt_tls.api_depth--;
+	mt_tls.hidden--;
 }
 
 __attribute__((destructor)) static void mt_fini(void)
 {
 	if (!active)
 		return;
-	mt_tls.api_depth++;
+	mt_tls.hidden++;
 	mt_report_at_exit();
-	mt_tls.api_depth--;
+	mt_tls.hidden--;
 }

@@ -18,32 +18,35 @@
 
 /* ---- the malloc API ------------------------------------------------- */
 
+/* The caller's address tells the program's calls from the allocator's own
+ * (see mt_program_call); read it in the exported function itself. */
+#define CALLER __builtin_return_address(0)
+
 EXPORT void *malloc(size_t n)
 {
-	mt_api_enter();
 	void *p = mt_real.malloc(n);
-	return mt_api_leave() ? mt_probe_alloc(MT_CALL_MALLOC, n, p) : p;
+	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p) : p;
 }
 
-static __attribute__((noinline)) void free_slow(void *p)
+static __attribute__((noinline)) void free_slow(void *p, bool counted)
 {
 	bool arena = p && mt_in_boot_arena(p);
-	if (mt_tls.api_depth == 0)
+	if (counted)
 		mt_probe_free(mt_self(), p);
 	if (p && !arena)
 		mt_real.free(p);
 }
 
-/* No depth of its own: free counts when no other malloc-API call is under
- * way, then jumps to the real free.  On glibc the common case makes no call
- * but that jump. */
+/* Counted before the real free, then a jump to it.  On glibc the common
+ * case makes no call but that jump. */
 EXPORT void free(void *p)
 {
 	struct mt_thread *t = mt_tls.thread;
-	if (__builtin_expect(!t || mt_tls.api_depth || !p || mt_in_boot_arena(p) ||
+	bool counted = mt_program_call(CALLER);
+	if (__builtin_expect(!t || !counted || !p || mt_in_boot_arena(p) ||
 				     !mt_glibc_chunks,
 			     0))
-		return free_slow(p);
+		return free_slow(p, counted);
 	mt_count_call(&t->c, MT_CALL_FREE);
 	mt_count_free(&t->c, mt_glibc_usable(p));
 	mt_real.free(p);
@@ -54,9 +57,9 @@ EXPORT void *calloc(size_t n, size_t size)
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
 		total = SIZE_MAX;
-	mt_api_enter();
 	void *p = mt_real.calloc(n, size);
-	return mt_api_leave() ? mt_probe_alloc(MT_CALL_CALLOC, total, p) : p;
+	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_CALLOC, total, p)
+				       : p;
 }
 
 /* A block from the boot arena moves to the real heap on its first realloc. */
@@ -70,24 +73,23 @@ static void *realloc_from_arena(void *old, size_t n)
 }
 
 /* realloc and reallocarray: `requested` bytes, forwarded as (old, x, y). */
-static void *realloc_common(enum mt_call call, void *old, size_t requested,
+static void *realloc_common(bool counted, enum mt_call call, void *old,
+			    size_t requested,
 			    void *(*forward)(void *, size_t, size_t), size_t x,
 			    size_t y)
 {
-	bool outer = mt_tls.api_depth == 0;
 	void *p;
-	mt_api_enter();
 	if (old && mt_in_boot_arena(old)) {
 		p = realloc_from_arena(old, requested);
 	} else {
 		/* Read the old size first: after the call it may be gone. */
-		size_t old_usable = outer ? mt_usable(old) : 0;
+		size_t old_usable = counted ? mt_usable(old) : 0;
 		p = forward(old, x, y);
 		/* On failure (NULL for a non-zero size) the old block stays. */
-		if (outer && old && (p || requested == 0))
+		if (counted && old && (p || requested == 0))
 			mt_probe_release(old_usable);
 	}
-	return mt_api_leave() ? mt_probe_alloc(call, requested, p) : p;
+	return counted ? mt_probe_alloc(call, requested, p) : p;
 }
 
 static void *forward_realloc(void *p, size_t n, size_t unused)
@@ -98,7 +100,8 @@ static void *forward_realloc(void *p, size_t n, size_t unused)
 
 EXPORT void *realloc(void *p, size_t n)
 {
-	return realloc_common(MT_CALL_REALLOC, p, n, forward_realloc, n, 0);
+	return realloc_common(mt_program_call(CALLER), MT_CALL_REALLOC, p, n,
+			      forward_realloc, n, 0);
 }
 
 EXPORT void *reallocarray(void *p, size_t n, size_t size)
@@ -106,15 +109,14 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
 		total = SIZE_MAX;
-	return realloc_common(MT_CALL_REALLOCARRAY, p, total,
-			      mt_real.reallocarray, n, size);
+	return realloc_common(mt_program_call(CALLER), MT_CALL_REALLOCARRAY, p,
+			      total, mt_real.reallocarray, n, size);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
-	mt_api_enter();
 	int r = mt_real.posix_memalign(out, align, n);
-	if (mt_api_leave())
+	if (mt_program_call(CALLER))
 		mt_probe_alloc(MT_CALL_POSIX_MEMALIGN, n, r == 0 ? *out : NULL);
 	return r;
 }
@@ -122,9 +124,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 #define ALIGNED_ENTRY(name, id)                                              \
 	EXPORT void *name(size_t align, size_t n)                            \
 	{                                                                    \
-		mt_api_enter();                                              \
 		void *p = mt_real.name(align, n);                            \
-		return mt_api_leave() ? mt_probe_alloc(id, n, p) : p;        \
+		return mt_program_call(CALLER) ? mt_probe_alloc(id, n, p) : p; \
 	}
 
 ALIGNED_ENTRY(aligned_alloc, MT_CALL_ALIGNED_ALLOC)
@@ -133,9 +134,8 @@ ALIGNED_ENTRY(memalign, MT_CALL_MEMALIGN)
 #define PAGE_ENTRY(name, id)                                                 \
 	EXPORT void *name(size_t n)                                          \
 	{                                                                    \
-		mt_api_enter();                                              \
 		void *p = mt_real.name(n);                                   \
-		return mt_api_leave() ? mt_probe_alloc(id, n, p) : p;        \
+		return mt_program_call(CALLER) ? mt_probe_alloc(id, n, p) : p; \
 	}
 
 PAGE_ENTRY(valloc, MT_CALL_VALLOC)
@@ -143,20 +143,16 @@ PAGE_ENTRY(pvalloc, MT_CALL_PVALLOC)
 
 EXPORT size_t malloc_usable_size(void *p)
 {
-	if (mt_tls.api_depth == 0)
+	if (mt_program_call(CALLER))
 		mt_probe_call(MT_CALL_MALLOC_USABLE_SIZE);
-	mt_api_enter();
-	size_t n = p && mt_in_boot_arena(p) ? mt_boot_usable_size(p)
-					    : mt_real.malloc_usable_size(p);
-	mt_api_leave();
-	return n;
+	return p && mt_in_boot_arena(p) ? mt_boot_usable_size(p)
+					: mt_real.malloc_usable_size(p);
 }
 
 /* ---- memory system calls -------------------------------------------- */
 
 /* Each wrapper runs in a syscall scope: the outermost one decides, from its
  * caller's address, whether the allocator or the program made the call. */
-#define CALLER __builtin_return_address(0)
 
 static inline void *mmap_common(enum mt_call call, void *caller,
 				void *(*forward)(void *, size_t, int, int, int,

@@ -2,8 +2,9 @@
 #include "rawsys.h"
 
 /* The allocation hot path is written so that its common case makes no call
- * (so needs no stack frame): the rare cases (first event of a thread, a new
- * peak) are tail calls. */
+ * and so needs no stack frame: the rare cases (a thread's first event, a
+ * new peak of live bytes, a backend whose sizes cost a call) are tail
+ * calls to functions of their own. */
 static __attribute__((noinline)) void *peak_then_return(struct mt_thread *t,
 							int64_t live, void *p)
 {
@@ -23,20 +24,18 @@ count_alloc(struct mt_thread *t, enum mt_call call, size_t requested, void *p,
 }
 
 static __attribute__((noinline)) void *
-alloc_first_of_thread(enum mt_call call, size_t requested, void *p)
+alloc_slow(enum mt_call call, size_t requested, void *p)
 {
-	return count_alloc(mt_thread_attach(), call, requested, p, mt_usable(p));
+	return count_alloc(mt_self(), call, requested, p, mt_usable(p));
 }
 
 void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 {
 	struct mt_thread *t = mt_tls.thread;
 
-	if (__builtin_expect(!t, 0))
-		return alloc_first_of_thread(call, requested, p);
-	if (__builtin_expect(mt_glibc_chunks && p, 1))
+	if (__builtin_expect(t && p && mt_glibc_chunks, 1))
 		return count_alloc(t, call, requested, p, mt_glibc_usable(p));
-	return count_alloc(t, call, requested, p, mt_usable(p));
+	return alloc_slow(call, requested, p);
 }
 
 static bool by_allocator(void)

@@ -28,6 +28,17 @@ static inline size_t mt_usable(void *p)
 	return mt_real.malloc_usable_size(p);
 }
 
+/* Is a malloc-API call the program's?  Not while the shim does its own work
+ * (start-up, exit), nor when the allocator calls its own entry points
+ * through the PLT: a memalign that calls malloc is one call, not two.
+ * glibc never does that, and there every caller in libc (strdup, stdio)
+ * is a genuine user of the heap. */
+static inline bool mt_program_call(const void *caller)
+{
+	return mt_tls.hidden == 0 &&
+	       !(mt_allocator_nests && mt_is_allocator_code(caller));
+}
+
 /* An allocation entry returned p (NULL on failure).  Returns p, so that a
  * wrapper can end with a tail call to it. */
 void *mt_probe_alloc(enum mt_call call, size_t requested, void *p);

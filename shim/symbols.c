@@ -227,6 +227,7 @@ static void *fill_pvalloc(size_t n)
 static uintptr_t *libc_curbrk;
 static bool libc_brk;
 bool mt_glibc_chunks;
+bool mt_allocator_nests;
 uintptr_t mt_allocator_lo, mt_allocator_hi;
 
 struct object_range {
@@ -347,8 +348,9 @@ void mt_symbols_resolve(void)
 	if (libc) {
 		libc_curbrk = dlsym(libc, "__curbrk");
 		libc_brk = same_object(r.sbrk, dlsym(libc, "sbrk"));
-		mt_glibc_chunks = same_object(r.malloc, dlsym(libc, "malloc")) &&
-				  glibc_chunks_readable(&r);
+		bool glibc = same_object(r.malloc, dlsym(libc, "malloc"));
+		mt_glibc_chunks = glibc && glibc_chunks_readable(&r);
+		mt_allocator_nests = !glibc;
 		dlclose(libc);
 	}
 	allocator_range((void *)r.malloc);

@@ -45,6 +45,10 @@ static inline bool mt_is_allocator_code(const void *pc)
 	return (uintptr_t)pc - mt_allocator_lo < mt_allocator_hi - mt_allocator_lo;
 }
 
+/* True when the allocator is not libc's: its own calls of malloc-API
+ * entry points through the PLT are then nested calls, not the program's. */
+extern bool mt_allocator_nests;
+
 /* Resolve all symbols now (idempotent). */
 void mt_symbols_resolve(void);
 

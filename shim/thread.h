@@ -23,7 +23,7 @@ struct mt_thread {
  * general-dynamic model would call __tls_get_addr, which may allocate. */
 struct mt_tls {
 	struct mt_thread *thread; /* NULL until the thread's first event */
-	unsigned api_depth;	  /* malloc-API calls on this thread's stack */
+	unsigned hidden;	  /* > 0 while the shim does its own work */
 	unsigned sys_seen;	  /* memory syscalls counted on this thread */
 	unsigned sys_depth;	  /* syscall wrappers on this thread's stack */
 	bool sys_by_allocator;	  /* the outermost one was called by it */
@@ -39,18 +39,6 @@ static inline struct mt_thread *mt_self(void)
 	return __builtin_expect(t != NULL, 1) ? t : mt_thread_attach();
 }
 
-/* Only the outermost malloc-API call counts: an allocator whose memalign
- * calls its own malloc through the PLT is one call of the program's.
- * mt_api_leave() is true when the call leaving was the outermost. */
-static inline void mt_api_enter(void)
-{
-	mt_tls.api_depth++;
-}
-
-static inline bool mt_api_leave(void)
-{
-	return --mt_tls.api_depth == 0;
-}
 
 /* Live bytes are derived (allocated - freed, summed over threads); the peak
  * is checked only when this thread's own live bytes pass its mark, which
