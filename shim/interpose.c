@@ -104,13 +104,26 @@ EXPORT void *realloc(void *p, size_t n)
 			      forward_realloc, n, 0);
 }
 
+/* reallocarray is realloc with an overflow check; done here rather than
+ * forwarded, because glibc's calls realloc through the PLT (which would
+ * count twice) and jemalloc and tcmalloc have none. */
+static void *checked_realloc(void *p, size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mt_real.realloc(p, total);
+}
+
 EXPORT void *reallocarray(void *p, size_t n, size_t size)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
 		total = SIZE_MAX;
 	return realloc_common(mt_program_call(CALLER), MT_CALL_REALLOCARRAY, p,
-			      total, mt_real.reallocarray, n, size);
+			      total, checked_realloc, n, size);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)

@@ -115,7 +115,6 @@ static size_t boot_malloc_usable_size(void *p)
 		return mt_real.name args;                                    \
 	}
 
-BOOT_FORWARD(void *, reallocarray, (void *p, size_t n, size_t m), (p, n, m))
 BOOT_FORWARD(int, posix_memalign, (void **r, size_t a, size_t n), (r, a, n))
 BOOT_FORWARD(void *, aligned_alloc, (size_t a, size_t n), (a, n))
 BOOT_FORWARD(void *, valloc, (size_t n), (n))
@@ -158,7 +157,6 @@ struct mt_real mt_real = {
 	.free = boot_free,
 	.calloc = boot_calloc,
 	.realloc = boot_realloc,
-	.reallocarray = boot_reallocarray,
 	.posix_memalign = boot_posix_memalign,
 	.aligned_alloc = boot_aligned_alloc,
 	.memalign = boot_memalign,
@@ -183,16 +181,6 @@ struct mt_real mt_real = {
 static size_t page_size(void)
 {
 	return (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static void *fill_reallocarray(void *p, size_t n, size_t m)
-{
-	size_t total;
-	if (__builtin_mul_overflow(n, m, &total)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return mt_real.realloc(p, total);
 }
 
 static int fill_posix_memalign(void **r, size_t align, size_t n)
@@ -335,8 +323,6 @@ void mt_symbols_resolve(void)
 	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall)
 		mt_fatal("cannot find the next definition of a malloc or memory "
 			 "function (dlsym: %s); is libc loaded?", dlerror());
-	r.reallocarray = backend_symbol("reallocarray", r.malloc,
-					fill_reallocarray);
 	r.posix_memalign = backend_symbol("posix_memalign", r.malloc,
 					  fill_posix_memalign);
 	r.aligned_alloc = backend_symbol("aligned_alloc", r.malloc,
