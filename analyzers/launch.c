@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +70,22 @@ static const char *backend_library(const char *backend, char *buf,
 	return path;
 }
 
+/* The kernel counters find the syscall tracepoints in tracefs.  perf mounts
+ * it when it is missing; so do we, as root. */
+static void ensure_tracefs(void)
+{
+	static const char dir[] = "/sys/kernel/tracing";
+	struct stat st;
+
+	if (stat("/sys/kernel/tracing/events", &st) == 0 ||
+	    stat("/sys/kernel/debug/tracing/events", &st) == 0 || geteuid() != 0)
+		return;
+	if (mount("nodev", dir, "tracefs", 0, NULL) == 0)
+		fprintf(stderr, "memtrace: mounted tracefs at %s (for the kernel "
+				"counters)\n",
+			dir);
+}
+
 bool mt_launch_prepare(const struct mt_launch *l)
 {
 	char buf[PATH_MAX], preload[8192];
@@ -83,6 +101,7 @@ bool mt_launch_prepare(const struct mt_launch *l)
 	}
 	if (l->backend && !(lib = backend_library(l->backend, buf, sizeof buf)))
 		return false;
+	ensure_tracefs();
 
 	const char *old = getenv("LD_PRELOAD");
 	snprintf(preload, sizeof preload, "%s%s%s%s%s", shim, *lib ? ":" : "",

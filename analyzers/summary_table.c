@@ -48,7 +48,7 @@ static void row(FILE *out, uint64_t count, const char *name, const char *note)
 {
 	char num[40];
 	if (note && *note)
-		fprintf(out, "  %18s  %-20s  # %s\n",
+		fprintf(out, "  %18s  %-30s  # %s\n",
 			grouped(count, num, sizeof num), name, note);
 	else
 		fprintf(out, "  %18s  %s\n", grouped(count, num, sizeof num), name);
@@ -118,6 +118,15 @@ static void print_bytes(FILE *out, json_t *s)
 	row(out, u64(b, "peak_live"), "peak live", note);
 }
 
+static bool listed(json_t *array, const char *value)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(array, i, v) if (strcmp(json_string_value(v), value) == 0)
+		return true;
+	return false;
+}
+
 static void print_syscalls(FILE *out, json_t *s)
 {
 	json_t *sys = json_object_get(s, "syscalls");
@@ -126,9 +135,19 @@ static void print_syscalls(FILE *out, json_t *s)
 	json_t *adv = json_object_get(s, "madvise_by_advice");
 	char note[96], h1[32], h2[32];
 
-	heading(out, "memory system calls (seen by interposition)");
+	json_t *sources = json_object_get(s, "sources");
+	json_t *from = json_object_get(sources, "syscalls");
+
+	heading(out, "memory system calls");
 	for (int i = 0; i < MT_SYS_COUNT; i++) {
 		const char *name = mt_sys_names[i];
+		char label[64], flag[64];
+		snprintf(flag, sizeof flag, "syscalls.%s", name);
+		snprintf(label, sizeof label, "%-9s (%s%s)", name,
+			 json_string_value(json_object_get(from, name)),
+			 listed(json_object_get(sources, "incomplete"), flag)
+				 ? ", incomplete"
+				 : "");
 		note[0] = '\0';
 		if (i == MT_SYS_BRK)
 			snprintf(note, sizeof note,
@@ -137,16 +156,16 @@ static void print_syscalls(FILE *out, json_t *s)
 				 human_bytes(u64(brk, "grow_bytes"), h1, sizeof h1),
 				 u64(brk, "shrink"),
 				 human_bytes(u64(brk, "shrink_bytes"), h2, sizeof h2));
-		else
-			snprintf(note, sizeof note, "%s",
+		else if (i != MT_SYS_MPROTECT)
+			snprintf(note, sizeof note, "%s by interposed calls",
 				 human_bytes(u64(bytes, name), h1, sizeof h1));
-		row(out, u64(sys, name), name, note);
+		row(out, u64(sys, name), label, note);
 	}
 	const char *key;
 	json_t *v;
 	json_object_foreach(adv, key, v) {
 		char label[40];
-		snprintf(label, sizeof label, "  %s", key);
+		snprintf(label, sizeof label, "  %s (interposed)", key);
 		row(out, (uint64_t)json_integer_value(v), label, "");
 	}
 }
@@ -156,7 +175,11 @@ static void print_time(FILE *out, json_t *s)
 	json_t *pf = json_object_get(s, "page_faults");
 	json_t *cpu = json_object_get(s, "cpu_s");
 
-	heading(out, "page faults and time (getrusage)");
+	char title[64];
+	snprintf(title, sizeof title, "page faults (%s) and time (getrusage)",
+		 json_string_value(json_object_get(json_object_get(s, "sources"),
+						   "page_faults")));
+	heading(out, title);
 	row(out, u64(pf, "minor"), "minor faults", "");
 	row(out, u64(pf, "major"), "major faults", "");
 	fprintf(out, "  %16.3f s  user\n", real(cpu, "user"));

@@ -23,6 +23,10 @@ struct mt_counters {
 	 * the allocator's own, not the program's. */
 	uint64_t calls_by_allocator[MT_CALL_COUNT];
 	uint64_t sys_by_allocator[MT_SYS_COUNT];
+	/* Made by glibc's malloc out of sight, inferred from what changed (the
+	 * break, mmapped chunk headers); not part of sys[]. */
+	uint64_t sys_inferred[MT_SYS_COUNT];
+	uint64_t sys_inferred_bytes[MT_SYS_COUNT];
 	uint64_t brk_grow, brk_grow_bytes;
 	uint64_t brk_shrink, brk_shrink_bytes;
 	uint64_t madvise_by_advice[MT_ADVICE_SLOTS];

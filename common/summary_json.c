@@ -148,8 +148,18 @@ static void write_syscalls(struct obj *top, const struct mt_summary *s)
 
 	struct obj sys = nested(top, "syscalls");
 	for (int i = 0; i < MT_SYS_COUNT; i++)
-		field_u64(&sys, mt_sys_names[i], c->sys[i]);
+		field_u64(&sys, mt_sys_names[i], mt_summary_syscall(s, i).value);
 	end(&sys);
+
+	struct obj seen = nested(top, "syscalls_interposed");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		field_u64(&seen, mt_sys_names[i], c->sys[i]);
+	end(&seen);
+
+	struct obj inferred = nested(top, "syscalls_inferred");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		field_u64(&inferred, mt_sys_names[i], c->sys_inferred[i]);
+	end(&inferred);
 
 	struct obj alloc = nested(top, "syscalls_by_allocator");
 	for (int i = 0; i < MT_SYS_COUNT; i++)
@@ -187,6 +197,29 @@ static void write_syscalls(struct obj *top, const struct mt_summary *s)
 	for (int i = 0; i < MT_SYS_COUNT; i++)
 		field_u64(&shim, mt_sys_names[i], s->shim_syscalls[i]);
 	end(&shim);
+}
+
+/* Where each figure came from, and which ones are known to miss calls. */
+static void write_sources(struct obj *top, const struct mt_summary *s)
+{
+	struct obj src = nested(top, "sources");
+	struct obj sys = nested(&src, "syscalls");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		field_string(&sys, mt_sys_names[i], mt_summary_syscall(s, i).source);
+	end(&sys);
+	field_string(&src, "page_faults", mt_summary_faults(s, false).source);
+
+	key(&src, "incomplete");
+	put(top->o, "[");
+	bool first = true;
+	for (int i = 0; i < MT_SYS_COUNT; i++) {
+		if (mt_summary_syscall(s, i).complete)
+			continue;
+		put(top->o, "%s\"syscalls.%s\"", first ? "" : ", ", mt_sys_names[i]);
+		first = false;
+	}
+	put(top->o, "]");
+	end(&src);
 }
 
 size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
@@ -227,9 +260,11 @@ size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 	write_syscalls(&top, s);
 
 	struct obj pf = nested(&top, "page_faults");
-	field_u64(&pf, "minor", s->minor_faults);
-	field_u64(&pf, "major", s->major_faults);
+	field_u64(&pf, "minor", mt_summary_faults(s, false).value);
+	field_u64(&pf, "major", mt_summary_faults(s, true).value);
 	end(&pf);
+
+	write_sources(&top, s);
 
 	struct obj cpu = nested(&top, "cpu_s");
 	field_double(&cpu, "user", s->user_s);

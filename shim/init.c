@@ -17,10 +17,13 @@ static const char *get_env(const char *name)
 	return getenv(name);
 }
 
+/* The child of a fork counts on its own, from zero. */
 static void child_after_fork(void)
 {
+	mt_tls.hidden++;
 	mt_threads_reset_after_fork();
-	mt_report_start();
+	mt_report_restart_in_child();
+	mt_tls.hidden--;
 }
 
 /* Runs before main (after libc's constructors).  Allocation may already
@@ -36,7 +39,7 @@ __attribute__((constructor)) static void mt_init(void)
 		mt_options_parse(&mt_opt, get_env);
 		mt_backend_ensure();
 		mt_threads_init();
-		mt_report_start();
+		mt_report_start(true);
 		pthread_atfork(NULL, NULL, child_after_fork);
 	}
 	mt_tls.hidden--;

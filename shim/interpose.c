@@ -28,28 +28,25 @@ EXPORT void *malloc(size_t n)
 	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p) : p;
 }
 
-static __attribute__((noinline)) void free_slow(void *p, bool counted)
-{
-	bool arena = p && mt_in_boot_arena(p);
-	if (counted)
-		mt_probe_free(mt_self(), p);
-	if (p && !arena)
-		mt_real.free(p);
-}
-
-/* Counted before the real free, then a jump to it.  On glibc the common
- * case makes no call but that jump. */
+/* Counted before the real call, while the size can still be read and
+ * before another thread can reuse the address. */
 EXPORT void free(void *p)
 {
-	struct mt_thread *t = mt_tls.thread;
 	bool counted = mt_program_call(CALLER);
-	if (__builtin_expect(!t || !counted || !p || mt_in_boot_arena(p) ||
-				     !mt_glibc_chunks,
-			     0))
-		return free_slow(p, counted);
-	mt_count_call(&t->c, MT_CALL_FREE);
-	mt_count_free(&t->c, mt_glibc_usable(p));
+	bool arena = p && mt_in_boot_arena(p);
+	struct mt_thread *t = mt_self();
+
+	if (counted)
+		mt_probe_free(t, p);
+	if (!p || arena)
+		return;
+	if (!mt_glibc_chunks) {
+		mt_real.free(p);
+		return;
+	}
+	/* glibc's free may trim the heap: watch the break. */
 	mt_real.free(p);
+	mt_probe_after_free(t);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -84,10 +81,15 @@ static void *realloc_common(bool counted, enum mt_call call, void *old,
 	} else {
 		/* Read the old size first: after the call it may be gone. */
 		size_t old_usable = counted ? mt_usable(old) : 0;
+		size_t old_head = old && mt_glibc_chunks ? mt_chunk_head(old) : 0;
 		p = forward(old, x, y);
 		/* On failure (NULL for a non-zero size) the old block stays. */
-		if (counted && old && (p || requested == 0))
+		if (counted && old && (p || requested == 0)) {
 			mt_probe_release(old_usable);
+			if (mt_glibc_chunks)
+				mt_glibc_chunk_moved(mt_self(), old_head, p);
+			return mt_probe_realloc(call, requested, p);
+		}
 	}
 	return counted ? mt_probe_alloc(call, requested, p) : p;
 }

@@ -5,7 +5,9 @@
 #include "diag.h"
 #include "options.h"
 
-struct mt_options mt_opt = {.backend = "glibc"};
+#define DEFAULTS {.backend = "glibc", .perf = true}
+
+struct mt_options mt_opt = DEFAULTS;
 
 bool mt_parse_bool(const char *s, bool *out)
 {
@@ -21,14 +23,25 @@ bool mt_parse_bool(const char *s, bool *out)
 	return false;
 }
 
+static int parse_switch(const char *name, const char *v, bool *out)
+{
+	bool fallback = *out;
+	if (mt_parse_bool(v, out))
+		return 0;
+	mt_warn("%s='%s' is not a boolean (accepted: 1, true, yes, on, 0, "
+		"false, no, off); using %d",
+		name, v, fallback);
+	return 1;
+}
+
 static int parse_quiet(struct mt_options *opt, const char *v)
 {
-	if (mt_parse_bool(v, &opt->quiet))
-		return 0;
-	mt_warn("MEMTRACE_QUIET='%s' is not a boolean (accepted: 1, true, "
-		"yes, on, 0, false, no, off); using 0",
-		v);
-	return 1;
+	return parse_switch("MEMTRACE_QUIET", v, &opt->quiet);
+}
+
+static int parse_perf(struct mt_options *opt, const char *v)
+{
+	return parse_switch("MEMTRACE_PERF", v, &opt->perf);
 }
 
 static int parse_backend(struct mt_options *opt, const char *v)
@@ -72,6 +85,7 @@ static const struct {
 	int (*parse)(struct mt_options *, const char *);
 } table[] = {
 	{"MEMTRACE_BACKEND", parse_backend},
+	{"MEMTRACE_PERF", parse_perf},
 	{"MEMTRACE_QUIET", parse_quiet},
 	{"MEMTRACE_SUMMARY", parse_summary},
 };
@@ -81,7 +95,7 @@ int mt_options_parse(struct mt_options *opt,
 {
 	int bad = 0;
 
-	*opt = (struct mt_options){.backend = "glibc"};
+	*opt = (struct mt_options)DEFAULTS;
 	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
 		const char *v = get(table[i].name);
 		if (v)

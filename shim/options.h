@@ -8,6 +8,7 @@ struct mt_options {
 	const char *backend;	  /* a known name or a library path */
 	bool backend_explicit;	  /* MEMTRACE_BACKEND was given (and valid) */
 	bool quiet;		  /* no summary on stderr */
+	bool perf;		  /* use the kernel counters (perf_event_open) */
 	const char *summary_path; /* JSON summary, "%p" = pid; NULL = none */
 };
 

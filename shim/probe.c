@@ -23,19 +23,36 @@ count_alloc(struct mt_thread *t, enum mt_call call, size_t requested, void *p,
 	return p;
 }
 
+/* `fresh`: p is a new block (not realloc's, whose mapping realloc_common
+ * accounts for). */
 static __attribute__((noinline)) void *
-alloc_slow(enum mt_call call, size_t requested, void *p)
+alloc_slow(enum mt_call call, size_t requested, void *p, bool fresh)
 {
-	return count_alloc(mt_self(), call, requested, p, mt_usable(p));
+	struct mt_thread *t = mt_self();
+	if (mt_break_moved())
+		mt_glibc_break_moved(t);
+	if (fresh && mt_glibc_chunks && p &&
+	    (mt_chunk_head(p) & MT_CHUNK_MMAPPED))
+		mt_glibc_chunk_mapped(t, mt_chunk_head(p), true);
+	return count_alloc(t, call, requested, p, mt_usable(p));
+}
+
+void *mt_probe_realloc(enum mt_call call, size_t requested, void *p)
+{
+	return alloc_slow(call, requested, p, false);
 }
 
 void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 {
 	struct mt_thread *t = mt_tls.thread;
 
-	if (__builtin_expect(t && p && mt_glibc_chunks, 1))
-		return count_alloc(t, call, requested, p, mt_glibc_usable(p));
-	return alloc_slow(call, requested, p);
+	if (__builtin_expect(t && p && mt_glibc_chunks, 1)) {
+		size_t head = mt_chunk_head(p);
+		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && !mt_break_moved(), 1))
+			return count_alloc(t, call, requested, p,
+					   mt_chunk_usable(head));
+	}
+	return alloc_slow(call, requested, p, true);
 }
 
 static bool by_allocator(void)
@@ -63,6 +80,7 @@ void mt_probe_madvise(int advice, uint64_t bytes)
 void mt_probe_brk(uintptr_t from, uintptr_t to)
 {
 	mt_count_brk_move(&mt_self()->c, from, to);
+	mt_glibc_break_set(to);
 }
 
 uintptr_t mt_break_before(void)

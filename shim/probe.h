@@ -6,25 +6,19 @@
 
 #include <stdint.h>
 
+#include "glibc_heap.h"
 #include "symbols.h"
 #include "thread.h"
 
-/* Usable size of a live glibc block, read from its chunk header as glibc's
- * own malloc_usable_size does, without the call (the layout is checked
- * against it at start-up, see symbols.c). */
-static inline size_t mt_glibc_usable(const void *p)
-{
-	size_t head = ((const size_t *)p)[-1];
-	return (head & ~(size_t)7) - (head & 2 ? 16 : 8);
-}
-
-/* Usable size of a live block (0 for NULL). */
+/* Usable size of a live block (0 for NULL).  On glibc it is read from the
+ * chunk header, as glibc's own malloc_usable_size does, without the call
+ * (the layout is checked against it at start-up, see symbols.c). */
 static inline size_t mt_usable(void *p)
 {
 	if (!p)
 		return 0;
 	if (__builtin_expect(mt_glibc_chunks, 1))
-		return mt_glibc_usable(p);
+		return mt_chunk_usable(mt_chunk_head(p));
 	return mt_real.malloc_usable_size(p);
 }
 
@@ -42,6 +36,8 @@ static inline bool mt_program_call(const void *caller)
 /* An allocation entry returned p (NULL on failure).  Returns p, so that a
  * wrapper can end with a tail call to it. */
 void *mt_probe_alloc(enum mt_call call, size_t requested, void *p);
+/* The same for realloc's result, whose old block was accounted for. */
+void *mt_probe_realloc(enum mt_call call, size_t requested, void *p);
 
 /* A block of `usable` bytes is given back (realloc's old block). */
 static inline void mt_probe_release(size_t usable)
@@ -54,8 +50,23 @@ static inline void mt_probe_release(size_t usable)
 static inline void mt_probe_free(struct mt_thread *t, void *p)
 {
 	mt_count_call(&t->c, MT_CALL_FREE);
-	if (p && !mt_in_boot_arena(p))
-		mt_count_free(&t->c, mt_usable(p));
+	if (!p || mt_in_boot_arena(p))
+		return;
+	if (mt_glibc_chunks) {
+		size_t head = mt_chunk_head(p);
+		mt_count_free(&t->c, mt_chunk_usable(head));
+		if (head & MT_CHUNK_MMAPPED)
+			mt_glibc_chunk_mapped(t, head, false);
+	} else {
+		mt_count_free(&t->c, mt_real.malloc_usable_size(p));
+	}
+}
+
+/* After a real call that may have moved glibc's heap (free's trim). */
+static inline void mt_probe_after_free(struct mt_thread *t)
+{
+	if (__builtin_expect(mt_break_moved(), 0))
+		mt_glibc_break_moved(t);
 }
 
 static inline void mt_probe_call(enum mt_call call)

@@ -8,6 +8,8 @@
 
 #include "backend.h"
 #include "diag.h"
+#include "kcounters.h"
+#include "symbols.h"
 #include "options.h"
 #include "rawsys.h"
 #include "report.h"
@@ -36,10 +38,26 @@ static void read_command(void)
 	argv_view[argc] = NULL;
 }
 
-void mt_report_start(void)
+/* The shim's own memory syscalls when the kernel counters opened: those
+ * made later are in the kernel's counts and are taken out again. */
+static uint64_t shim_at_open[MT_SYS_COUNT];
+
+void mt_report_start(bool announce)
 {
 	clock_gettime(CLOCK_MONOTONIC, &started);
 	read_command();
+	if (mt_opt.perf)
+		mt_kcounters_open(announce);
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		shim_at_open[i] =
+			__atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
+}
+
+void mt_report_restart_in_child(void)
+{
+	mt_kcounters_forget();
+	memset(mt_shim_syscalls, 0, sizeof mt_shim_syscalls);
+	mt_report_start(false);
 }
 
 static double seconds(struct timeval tv)
@@ -62,9 +80,20 @@ static void gather(struct mt_summary *s)
 	s->peak_live = mt_peak_live();
 	s->peak_sampled = mt_peak_is_sampled();
 	s->threads = mt_threads_seen();
+	s->glibc_inference = mt_glibc_chunks;
+	struct mt_ksnapshot k;
+	mt_kcounters_read(&k);
+	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
+		uint64_t own = i < MT_SYS_COUNT ? __atomic_load_n(&mt_shim_syscalls[i],
+								 __ATOMIC_RELAXED) -
+							 shim_at_open[i]
+						: 0;
+		s->kernel_valid[i] = k.valid[i];
+		s->kernel[i] = k.value[i] > own ? k.value[i] - own : 0;
+	}
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
-		s->minor_faults = (uint64_t)ru.ru_minflt;
-		s->major_faults = (uint64_t)ru.ru_majflt;
+		s->rusage_minor_faults = (uint64_t)ru.ru_minflt;
+		s->rusage_major_faults = (uint64_t)ru.ru_majflt;
 		s->user_s = seconds(ru.ru_utime);
 		s->system_s = seconds(ru.ru_stime);
 	}
@@ -161,18 +190,23 @@ static void print_text(const struct mt_summary *s)
 	       (unsigned long long)s->c.freed,
 	       (unsigned long long)s->peak_live,
 	       s->peak_sampled ? " (sampled)" : "");
-	mt_say("  syscalls seen by interposition: brk %llu, mmap %llu, munmap "
-	       "%llu, mremap %llu, madvise %llu",
-	       (unsigned long long)s->c.sys[MT_SYS_BRK],
-	       (unsigned long long)s->c.sys[MT_SYS_MMAP],
-	       (unsigned long long)s->c.sys[MT_SYS_MUNMAP],
-	       (unsigned long long)s->c.sys[MT_SYS_MREMAP],
-	       (unsigned long long)s->c.sys[MT_SYS_MADVISE]);
-	mt_say("  page faults %llu minor, %llu major; cpu %.3f s user, %.3f s "
-	       "system; wall %.3f s",
-	       (unsigned long long)s->minor_faults,
-	       (unsigned long long)s->major_faults, s->user_s, s->system_s,
-	       s->wall_s);
+	struct mt_figure brk = mt_summary_syscall(s, MT_SYS_BRK);
+	mt_say("  syscalls (%s): brk %llu (%llu grow, %llu shrink), mmap %llu, "
+	       "munmap %llu, mremap %llu, madvise %llu, mprotect %llu",
+	       brk.source, (unsigned long long)brk.value,
+	       (unsigned long long)s->c.brk_grow,
+	       (unsigned long long)s->c.brk_shrink,
+	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MMAP).value,
+	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MUNMAP).value,
+	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MREMAP).value,
+	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MADVISE).value,
+	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MPROTECT).value);
+	struct mt_figure minor = mt_summary_faults(s, false);
+	mt_say("  page faults (%s) %llu minor, %llu major; cpu %.3f s user, "
+	       "%.3f s system; wall %.3f s",
+	       minor.source, (unsigned long long)minor.value,
+	       (unsigned long long)mt_summary_faults(s, true).value, s->user_s,
+	       s->system_s, s->wall_s);
 }
 
 void mt_report_at_exit(void)

@@ -3,9 +3,13 @@
 #ifndef MEMTRACE_REPORT_H
 #define MEMTRACE_REPORT_H
 
-/* At start-up (and in a forked child): remember the command line and
- * the start time. */
-void mt_report_start(void);
+#include <stdbool.h>
+
+/* At start-up: remember the command line and the start time, and open the
+ * kernel counters (saying what is missing when `announce`). */
+void mt_report_start(bool announce);
+/* In a child after fork: the same, for the child's own figures. */
+void mt_report_restart_in_child(void);
 void mt_report_at_exit(void);
 
 #endif

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "glibc_heap.h"
 #include "symbols.h"
 #include "thread.h"
 
@@ -337,6 +338,8 @@ void mt_symbols_resolve(void)
 		bool glibc = same_object(r.malloc, dlsym(libc, "malloc"));
 		mt_glibc_chunks = glibc && glibc_chunks_readable(&r);
 		mt_allocator_nests = !glibc;
+		if (mt_glibc_chunks)
+			mt_glibc_heap_init(libc_curbrk);
 		dlclose(libc);
 	}
 	allocator_range((void *)r.malloc);

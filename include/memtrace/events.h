@@ -34,19 +34,29 @@ enum mt_call {
 };
 
 /* The memory system calls, however they were reached (libc wrapper,
- * syscall(2), or seen by the kernel). */
+ * syscall(2), or seen by the kernel).  mprotect is counted by the kernel
+ * counters only (it is not interposed). */
 #define MT_SYSCALLS(X)                                                       \
 	X(BRK, "brk")                                                        \
 	X(MMAP, "mmap")                                                      \
 	X(MUNMAP, "munmap")                                                  \
 	X(MREMAP, "mremap")                                                  \
-	X(MADVISE, "madvise")
+	X(MADVISE, "madvise")                                                \
+	X(MPROTECT, "mprotect")
 
 enum mt_sys {
 #define MT_ENUM(id, name) MT_SYS_##id,
 	MT_SYSCALLS(MT_ENUM)
 #undef MT_ENUM
 	MT_SYS_COUNT
+};
+
+/* What the kernel counters count: each memory syscall (in enum mt_sys
+ * order), then page faults. */
+enum mt_kernel_event {
+	MT_KERNEL_MINOR_FAULTS = MT_SYS_COUNT,
+	MT_KERNEL_MAJOR_FAULTS,
+	MT_KERNEL_COUNT
 };
 
 /* madvise advice values are small integers (<linux/mman.h>); larger ones

@@ -22,8 +22,27 @@ BACKEND_LIBS = {
 }
 
 
+def _mount_tracefs():
+    """The kernel counters read syscall tracepoint ids from tracefs; on a
+    fresh machine it may not be mounted yet (perf and memtrace mount it)."""
+    if os.path.exists("/sys/kernel/tracing/events") or os.geteuid() != 0:
+        return
+    subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"],
+                   capture_output=True)
+
+
+_mount_tracefs()
+
+
 def program(name):
     return os.path.join(PROGRAMS, name)
+
+
+def fixed_layout(cmd):
+    """cmd with address-space randomisation off, so that what an allocator
+    does depends on the program alone: tcmalloc, for one, sometimes needs
+    one more sbrk to align its heap, depending on where the break starts."""
+    return ["setarch", os.uname().machine, "-R"] + list(cmd)
 
 
 def clean_env(**extra):
@@ -40,9 +59,14 @@ def bare_env(backend):
     return clean_env(**({"LD_PRELOAD": lib} if lib else {}))
 
 
-def shim_env(backend, summary=None, quiet=True, **extra):
-    """The program under memtrace, the way a user writes it by hand."""
-    env = clean_env(LD_PRELOAD=SHIM, MEMTRACE_BACKEND=backend, **extra)
+def shim_env(backend, summary=None, quiet=True, reexec=False, **extra):
+    """The program under memtrace, with the backend preloaded right after
+    the shim, as `memtrace run` does; with `reexec`, the way a user writes
+    it by hand (MEMTRACE_BACKEND alone: the shim restarts the program once
+    with the backend preloaded)."""
+    lib = BACKEND_LIBS.get(backend)
+    preload = SHIM if reexec or not lib else SHIM + ":" + lib
+    env = clean_env(LD_PRELOAD=preload, MEMTRACE_BACKEND=backend, **extra)
     if quiet:
         env["MEMTRACE_QUIET"] = "1"
     if summary:
@@ -78,13 +102,15 @@ def summary(cmd, backend, **extra):
 
 
 def strace_counts(cmd, env, syscalls=("brk", "mmap", "munmap", "mremap", "madvise")):
-    """Per-syscall counts from `strace -f -c` for one run of cmd in env
-    (given to the traced program with -E, so strace itself runs bare)."""
+    """Per-syscall counts from `strace -f -c` for one run of cmd in env,
+    with a fixed address-space layout.  Only cmd gets env (through env(1));
+    strace, setarch and env run bare, so that nothing but cmd varies."""
     base = clean_env()
-    setenv = [f"-E{k}={v}" for k, v in env.items() if base.get(k) != v]
+    setenv = [f"{k}={v}" for k, v in env.items() if base.get(k) != v]
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as out:
         run(["strace", "-f", "-c", "-o", out.name, "-e",
-             "trace=" + ",".join(syscalls)] + setenv + cmd, base)
+             "trace=" + ",".join(syscalls)]
+            + fixed_layout(["env"] + setenv + list(cmd)), base)
         counts = dict.fromkeys(syscalls, 0)
         for line in out.read().splitlines():
             m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", line)

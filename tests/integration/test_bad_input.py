@@ -19,6 +19,7 @@ def warnings_of(stderr):
 
 @pytest.mark.parametrize("var,value,accepted", [
     ("MEMTRACE_QUIET", "maybe", "accepted: 1, true"),
+    ("MEMTRACE_PERF", "sometimes", "accepted: 1, true"),
     ("MEMTRACE_BACKEND", "hoard", "accepted: glibc, jemalloc"),
     ("MEMTRACE_BACKEND", "lib/libfoo.so", "absolute path"),
     ("MEMTRACE_SUMMARY", "/tmp/%d.json", "'%p' stands for the pid"),

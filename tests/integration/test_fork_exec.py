@@ -23,6 +23,11 @@ def test_forked_child_counts_its_own_calls(backend):
     assert parent["calls"]["malloc"] >= 5000
     assert parent["calls"]["malloc"] < 5000 + 3000
     assert child["backend"]["name"] == backend
+    # Its kernel counters are its own, opened at the fork: exactly its 3
+    # munmaps, none of the parent's 5.
+    assert child["sources"]["syscalls"]["munmap"] == "kernel"
+    assert child["syscalls"]["munmap"] == 3
+    assert parent["syscalls"]["munmap"] >= 5
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from mt import BACKENDS, program, run, shim_env, strace_counts
+from mt import BACKENDS, program, shim_env, strace_counts
 import json
 
 SYSCALLS = ("brk", "mmap", "munmap", "mremap", "madvise")

@@ -1,10 +1,13 @@
 /* `fork_exec MODE A B`: the parent makes A mallocs, forks, and the child
  * makes B mallocs then exits (MODE=fork), or execs itself as
- * `fork_exec leaf B` (MODE=exec).  `leaf B` makes B mallocs.  Each process
- * prints its pid and role so a test can match summaries to processes. */
+ * `fork_exec leaf B` (MODE=exec).  `leaf B` makes B mallocs.  Every 1000
+ * mallocs also map, touch and unmap 64 KiB, so each process has syscalls
+ * and faults of its own.  Each process prints its pid and role so a test
+ * can match summaries to processes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +17,14 @@ static void allocate(long n)
 		char *p = malloc(48);
 		__asm__ volatile("" : : "r"(p) : "memory");
 		free(p);
+		if (i % 1000 == 999) {
+			char *m = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED)
+				exit(1);
+			m[0] = 1;
+			munmap(m, 65536);
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 /* The JSON writer's output, parsed back with jansson. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,7 +34,7 @@ static struct mt_summary example(void)
 	s.c.brk_grow = 1;
 	s.c.brk_grow_bytes = 4096;
 	s.peak_live = 560;
-	s.minor_faults = 77;
+	s.rusage_minor_faults = 77;
 	s.user_s = 0.25;
 	s.wall_s = 1.5;
 	s.threads = 1;
@@ -68,7 +69,8 @@ static void has_every_documented_key(void **state)
 	static const char *const top[] = {
 		"version", "schema", "pid", "command", "backend", "calls",
 		"bytes_requested", "bytes", "size_histogram", "syscalls",
-		"syscalls_by_allocator", "calls_by_allocator", "syscall_bytes", "brk", "madvise_by_advice", "shim_syscalls",
+		"syscalls_by_allocator", "calls_by_allocator", "syscall_bytes", "brk",
+		"syscalls_interposed", "syscalls_inferred", "sources", "madvise_by_advice", "shim_syscalls",
 		"page_faults", "cpu_s", "wall_s", "threads"};
 	(void)state;
 	for (size_t i = 0; i < sizeof top / sizeof *top; i++)
@@ -116,6 +118,69 @@ static void values_round_trip(void **state)
 	json_decref(j);
 }
 
+static const char *source_of(json_t *j, const char *sys)
+{
+	return json_string_value(json_object_get(
+		json_object_get(json_object_get(j, "sources"), "syscalls"), sys));
+}
+
+static bool listed_incomplete(json_t *j, const char *key)
+{
+	json_t *list = json_object_get(json_object_get(j, "sources"), "incomplete");
+	size_t i;
+	json_t *v;
+	json_array_foreach(list, i, v) if (strcmp(json_string_value(v), key) == 0)
+		return true;
+	return false;
+}
+
+static void kernel_counts_win_and_say_so(void **state)
+{
+	struct mt_summary s = example();
+	(void)state;
+	s.c.sys[MT_SYS_BRK] = 3;
+	s.kernel_valid[MT_SYS_BRK] = true;
+	s.kernel[MT_SYS_BRK] = 40;
+	s.kernel_valid[MT_KERNEL_MINOR_FAULTS] = true;
+	s.kernel[MT_KERNEL_MINOR_FAULTS] = 500;
+	json_t *j = parsed(&s);
+	assert_int_equal(at(j, "syscalls", "brk"), 40);
+	assert_int_equal(at(j, "syscalls_interposed", "brk"), 3);
+	assert_string_equal(source_of(j, "brk"), "kernel");
+	assert_string_equal(source_of(j, "mmap"), "interposed");
+	assert_int_equal(at(j, "page_faults", "minor"), 500);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(j, "sources"), "page_faults")),
+			    "kernel");
+	assert_false(listed_incomplete(j, "syscalls.brk"));
+	assert_true(listed_incomplete(j, "syscalls.mmap"));
+	json_decref(j);
+}
+
+static void fallback_marks_what_it_cannot_see(void **state)
+{
+	struct mt_summary s = example();
+	(void)state;
+	s.glibc_inference = true;
+	s.c.sys[MT_SYS_BRK] = 2;
+	s.c.sys_inferred[MT_SYS_BRK] = 30;
+	s.c.sys_inferred[MT_SYS_MMAP] = 5;
+	json_t *j = parsed(&s);
+	assert_int_equal(at(j, "syscalls", "brk"), 32);
+	assert_int_equal(at(j, "syscalls", "mmap"), 5);
+	assert_int_equal(at(j, "syscalls_inferred", "brk"), 30);
+	assert_string_equal(source_of(j, "brk"), "interposed+inferred");
+	assert_false(listed_incomplete(j, "syscalls.brk"));
+	assert_false(listed_incomplete(j, "syscalls.mremap"));
+	assert_true(listed_incomplete(j, "syscalls.mmap"));
+	assert_true(listed_incomplete(j, "syscalls.mprotect"));
+	assert_int_equal(at(j, "page_faults", "minor"), 77);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(j, "sources"), "page_faults")),
+			    "getrusage");
+	json_decref(j);
+}
+
 static void too_small_a_buffer_is_refused(void **state)
 {
 	struct mt_summary s = example();
@@ -129,6 +194,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(has_every_documented_key),
 		cmocka_unit_test(values_round_trip),
+		cmocka_unit_test(kernel_counts_win_and_say_so),
+		cmocka_unit_test(fallback_marks_what_it_cannot_see),
 		cmocka_unit_test(too_small_a_buffer_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

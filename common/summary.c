@@ -1,0 +1,30 @@
+#include "summary.h"
+
+struct mt_figure mt_summary_syscall(const struct mt_summary *s, int sys)
+{
+	if (s->kernel_valid[sys])
+		return (struct mt_figure){s->kernel[sys], "kernel", true};
+
+	/* Without the kernel: what passed through the interposers, plus, on
+	 * glibc, what its malloc did out of sight, inferred.  That is all of
+	 * brk and mremap; mmap, munmap, madvise and mprotect are also made
+	 * inside libc (thread stacks, the loader, arena trimming), unseen. */
+	uint64_t n = s->c.sys[sys];
+	const char *source = "interposed";
+	if (s->glibc_inference) {
+		n += s->c.sys_inferred[sys];
+		source = "interposed+inferred";
+	}
+	bool complete = sys == MT_SYS_BRK || sys == MT_SYS_MREMAP;
+	return (struct mt_figure){n, source, complete};
+}
+
+struct mt_figure mt_summary_faults(const struct mt_summary *s, bool major)
+{
+	int k = major ? MT_KERNEL_MAJOR_FAULTS : MT_KERNEL_MINOR_FAULTS;
+	if (s->kernel_valid[k])
+		return (struct mt_figure){s->kernel[k], "kernel", true};
+	return (struct mt_figure){major ? s->rusage_major_faults
+					: s->rusage_minor_faults,
+				  "getrusage", true};
+}

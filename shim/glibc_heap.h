@@ -1,0 +1,57 @@
+/* What glibc's malloc does out of the interposers' sight: it moves the
+ * program break (brk) and maps large chunks (mmap, munmap, mremap) with
+ * internal calls.  Both leave traces we can read cheaply: the break is
+ * glibc's __curbrk, and a chunk's header says whether it was mmapped.  They
+ * give the direction and size of every heap move, and, when the kernel
+ * counters are off, the counts themselves ("inferred"). */
+#ifndef MEMTRACE_GLIBC_HEAP_H
+#define MEMTRACE_GLIBC_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thread.h"
+
+/* glibc's chunk header: size with flag bits; IS_MMAPPED is bit 1. */
+#define MT_CHUNK_MMAPPED 2
+
+static inline size_t mt_chunk_head(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
+/* Usable bytes of a chunk, as glibc's malloc_usable_size computes them. */
+static inline size_t mt_chunk_usable(size_t head)
+{
+	return (head & ~(size_t)7) - (head & MT_CHUNK_MMAPPED ? 16 : 8);
+}
+
+static inline size_t mt_chunk_size(size_t head)
+{
+	return head & ~(size_t)7;
+}
+
+/* Where the break is read (glibc's __curbrk, or a constant zero when the
+ * backend is not glibc) and the last value accounted for. */
+extern const uintptr_t *mt_break_watch;
+extern uintptr_t mt_break_known;
+
+static inline bool mt_break_moved(void)
+{
+	return *mt_break_watch != __atomic_load_n(&mt_break_known, __ATOMIC_RELAXED);
+}
+
+/* Start watching (glibc backend only). */
+void mt_glibc_heap_init(const uintptr_t *curbrk);
+/* Account for the break's move(s) since last seen; t is the thread that saw
+ * it. */
+void mt_glibc_break_moved(struct mt_thread *t);
+/* The interposed brk/sbrk moved the break to `to` themselves. */
+void mt_glibc_break_set(uintptr_t to);
+/* A chunk with header `head` was mapped (allocated) or unmapped (freed). */
+void mt_glibc_chunk_mapped(struct mt_thread *t, size_t head, bool allocated);
+/* realloc turned a chunk with header old_head into p (NULL: freed). */
+void mt_glibc_chunk_moved(struct mt_thread *t, size_t old_head, const void *p);
+
+#endif

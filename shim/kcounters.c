@@ -1,0 +1,219 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "kcounters.h"
+#include "rawsys.h"
+
+/* One descriptor per event, not a group: software page-fault events in a
+ * group led by a tracepoint count nothing (measured on Linux 6.x).  Each
+ * event's id is kept, so a descriptor the program closed (and perhaps
+ * reused) is noticed instead of read. */
+static int fds[MT_KERNEL_COUNT] = {-1, -1, -1, -1, -1, -1, -1, -1};
+static uint64_t ids[MT_KERNEL_COUNT];
+
+_Static_assert(MT_KERNEL_COUNT == 8, "fds[] initialiser");
+
+static const char *const tracefs_roots[] = {
+	"/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing",
+};
+
+/* Why events could not be opened, for the one line that says so. */
+struct failure {
+	int tracefs_errno; /* reading a tracepoint id */
+	int perf_errno;	   /* perf_event_open */
+};
+
+/* The tracepoint id of syscalls:sys_enter_NAME, or -1. */
+static long tracepoint_id(const char *name, struct failure *why)
+{
+	for (size_t i = 0; i < sizeof tracefs_roots / sizeof *tracefs_roots; i++) {
+		char path[256], buf[32];
+		snprintf(path, sizeof path, "%s/events/syscalls/sys_enter_%s/id",
+			 tracefs_roots[i], name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if (!why->tracefs_errno || errno != ENOENT)
+				why->tracefs_errno = errno;
+			continue;
+		}
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			return strtol(buf, NULL, 10);
+		}
+	}
+	return -1;
+}
+
+/* Out of the way of the program: at the top of its descriptor range, where
+ * "the lowest free number" never lands, and closed on exec. */
+static int move_high(int fd)
+{
+	struct rlimit rl;
+	long top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			   ? (long)rl.rlim_cur
+			   : 1024;
+	if (top > 65536)
+		top = 65536;
+	int high = top > 64 ? fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 32)) : -1;
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
+static int open_event(uint32_t type, uint64_t config)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = type;
+	a.config = config;
+	a.inherit = 1;	      /* threads created later */
+	a.inherit_thread = 1; /* but not forked children: they count alone */
+	a.read_format = PERF_FORMAT_ID;
+	long fd = mt_raw(-1, SYS_perf_event_open, (long)&a, 0, -1, -1,
+			 PERF_FLAG_FD_CLOEXEC, 0);
+	if (fd < 0) {
+		errno = (int)-fd;
+		return -1;
+	}
+	return move_high((int)fd);
+}
+
+static int open_one(int k, struct failure *why)
+{
+	uint32_t type;
+	uint64_t config;
+
+	if (k == MT_KERNEL_MINOR_FAULTS || k == MT_KERNEL_MAJOR_FAULTS) {
+		type = PERF_TYPE_SOFTWARE;
+		config = k == MT_KERNEL_MINOR_FAULTS ? PERF_COUNT_SW_PAGE_FAULTS_MIN
+						: PERF_COUNT_SW_PAGE_FAULTS_MAJ;
+	} else {
+		long id = tracepoint_id(mt_sys_names[k], why);
+		if (id < 0)
+			return -1;
+		type = PERF_TYPE_TRACEPOINT;
+		config = (uint64_t)id;
+	}
+	int fd = open_event(type, config);
+	if (fd < 0)
+		why->perf_errno = errno;
+	return fd;
+}
+
+static const char *perf_hint(int err)
+{
+	return err == EACCES || err == EPERM
+		       ? ", see /proc/sys/kernel/perf_event_paranoid"
+		       : "";
+}
+
+/* One line: which counters are missing, why, and what stands in. */
+static void explain_missing(const struct failure *why)
+{
+	char syscalls[128] = "", reason[256] = "";
+	size_t n = 0;
+	bool faults = fds[MT_KERNEL_MINOR_FAULTS] < 0;
+
+	for (int k = 0; k < MT_SYS_COUNT; k++)
+		if (fds[k] < 0)
+			n += (size_t)snprintf(syscalls + n, sizeof syscalls - n,
+					      "%s%s", n ? ", " : "", mt_sys_names[k]);
+	if (why->tracefs_errno && n)
+		snprintf(reason, sizeof reason,
+			 "syscall tracepoints: cannot read /sys/kernel/tracing: %s%s",
+			 strerror(why->tracefs_errno),
+			 why->tracefs_errno == ENOENT
+				 ? " (mount it: mount -t tracefs nodev "
+				   "/sys/kernel/tracing)"
+				 : " (run as root)");
+	else if (why->perf_errno)
+		snprintf(reason, sizeof reason, "perf_event_open: %s%s",
+			 strerror(why->perf_errno), perf_hint(why->perf_errno));
+	if (faults && why->tracefs_errno && n && why->perf_errno)
+		snprintf(reason + strlen(reason), sizeof reason - strlen(reason),
+			 "; page faults: perf_event_open: %s%s",
+			 strerror(why->perf_errno), perf_hint(why->perf_errno));
+
+	mt_warn("no kernel counters for %s%s%s (%s); %s%s%s",
+		syscalls, n && faults ? " and " : "", faults ? "page faults" : "",
+		reason, n ? "those syscalls are counted by interposition and "
+			    "inference"
+			  : "",
+		n && faults ? ", " : "", faults ? "page faults by getrusage" : "");
+}
+
+void mt_kcounters_open(bool announce)
+{
+	struct failure why = {0, 0};
+	int opened = 0;
+
+	for (int k = 0; k < MT_KERNEL_COUNT; k++) {
+		fds[k] = open_one(k, &why);
+		if (fds[k] < 0)
+			continue;
+		if (ioctl(fds[k], PERF_EVENT_IOC_ID, &ids[k]) != 0) {
+			close(fds[k]);
+			fds[k] = -1;
+			continue;
+		}
+		opened++;
+	}
+	if (announce && opened < MT_KERNEL_COUNT)
+		explain_missing(&why);
+}
+
+void mt_kcounters_forget(void)
+{
+	for (int k = 0; k < MT_KERNEL_COUNT; k++) {
+		if (fds[k] >= 0)
+			close(fds[k]);
+		fds[k] = -1;
+	}
+}
+
+/* Is fd still our event k?  The program may have closed it and reused the
+ * number (daemons close every descriptor): then reading it would consume
+ * the program's data.  Checked without reading: what the descriptor is,
+ * then the event's unique id. */
+static bool still_ours(int k)
+{
+	char path[64], target[64];
+	uint64_t id;
+
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fds[k]);
+	ssize_t n = readlink(path, target, sizeof target - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[perf_event]") == 0 &&
+	       ioctl(fds[k], PERF_EVENT_IOC_ID, &id) == 0 && id == ids[k];
+}
+
+void mt_kcounters_read(struct mt_ksnapshot *out)
+{
+	memset(out, 0, sizeof *out);
+	for (int k = 0; k < MT_KERNEL_COUNT; k++) {
+		/* PERF_FORMAT_ID: {value, id}. */
+		uint64_t buf[2];
+		if (fds[k] < 0 || !still_ours(k) ||
+		    read(fds[k], buf, sizeof buf) != sizeof buf || buf[1] != ids[k])
+			continue;
+		out->value[k] = buf[0];
+		out->valid[k] = true;
+	}
+}

@@ -1,0 +1,28 @@
+/* Kernel counters: process-wide counts of the memory system calls (the
+ * syscalls:sys_enter_* tracepoints) and of page faults, from perf_event_open.
+ * They see every thread and every caller, glibc's malloc included, and cost
+ * nothing per allocator call. */
+#ifndef MEMTRACE_KCOUNTERS_H
+#define MEMTRACE_KCOUNTERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memtrace/events.h"
+
+struct mt_ksnapshot {
+	bool valid[MT_KERNEL_COUNT];
+	uint64_t value[MT_KERNEL_COUNT];
+};
+
+/* Open the counters for this process (all its threads, present and
+ * future; not its children, which open their own).  When `announce`, says
+ * on stderr what is not available and what falls back. */
+void mt_kcounters_open(bool announce);
+/* In a child after fork: the inherited descriptors count the parent. */
+void mt_kcounters_forget(void);
+/* Current values; events that could not be opened, or whose descriptor the
+ * program has since closed, are not valid. */
+void mt_kcounters_read(struct mt_ksnapshot *out);
+
+#endif
