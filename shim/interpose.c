@@ -28,25 +28,40 @@ EXPORT void *malloc(size_t n)
 	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p) : p;
 }
 
-/* Counted before the real call, while the size can still be read and
- * before another thread can reuse the address. */
-EXPORT void free(void *p)
+static __attribute__((noinline)) void free_slow(void *p, bool counted)
 {
-	bool counted = mt_program_call(CALLER);
-	bool arena = p && mt_in_boot_arena(p);
 	struct mt_thread *t = mt_self();
-
 	if (counted)
 		mt_probe_free(t, p);
-	if (!p || arena)
+	if (!p || mt_in_boot_arena(p))
 		return;
-	if (!mt_glibc_chunks) {
-		mt_real.free(p);
-		return;
-	}
-	/* glibc's free may trim the heap: watch the break. */
 	mt_real.free(p);
-	mt_probe_after_free(t);
+	mt_probe_after_free();
+}
+
+/* Counted before the real call, while the size can still be read and
+ * before another thread can reuse the address; then, on glibc, a look at
+ * the break, which free moves when it trims the heap.  The common case
+ * (glibc, a small chunk) is written out here so it needs no stack frame
+ * but for that one call. */
+EXPORT void free(void *p)
+{
+	struct mt_thread *t = mt_tls.thread;
+	bool counted = mt_program_call(CALLER);
+
+	if (__builtin_expect(t && counted && p && mt_glibc_chunks &&
+				     !mt_in_boot_arena(p),
+			     1)) {
+		size_t head = mt_chunk_head(p);
+		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
+			mt_count_call(&t->c, MT_CALL_FREE);
+			mt_count_free(&t->c, mt_chunk_usable(head));
+			mt_real.free(p);
+			mt_probe_after_free();
+			return;
+		}
+	}
+	free_slow(p, counted);
 }
 
 EXPORT void *calloc(size_t n, size_t size)

@@ -13,12 +13,20 @@
 #include "kcounters.h"
 #include "rawsys.h"
 
-/* One descriptor per event, not a group: software page-fault events in a
- * group led by a tracepoint count nothing (measured on Linux 6.x).  Each
- * event's id is kept, so a descriptor the program closed (and perhaps
- * reused) is noticed instead of read. */
+/* Two groups, each read with one read(2): the syscall tracepoints, and the
+ * page faults (software page-fault events in a group led by a tracepoint
+ * count nothing, as measured on Linux 6.x).  Each event's id is kept, so a
+ * descriptor the program closed (and perhaps reused) is noticed instead of
+ * read. */
 static int fds[MT_KERNEL_COUNT] = {-1, -1, -1, -1, -1, -1, -1, -1};
 static uint64_t ids[MT_KERNEL_COUNT];
+enum { SYSCALL_GROUP, FAULT_GROUP, GROUPS };
+static int leaders[GROUPS] = {-1, -1};
+
+static int group_of(int k)
+{
+	return k < MT_SYS_COUNT ? SYSCALL_GROUP : FAULT_GROUP;
+}
 
 _Static_assert(MT_KERNEL_COUNT == 8, "fds[] initialiser");
 
@@ -73,7 +81,7 @@ static int move_high(int fd)
 	return high;
 }
 
-static int open_event(uint32_t type, uint64_t config)
+static int open_event(uint32_t type, uint64_t config, int group)
 {
 	struct perf_event_attr a;
 
@@ -83,8 +91,8 @@ static int open_event(uint32_t type, uint64_t config)
 	a.config = config;
 	a.inherit = 1;	      /* threads created later */
 	a.inherit_thread = 1; /* but not forked children: they count alone */
-	a.read_format = PERF_FORMAT_ID;
-	long fd = mt_raw(-1, SYS_perf_event_open, (long)&a, 0, -1, -1,
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+	long fd = mt_raw(-1, SYS_perf_event_open, (long)&a, 0, -1, group,
 			 PERF_FLAG_FD_CLOEXEC, 0);
 	if (fd < 0) {
 		errno = (int)-fd;
@@ -109,7 +117,7 @@ static int open_one(int k, struct failure *why)
 		type = PERF_TYPE_TRACEPOINT;
 		config = (uint64_t)id;
 	}
-	int fd = open_event(type, config);
+	int fd = open_event(type, config, leaders[group_of(k)]);
 	if (fd < 0)
 		why->perf_errno = errno;
 	return fd;
@@ -171,6 +179,8 @@ void mt_kcounters_open(bool announce)
 			fds[k] = -1;
 			continue;
 		}
+		if (leaders[group_of(k)] < 0)
+			leaders[group_of(k)] = fds[k];
 		opened++;
 	}
 	if (announce && opened < MT_KERNEL_COUNT)
@@ -184,36 +194,40 @@ void mt_kcounters_forget(void)
 			close(fds[k]);
 		fds[k] = -1;
 	}
+	leaders[SYSCALL_GROUP] = leaders[FAULT_GROUP] = -1;
 }
 
-/* Is fd still our event k?  The program may have closed it and reused the
- * number (daemons close every descriptor): then reading it would consume
- * the program's data.  Checked without reading: what the descriptor is,
- * then the event's unique id. */
-static bool still_ours(int k)
+/* Is the group's leader still ours?  The program may have closed it and
+ * reused the number (daemons close every descriptor): reading it would then
+ * consume the program's data.  An event's id answers without reading (an
+ * unknown ioctl on anything else fails). */
+static bool still_ours(int leader, int k)
 {
-	char path[64], target[64];
 	uint64_t id;
-
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fds[k]);
-	ssize_t n = readlink(path, target, sizeof target - 1);
-	if (n <= 0)
-		return false;
-	target[n] = '\0';
-	return strcmp(target, "anon_inode:[perf_event]") == 0 &&
-	       ioctl(fds[k], PERF_EVENT_IOC_ID, &id) == 0 && id == ids[k];
+	return ioctl(leader, PERF_EVENT_IOC_ID, &id) == 0 && id == ids[k];
 }
 
 void mt_kcounters_read(struct mt_ksnapshot *out)
 {
 	memset(out, 0, sizeof *out);
-	for (int k = 0; k < MT_KERNEL_COUNT; k++) {
-		/* PERF_FORMAT_ID: {value, id}. */
-		uint64_t buf[2];
-		if (fds[k] < 0 || !still_ours(k) ||
-		    read(fds[k], buf, sizeof buf) != sizeof buf || buf[1] != ids[k])
+	for (int g = 0; g < GROUPS; g++) {
+		int leader = leaders[g], k0 = -1;
+		for (int k = 0; k < MT_KERNEL_COUNT && k0 < 0; k++)
+			if (fds[k] == leader && leader >= 0)
+				k0 = k;
+		/* PERF_FORMAT_GROUP | PERF_FORMAT_ID: nr, {value, id}... */
+		uint64_t buf[1 + 2 * MT_KERNEL_COUNT];
+		if (k0 < 0 || !still_ours(leader, k0))
 			continue;
-		out->value[k] = buf[0];
-		out->valid[k] = true;
+		ssize_t n = read(leader, buf, sizeof buf);
+		if (n < (ssize_t)sizeof(uint64_t) || buf[0] > MT_KERNEL_COUNT ||
+		    (size_t)n < (1 + 2 * buf[0]) * sizeof(uint64_t))
+			continue;
+		for (uint64_t i = 0; i < buf[0]; i++)
+			for (int k = 0; k < MT_KERNEL_COUNT; k++)
+				if (fds[k] >= 0 && ids[k] == buf[2 + 2 * i]) {
+					out->value[k] = buf[1 + 2 * i];
+					out->valid[k] = true;
+				}
 	}
 }

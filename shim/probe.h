@@ -63,10 +63,10 @@ static inline void mt_probe_free(struct mt_thread *t, void *p)
 }
 
 /* After a real call that may have moved glibc's heap (free's trim). */
-static inline void mt_probe_after_free(struct mt_thread *t)
+static inline void mt_probe_after_free(void)
 {
 	if (__builtin_expect(mt_break_moved(), 0))
-		mt_glibc_break_moved(t);
+		mt_glibc_break_moved(mt_self());
 }
 
 static inline void mt_probe_call(enum mt_call call)
