@@ -13,6 +13,8 @@
 #include "backends.h"
 #include "launch.h"
 
+static bool in_build_tree;
+
 /* libmemtrace.so in the build tree (../shim/ from analyzers/), else where
  * it is installed; MEMTRACE_LIB overrides both. */
 static const char *shim_path(void)
@@ -31,8 +33,10 @@ static const char *shim_path(void)
 		if (slash) {
 			*slash = '\0';
 			snprintf(path, sizeof path, "%s/../shim/libmemtrace.so", exe);
-			if (access(path, R_OK) == 0)
+			if (access(path, R_OK) == 0) {
+				in_build_tree = true;
 				return path;
+			}
 		}
 	}
 	return MT_INSTALLED_SHIM;
@@ -86,6 +90,17 @@ static void ensure_tracefs(void)
 			dir);
 }
 
+/* So that a Python program can `import memtrace` for its regions. */
+static void prepend_pythonpath(const char *dir)
+{
+	const char *old = getenv("PYTHONPATH");
+	char value[8192];
+
+	snprintf(value, sizeof value, "%s%s%s", dir, old && *old ? ":" : "",
+		 old ? old : "");
+	setenv("PYTHONPATH", value, 1);
+}
+
 bool mt_launch_prepare(const struct mt_launch *l)
 {
 	char buf[PATH_MAX], preload[8192];
@@ -113,6 +128,7 @@ bool mt_launch_prepare(const struct mt_launch *l)
 		setenv("MEMTRACE_SUMMARY", l->summary, 1);
 	if (l->quiet)
 		setenv("MEMTRACE_QUIET", "1", 1);
+	prepend_pythonpath(in_build_tree ? MT_SOURCE_PYTHON : MT_INSTALLED_PYTHON);
 	return true;
 }
 

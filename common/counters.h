@@ -30,7 +30,12 @@ struct mt_counters {
 	uint64_t brk_grow, brk_grow_bytes;
 	uint64_t brk_shrink, brk_shrink_bytes;
 	uint64_t madvise_by_advice[MT_ADVICE_SLOTS];
+	/* Blocks of at least MT_LARGE_BYTES, where allocators change policy
+	 * (glibc's default mmap threshold). */
+	uint64_t large_allocs, large_bytes, large_frees;
 };
+
+#define MT_LARGE_BYTES (128 * 1024)
 
 static inline void mt_add(uint64_t *slot, uint64_t n)
 {

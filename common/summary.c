@@ -1,6 +1,6 @@
 #include "summary.h"
 
-struct mt_figure mt_summary_syscall(const struct mt_summary *s, int sys)
+struct mt_figure mt_figures_syscall(const struct mt_figures *s, int sys)
 {
 	if (s->kernel_valid[sys])
 		return (struct mt_figure){s->kernel[sys], "kernel", true};
@@ -19,7 +19,7 @@ struct mt_figure mt_summary_syscall(const struct mt_summary *s, int sys)
 	return (struct mt_figure){n, source, complete};
 }
 
-struct mt_figure mt_summary_faults(const struct mt_summary *s, bool major)
+struct mt_figure mt_figures_faults(const struct mt_figures *s, bool major)
 {
 	int k = major ? MT_KERNEL_MAJOR_FAULTS : MT_KERNEL_MINOR_FAULTS;
 	if (s->kernel_valid[k])

@@ -12,22 +12,41 @@
 
 #define MT_SUMMARY_SCHEMA 1
 
+/* What happened over a stretch of a run (the whole process, or the calls
+ * of one region). */
+struct mt_figures {
+	struct mt_counters c;
+	/* Kernel counters, less the shim's own calls; valid[] false where
+	 * they were not available. */
+	bool kernel_valid[MT_KERNEL_COUNT];
+	uint64_t kernel[MT_KERNEL_COUNT];
+	uint64_t rusage_minor_faults, rusage_major_faults;
+	double user_s, system_s;
+	bool glibc_inference; /* glibc's hidden heap calls were inferred */
+	uint64_t large_max_live; /* most large blocks live at once */
+};
+
+/* The calls of one region, added up. */
+struct mt_region_summary {
+	const char *name;
+	uint64_t calls;
+	double wall_total_s, wall_min_s, wall_median_s;
+	struct mt_figures f;
+};
+
 struct mt_summary {
 	long pid;
 	const char *const *argv; /* the command, NULL-terminated */
 	const char *backend_name, *backend_library, *backend_version;
-	struct mt_counters c;
+	struct mt_figures f;
 	uint64_t peak_live;
 	bool peak_sampled; /* several threads: the peak is a lower bound */
 	unsigned threads;
-	/* Kernel counters, since the shim started, less the shim's own calls;
-	 * valid[] false where they were not available. */
-	bool kernel_valid[MT_KERNEL_COUNT];
-	uint64_t kernel[MT_KERNEL_COUNT];
-	uint64_t rusage_minor_faults, rusage_major_faults;
-	bool glibc_inference; /* glibc's hidden heap calls were inferred */
-	double user_s, system_s, wall_s;
+	double wall_s;
+	uint64_t peak_rss_bytes;
 	uint64_t shim_syscalls[MT_SYS_COUNT];
+	const struct mt_region_summary *regions;
+	size_t region_count;
 };
 
 /* A figure with where it came from, and whether it covers every call. */
@@ -39,8 +58,8 @@ struct mt_figure {
 };
 
 /* The best figure for a memory syscall, and for page faults. */
-struct mt_figure mt_summary_syscall(const struct mt_summary *s, int sys);
-struct mt_figure mt_summary_faults(const struct mt_summary *s, bool major);
+struct mt_figure mt_figures_syscall(const struct mt_figures *f, int sys);
+struct mt_figure mt_figures_faults(const struct mt_figures *f, bool major);
 
 /* Write s as JSON into buf (NUL-terminated, no allocation).  Returns the
  * length, or 0 when buf was too small. */

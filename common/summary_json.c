@@ -142,13 +142,13 @@ static void write_histogram(struct obj *top, const struct mt_counters *c)
 	put(top->o, "]");
 }
 
-static void write_syscalls(struct obj *top, const struct mt_summary *s)
+static void write_syscalls(struct obj *top, const struct mt_figures *f)
 {
-	const struct mt_counters *c = &s->c;
+	const struct mt_counters *c = &f->c;
 
 	struct obj sys = nested(top, "syscalls");
 	for (int i = 0; i < MT_SYS_COUNT; i++)
-		field_u64(&sys, mt_sys_names[i], mt_summary_syscall(s, i).value);
+		field_u64(&sys, mt_sys_names[i], mt_figures_syscall(f, i).value);
 	end(&sys);
 
 	struct obj seen = nested(top, "syscalls_interposed");
@@ -192,34 +192,95 @@ static void write_syscalls(struct obj *top, const struct mt_summary *s)
 		field_u64(&adv, name, c->madvise_by_advice[i]);
 	}
 	end(&adv);
-
-	struct obj shim = nested(top, "shim_syscalls");
-	for (int i = 0; i < MT_SYS_COUNT; i++)
-		field_u64(&shim, mt_sys_names[i], s->shim_syscalls[i]);
-	end(&shim);
 }
 
 /* Where each figure came from, and which ones are known to miss calls. */
-static void write_sources(struct obj *top, const struct mt_summary *s)
+static void write_sources(struct obj *top, const struct mt_figures *f)
 {
 	struct obj src = nested(top, "sources");
 	struct obj sys = nested(&src, "syscalls");
 	for (int i = 0; i < MT_SYS_COUNT; i++)
-		field_string(&sys, mt_sys_names[i], mt_summary_syscall(s, i).source);
+		field_string(&sys, mt_sys_names[i], mt_figures_syscall(f, i).source);
 	end(&sys);
-	field_string(&src, "page_faults", mt_summary_faults(s, false).source);
+	field_string(&src, "page_faults", mt_figures_faults(f, false).source);
 
 	key(&src, "incomplete");
 	put(top->o, "[");
 	bool first = true;
 	for (int i = 0; i < MT_SYS_COUNT; i++) {
-		if (mt_summary_syscall(s, i).complete)
+		if (mt_figures_syscall(f, i).complete)
 			continue;
 		put(top->o, "%s\"syscalls.%s\"", first ? "" : ", ", mt_sys_names[i]);
 		first = false;
 	}
 	put(top->o, "]");
 	end(&src);
+}
+
+/* Everything measured over a stretch of the run; `process` adds the
+ * whole-process byte figures (live at exit, peak). */
+static void write_figures(struct obj *top, const struct mt_figures *f,
+			  const struct mt_summary *process)
+{
+	const struct mt_counters *c = &f->c;
+
+	write_calls(top, c);
+
+	struct obj bytes = nested(top, "bytes");
+	field_u64(&bytes, "allocated", c->allocated);
+	field_u64(&bytes, "freed", c->freed);
+	if (process) {
+		int64_t live = (int64_t)(c->allocated - c->freed);
+		field_u64(&bytes, "live", live > 0 ? (uint64_t)live : 0);
+		field_u64(&bytes, "peak_live", process->peak_live);
+		key(&bytes, "peak_live_exact");
+		put(top->o, process->peak_sampled ? "false" : "true");
+	}
+	end(&bytes);
+
+	struct obj large = nested(top, "large");
+	field_u64(&large, "min_size", MT_LARGE_BYTES);
+	field_u64(&large, "allocations", c->large_allocs);
+	field_u64(&large, "bytes", c->large_bytes);
+	field_u64(&large, "frees", c->large_frees);
+	field_u64(&large, "max_live", f->large_max_live);
+	end(&large);
+
+	write_histogram(top, c);
+	write_syscalls(top, f);
+
+	struct obj pf = nested(top, "page_faults");
+	field_u64(&pf, "minor", mt_figures_faults(f, false).value);
+	field_u64(&pf, "major", mt_figures_faults(f, true).value);
+	end(&pf);
+
+	write_sources(top, f);
+
+	struct obj cpu = nested(top, "cpu_s");
+	field_double(&cpu, "user", f->user_s);
+	field_double(&cpu, "system", f->system_s);
+	end(&cpu);
+}
+
+static void write_regions(struct obj *top, const struct mt_summary *s)
+{
+	key(top, "regions");
+	put(top->o, "[");
+	for (size_t i = 0; i < s->region_count; i++) {
+		const struct mt_region_summary *r = &s->regions[i];
+		put(top->o, i ? ", " : "");
+		struct obj o = begin(top->o, NULL);
+		field_string(&o, "name", r->name);
+		field_u64(&o, "count", r->calls);
+		struct obj wall = nested(&o, "wall_s");
+		field_double(&wall, "total", r->wall_total_s);
+		field_double(&wall, "min", r->wall_min_s);
+		field_double(&wall, "median", r->wall_median_s);
+		end(&wall);
+		write_figures(&o, &r->f, NULL);
+		end(&o);
+	}
+	put(top->o, "]");
 }
 
 size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
@@ -244,34 +305,17 @@ size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 	field_string(&be, "version", s->backend_version);
 	end(&be);
 
-	write_calls(&top, &s->c);
+	write_figures(&top, &s->f, s);
 
-	struct obj bytes = nested(&top, "bytes");
-	field_u64(&bytes, "allocated", s->c.allocated);
-	field_u64(&bytes, "freed", s->c.freed);
-	int64_t live = (int64_t)(s->c.allocated - s->c.freed);
-	field_u64(&bytes, "live", live > 0 ? (uint64_t)live : 0);
-	field_u64(&bytes, "peak_live", s->peak_live);
-	key(&bytes, "peak_live_exact");
-	put(&o, s->peak_sampled ? "false" : "true");
-	end(&bytes);
+	struct obj shim = nested(&top, "shim_syscalls");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		field_u64(&shim, mt_sys_names[i], s->shim_syscalls[i]);
+	end(&shim);
 
-	write_histogram(&top, &s->c);
-	write_syscalls(&top, s);
-
-	struct obj pf = nested(&top, "page_faults");
-	field_u64(&pf, "minor", mt_summary_faults(s, false).value);
-	field_u64(&pf, "major", mt_summary_faults(s, true).value);
-	end(&pf);
-
-	write_sources(&top, s);
-
-	struct obj cpu = nested(&top, "cpu_s");
-	field_double(&cpu, "user", s->user_s);
-	field_double(&cpu, "system", s->system_s);
-	end(&cpu);
 	field_double(&top, "wall_s", s->wall_s);
 	field_u64(&top, "threads", s->threads);
+	field_u64(&top, "peak_rss_bytes", s->peak_rss_bytes);
+	write_regions(&top, s);
 	end(&top);
 	put(&o, "\n");
 	return o.overflow ? 0 : o.pos;

@@ -6,6 +6,7 @@
 
 #include "backend.h"
 #include "options.h"
+#include "regions.h"
 #include "report.h"
 #include "symbols.h"
 #include "thread.h"
@@ -22,6 +23,7 @@ static void child_after_fork(void)
 {
 	mt_tls.hidden++;
 	mt_threads_reset_after_fork();
+	mt_regions_reset_after_fork();
 	mt_report_restart_in_child();
 	mt_tls.hidden--;
 }

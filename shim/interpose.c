@@ -53,9 +53,12 @@ EXPORT void free(void *p)
 				     !mt_in_boot_arena(p),
 			     1)) {
 		size_t head = mt_chunk_head(p);
-		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
+		size_t usable = mt_chunk_usable(head);
+		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
+					     usable < MT_LARGE_BYTES,
+				     1)) {
 			mt_count_call(&t->c, MT_CALL_FREE);
-			mt_count_free(&t->c, mt_chunk_usable(head));
+			mt_count_free(&t->c, usable);
 			mt_real.free(p);
 			mt_probe_after_free();
 			return;

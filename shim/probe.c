@@ -29,12 +29,15 @@ static __attribute__((noinline)) void *
 alloc_slow(enum mt_call call, size_t requested, void *p, bool fresh)
 {
 	struct mt_thread *t = mt_self();
+	size_t usable = mt_usable(p);
 	if (mt_break_moved())
 		mt_glibc_break_moved(t);
 	if (fresh && mt_glibc_chunks && p &&
 	    (mt_chunk_head(p) & MT_CHUNK_MMAPPED))
 		mt_glibc_chunk_mapped(t, mt_chunk_head(p), true);
-	return count_alloc(t, call, requested, p, mt_usable(p));
+	if (usable >= MT_LARGE_BYTES)
+		mt_large_alloc(t, usable);
+	return count_alloc(t, call, requested, p, usable);
 }
 
 void *mt_probe_realloc(enum mt_call call, size_t requested, void *p)
@@ -48,9 +51,12 @@ void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 
 	if (__builtin_expect(t && p && mt_glibc_chunks, 1)) {
 		size_t head = mt_chunk_head(p);
-		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && !mt_break_moved(), 1))
-			return count_alloc(t, call, requested, p,
-					   mt_chunk_usable(head));
+		size_t usable = mt_chunk_usable(head);
+		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
+					     usable < MT_LARGE_BYTES &&
+					     !mt_break_moved(),
+				     1))
+			return count_alloc(t, call, requested, p, usable);
 	}
 	return alloc_slow(call, requested, p, true);
 }

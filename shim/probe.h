@@ -42,7 +42,10 @@ void *mt_probe_realloc(enum mt_call call, size_t requested, void *p);
 /* A block of `usable` bytes is given back (realloc's old block). */
 static inline void mt_probe_release(size_t usable)
 {
-	mt_count_free(&mt_self()->c, usable);
+	struct mt_thread *t = mt_self();
+	mt_count_free(&t->c, usable);
+	if (usable >= MT_LARGE_BYTES)
+		mt_large_free(t);
 }
 
 /* free(p): counted before the real call, while the size can still be read
@@ -52,14 +55,18 @@ static inline void mt_probe_free(struct mt_thread *t, void *p)
 	mt_count_call(&t->c, MT_CALL_FREE);
 	if (!p || mt_in_boot_arena(p))
 		return;
+	size_t usable;
 	if (mt_glibc_chunks) {
 		size_t head = mt_chunk_head(p);
-		mt_count_free(&t->c, mt_chunk_usable(head));
+		usable = mt_chunk_usable(head);
 		if (head & MT_CHUNK_MMAPPED)
 			mt_glibc_chunk_mapped(t, head, false);
 	} else {
-		mt_count_free(&t->c, mt_real.malloc_usable_size(p));
+		usable = mt_real.malloc_usable_size(p);
 	}
+	mt_count_free(&t->c, usable);
+	if (usable >= MT_LARGE_BYTES)
+		mt_large_free(t);
 }
 
 /* After a real call that may have moved glibc's heap (free's trim). */

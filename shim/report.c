@@ -12,6 +12,7 @@
 #include "symbols.h"
 #include "options.h"
 #include "rawsys.h"
+#include "regions.h"
 #include "report.h"
 #include "summary.h"
 #include "thread.h"
@@ -76,11 +77,13 @@ static void gather(struct mt_summary *s)
 	s->backend_name = mt_backend_id.name;
 	s->backend_library = mt_backend_id.library;
 	s->backend_version = mt_backend_id.version;
-	mt_threads_sum(&s->c);
+	mt_threads_sum(&s->f.c);
+	s->f.large_max_live = mt_threads_large_peak();
+	s->regions = mt_regions_summarise(&s->region_count);
 	s->peak_live = mt_peak_live();
 	s->peak_sampled = mt_peak_is_sampled();
 	s->threads = mt_threads_seen();
-	s->glibc_inference = mt_glibc_chunks;
+	s->f.glibc_inference = mt_glibc_chunks;
 	struct mt_ksnapshot k;
 	mt_kcounters_read(&k);
 	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
@@ -88,14 +91,15 @@ static void gather(struct mt_summary *s)
 								 __ATOMIC_RELAXED) -
 							 shim_at_open[i]
 						: 0;
-		s->kernel_valid[i] = k.valid[i];
-		s->kernel[i] = k.value[i] > own ? k.value[i] - own : 0;
+		s->f.kernel_valid[i] = k.valid[i];
+		s->f.kernel[i] = k.value[i] > own ? k.value[i] - own : 0;
 	}
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
-		s->rusage_minor_faults = (uint64_t)ru.ru_minflt;
-		s->rusage_major_faults = (uint64_t)ru.ru_majflt;
-		s->user_s = seconds(ru.ru_utime);
-		s->system_s = seconds(ru.ru_stime);
+		s->f.rusage_minor_faults = (uint64_t)ru.ru_minflt;
+		s->f.rusage_major_faults = (uint64_t)ru.ru_majflt;
+		s->f.user_s = seconds(ru.ru_utime);
+		s->f.system_s = seconds(ru.ru_stime);
+		s->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	s->wall_s = (double)(now.tv_sec - started.tv_sec) +
@@ -139,18 +143,10 @@ static bool write_all(int fd, const char *buf, size_t len)
 
 /* Written to a temporary name and renamed, so a reader never sees half a
  * file, and a process that writes the same path later replaces it whole. */
-static void write_json(const struct mt_summary *s)
+static void write_file(const char *path, const char *json, size_t len)
 {
-	static char json[64 * 1024];
-	char path[4096], tmp[4200];
-	size_t len = mt_summary_json(s, json, sizeof json);
+	char tmp[4200];
 
-	if (!expand_path(mt_opt.summary_path, path, sizeof path) || !len) {
-		mt_warn("cannot write the summary to '%s': path or summary too "
-			"long",
-			mt_opt.summary_path);
-		return;
-	}
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		      0644);
@@ -168,9 +164,27 @@ static void write_json(const struct mt_summary *s)
 	}
 }
 
+static void write_json(const struct mt_summary *s)
+{
+	/* About 6 KiB per region, and 10 for the rest. */
+	size_t size = 16384 + (s->region_count + 1) * 8192;
+	char *json = mt_raw_mmap(size);
+	char path[4096];
+	size_t len = json ? mt_summary_json(s, json, size) : 0;
+
+	if (expand_path(mt_opt.summary_path, path, sizeof path) && len)
+		write_file(path, json, len);
+	else
+		mt_warn("cannot write the summary to '%s': path too long or out "
+			"of memory",
+			mt_opt.summary_path);
+	if (json)
+		mt_raw_munmap(json, size);
+}
+
 static void print_text(const struct mt_summary *s)
 {
-	const uint64_t *n = s->c.calls;
+	const uint64_t *n = s->f.c.calls;
 	uint64_t other_allocs = n[MT_CALL_REALLOCARRAY] +
 				n[MT_CALL_POSIX_MEMALIGN] +
 				n[MT_CALL_ALIGNED_ALLOC] + n[MT_CALL_MEMALIGN] +
@@ -186,27 +200,27 @@ static void print_text(const struct mt_summary *s)
 	       (unsigned long long)n[MT_CALL_REALLOC],
 	       (unsigned long long)other_allocs);
 	mt_say("  bytes: %llu allocated, %llu freed, peak live %llu%s",
-	       (unsigned long long)s->c.allocated,
-	       (unsigned long long)s->c.freed,
+	       (unsigned long long)s->f.c.allocated,
+	       (unsigned long long)s->f.c.freed,
 	       (unsigned long long)s->peak_live,
 	       s->peak_sampled ? " (sampled)" : "");
-	struct mt_figure brk = mt_summary_syscall(s, MT_SYS_BRK);
+	struct mt_figure brk = mt_figures_syscall(&s->f, MT_SYS_BRK);
 	mt_say("  syscalls (%s): brk %llu (%llu grow, %llu shrink), mmap %llu, "
 	       "munmap %llu, mremap %llu, madvise %llu, mprotect %llu",
 	       brk.source, (unsigned long long)brk.value,
-	       (unsigned long long)s->c.brk_grow,
-	       (unsigned long long)s->c.brk_shrink,
-	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MMAP).value,
-	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MUNMAP).value,
-	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MREMAP).value,
-	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MADVISE).value,
-	       (unsigned long long)mt_summary_syscall(s, MT_SYS_MPROTECT).value);
-	struct mt_figure minor = mt_summary_faults(s, false);
+	       (unsigned long long)s->f.c.brk_grow,
+	       (unsigned long long)s->f.c.brk_shrink,
+	       (unsigned long long)mt_figures_syscall(&s->f, MT_SYS_MMAP).value,
+	       (unsigned long long)mt_figures_syscall(&s->f, MT_SYS_MUNMAP).value,
+	       (unsigned long long)mt_figures_syscall(&s->f, MT_SYS_MREMAP).value,
+	       (unsigned long long)mt_figures_syscall(&s->f, MT_SYS_MADVISE).value,
+	       (unsigned long long)mt_figures_syscall(&s->f, MT_SYS_MPROTECT).value);
+	struct mt_figure minor = mt_figures_faults(&s->f, false);
 	mt_say("  page faults (%s) %llu minor, %llu major; cpu %.3f s user, "
 	       "%.3f s system; wall %.3f s",
 	       minor.source, (unsigned long long)minor.value,
-	       (unsigned long long)mt_summary_faults(s, true).value, s->user_s,
-	       s->system_s, s->wall_s);
+	       (unsigned long long)mt_figures_faults(&s->f, true).value, s->f.user_s,
+	       s->f.system_s, s->wall_s);
 }
 
 void mt_report_at_exit(void)

@@ -125,6 +125,16 @@ void mt_threads_sum(struct mt_counters *out)
 	mt_counters_add(out, &overflow_block.c);
 }
 
+uint64_t mt_threads_large_peak(void)
+{
+	int64_t peak = 0;
+	for (struct mt_thread *t = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE);
+	     t; t = t->next)
+		if (t->large_peak > peak)
+			peak = t->large_peak;
+	return (uint64_t)peak;
+}
+
 uint64_t mt_peak_live(void)
 {
 	int64_t now = live_sum();
@@ -148,6 +158,8 @@ void mt_threads_reset_after_fork(void)
 	for (struct mt_thread *t = all_blocks; t; t = t->next) {
 		memset(&t->c, 0, sizeof t->c);
 		t->live_mark = 0;
+		t->large_peak = 0;
+		t->open_regions = 0;
 		if (t != mt_tls.thread)
 			t->in_use = 0;
 	}

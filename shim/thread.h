@@ -12,9 +12,15 @@
  * and are never freed: when a thread exits its block is released for reuse
  * by a later thread, and its counts stay in it, so a sum over all blocks
  * covers every thread that ever ran. */
+struct mt_region_mark;
+
 struct mt_thread {
 	struct mt_counters c;
 	int64_t live_mark;	/* next live-bytes level that checks the peak */
+	int64_t large_peak;	/* most large blocks live at once (this thread,
+				   since the innermost open region began) */
+	struct mt_region_mark *marks; /* open regions (regions.c) */
+	unsigned open_regions;
 	struct mt_thread *next; /* all blocks, newest first */
 	int in_use;
 };
@@ -45,10 +51,27 @@ static inline struct mt_thread *mt_self(void)
  * keeps the hot path to one compare. */
 void mt_peak_check(struct mt_thread *t, int64_t live);
 
+/* A large block (MT_LARGE_BYTES or more) was allocated or freed. */
+static inline void mt_large_alloc(struct mt_thread *t, size_t usable)
+{
+	mt_add(&t->c.large_allocs, 1);
+	mt_add(&t->c.large_bytes, usable);
+	int64_t live = (int64_t)(t->c.large_allocs - t->c.large_frees);
+	if (live > t->large_peak)
+		t->large_peak = live;
+}
+
+static inline void mt_large_free(struct mt_thread *t)
+{
+	mt_add(&t->c.large_frees, 1);
+}
+
 /* Set up the key whose destructor releases a block at thread exit. */
 void mt_threads_init(void);
 /* Sum of every block, and the peak of live bytes seen. */
 void mt_threads_sum(struct mt_counters *out);
+/* The most large blocks one thread had live at once. */
+uint64_t mt_threads_large_peak(void);
 uint64_t mt_peak_live(void);
 /* True when more than one thread allocated, so the peak is sampled. */
 bool mt_peak_is_sampled(void);

@@ -1,0 +1,241 @@
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "diag.h"
+#include "kcounters.h"
+#include "rawsys.h"
+#include "regions.h"
+#include "symbols.h"
+#include "thread.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum { MAX_OPEN = 16, MAX_REGIONS = 256, NAME_LEN = 64 };
+/* Durations kept per region, for the median; past that, the first ones. */
+enum { MAX_DURATIONS = 1 << 20 };
+
+/* What a region's begin saw, for its end to subtract. */
+struct mt_region_mark {
+	int region;
+	uint64_t wall_ns;
+	struct mt_counters c;
+	struct mt_ksnapshot k;
+	uint64_t shim[MT_SYS_COUNT]; /* the shim's own syscalls, taken out */
+	struct rusage ru; /* this thread's */
+	int64_t outer_large_peak;
+	int64_t large_live; /* large blocks live at the begin */
+};
+
+struct region {
+	char name[NAME_LEN];
+	uint64_t calls;
+	uint64_t wall_ns_total, wall_ns_min;
+	uint64_t *durations;
+	size_t durations_len;
+	struct mt_figures f;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct region *regions; /* MAX_REGIONS of them, mmapped */
+static int region_count;
+static struct mt_region_summary summaries[MAX_REGIONS];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* The index of `name`, added if new; -1 when the table is full. */
+static int region_index(const char *name)
+{
+	for (int i = 0; i < region_count; i++)
+		if (strncmp(regions[i].name, name, NAME_LEN - 1) == 0)
+			return i;
+	if (!regions && !(regions = mt_raw_mmap(MAX_REGIONS * sizeof *regions)))
+		return -1;
+	if (region_count == MAX_REGIONS) {
+		mt_warn("more than %d region names; '%s' is not measured",
+			MAX_REGIONS, name);
+		return -1;
+	}
+	struct region *r = &regions[region_count];
+	memset(r, 0, sizeof *r);
+	strncpy(r->name, name, NAME_LEN - 1);
+	r->wall_ns_min = UINT64_MAX;
+	r->f.glibc_inference = mt_glibc_chunks;
+	for (int k = 0; k < MT_KERNEL_COUNT; k++)
+		r->f.kernel_valid[k] = true; /* until a call lacks one */
+	return region_count++;
+}
+
+static void keep_duration(struct region *r, uint64_t ns)
+{
+	if (r->durations_len == MAX_DURATIONS)
+		return;
+	if (!r->durations &&
+	    !(r->durations = mt_raw_mmap(MAX_DURATIONS * sizeof(uint64_t))))
+		return;
+	r->durations[r->durations_len++] = ns;
+}
+
+/* What a region's end saw. */
+struct mt_region_end {
+	uint64_t wall_ns;
+	struct mt_ksnapshot k;
+	uint64_t shim[MT_SYS_COUNT];
+	struct rusage ru;
+};
+
+static void take_marks(struct mt_ksnapshot *k, uint64_t shim[MT_SYS_COUNT],
+		       struct rusage *ru)
+{
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		shim[i] = __atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
+	mt_kcounters_read(k);
+	getrusage(RUSAGE_THREAD, ru);
+}
+
+static void add_call(struct region *r, const struct mt_region_mark *m,
+		     struct mt_thread *t, const struct mt_region_end *e)
+{
+	uint64_t wall_ns = e->wall_ns - m->wall_ns;
+	const struct mt_ksnapshot *k = &e->k;
+	const struct rusage *ru = &e->ru;
+
+	r->calls++;
+	r->wall_ns_total += wall_ns;
+	if (wall_ns < r->wall_ns_min)
+		r->wall_ns_min = wall_ns;
+	keep_duration(r, wall_ns);
+
+	/* The thread's counters now less at the begin, field by field. */
+	uint64_t *sum = (uint64_t *)&r->f.c;
+	const uint64_t *now = (const uint64_t *)&t->c, *then = (const uint64_t *)&m->c;
+	for (size_t i = 0; i < sizeof t->c / sizeof(uint64_t); i++)
+		sum[i] += now[i] - then[i];
+
+	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
+		uint64_t own = i < MT_SYS_COUNT ? e->shim[i] - m->shim[i] : 0;
+		r->f.kernel_valid[i] &= k->valid[i] && m->k.valid[i];
+		r->f.kernel[i] += k->value[i] - m->k.value[i] - own;
+	}
+	r->f.rusage_minor_faults += (uint64_t)(ru->ru_minflt - m->ru.ru_minflt);
+	r->f.rusage_major_faults += (uint64_t)(ru->ru_majflt - m->ru.ru_majflt);
+	r->f.user_s += tv_s(ru->ru_utime) - tv_s(m->ru.ru_utime);
+	r->f.system_s += tv_s(ru->ru_stime) - tv_s(m->ru.ru_stime);
+	/* Large blocks of this call's own, live at once at the most. */
+	int64_t large = t->large_peak - m->large_live;
+	if (large > 0 && (uint64_t)large > r->f.large_max_live)
+		r->f.large_max_live = (uint64_t)large;
+}
+
+EXPORT void memtrace_region_begin(const char *name)
+{
+	if (!name)
+		return;
+	mt_tls.hidden++;
+	struct mt_thread *t = mt_self();
+	if (!t->marks)
+		t->marks = mt_raw_mmap(MAX_OPEN * sizeof *t->marks);
+	if (!t->marks || t->open_regions == MAX_OPEN) {
+		mt_warn("regions nested deeper than %d; '%s' is not measured",
+			MAX_OPEN, name);
+		t->open_regions++; /* so its end matches */
+		goto out;
+	}
+	pthread_mutex_lock(&lock);
+	int region = region_index(name);
+	pthread_mutex_unlock(&lock);
+
+	struct mt_region_mark *m = &t->marks[t->open_regions++];
+	m->region = region;
+	m->outer_large_peak = t->large_peak;
+	m->large_live = (int64_t)(t->c.large_allocs - t->c.large_frees);
+	t->large_peak = m->large_live;
+	take_marks(&m->k, m->shim, &m->ru);
+	memcpy(&m->c, &t->c, sizeof m->c);
+	m->wall_ns = now_ns(); /* last, so the begin's own work is outside */
+out:
+	mt_tls.hidden--;
+}
+
+EXPORT void memtrace_region_end(const char *name)
+{
+	struct mt_region_end e = {.wall_ns = now_ns()}; /* first, likewise */
+
+	if (!name)
+		return;
+	mt_tls.hidden++;
+	struct mt_thread *t = mt_self();
+	if (!t->open_regions) {
+		mt_warn("memtrace_region_end(\"%s\") without a begin; ignored", name);
+		goto out;
+	}
+	unsigned depth = --t->open_regions;
+	if (depth >= MAX_OPEN || !t->marks)
+		goto out;
+	struct mt_region_mark *m = &t->marks[depth];
+	take_marks(&e.k, e.shim, &e.ru);
+	pthread_mutex_lock(&lock);
+	if (m->region >= 0) {
+		struct region *r = &regions[m->region];
+		if (strncmp(r->name, name, NAME_LEN - 1) != 0)
+			mt_warn("memtrace_region_end(\"%s\") closes region '%s'",
+				name, r->name);
+		add_call(r, m, t, &e);
+	}
+	pthread_mutex_unlock(&lock);
+	/* The enclosing region's peak covers this one's. */
+	if (m->outer_large_peak > t->large_peak)
+		t->large_peak = m->outer_large_peak;
+out:
+	mt_tls.hidden--;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+const struct mt_region_summary *mt_regions_summarise(size_t *count)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < region_count; i++) {
+		struct region *r = &regions[i];
+		struct mt_region_summary *s = &summaries[i];
+		if (r->durations_len)
+			qsort(r->durations, r->durations_len, sizeof(uint64_t),
+			      by_value);
+		s->name = r->name;
+		s->calls = r->calls;
+		s->wall_total_s = (double)r->wall_ns_total / 1e9;
+		s->wall_min_s = r->calls ? (double)r->wall_ns_min / 1e9 : 0;
+		s->wall_median_s = r->durations_len
+					   ? (double)r->durations[r->durations_len / 2] / 1e9
+					   : 0;
+		s->f = r->f;
+		if (!r->calls)
+			memset(s->f.kernel_valid, 0, sizeof s->f.kernel_valid);
+	}
+	*count = (size_t)region_count;
+	pthread_mutex_unlock(&lock);
+	return summaries;
+}
+
+void mt_regions_reset_after_fork(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	region_count = 0;
+}
