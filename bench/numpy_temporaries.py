@@ -8,10 +8,19 @@ times slower than func1, which does the same arithmetic.
     memtrace stat --backend tcmalloc -- /usr/bin/python3 bench/numpy_temporaries.py
 """
 import argparse
+import gc
+import os
 import sys
-import timeit
+import time
 
 import numpy as np
+
+try:
+    import memtrace  # on PYTHONPATH under `memtrace run/stat/compare`
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "python"))
+    import memtrace
 
 
 def func1(a):
@@ -30,17 +39,30 @@ def func2_out(a):
 
 
 def measure(f, a, repeats, keep_result):
-    if keep_result:
-        # The reference's second finding: holding on to the result changes
-        # what the allocator has to do on the next call.
-        held = [None]
-
-        def call():
-            held[0] = f(a)
-    else:
-        def call():
-            f(a)
-    return min(timeit.repeat(call, number=1, repeat=repeats))
+    """min over `repeats` single calls, as timeit.repeat(number=1) takes it
+    (perf_counter, garbage collector off), each call inside its region.
+    The region's boundaries are outside the timed interval."""
+    region = memtrace.region(f.__name__)
+    held = None
+    best = float("inf")
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            with region:
+                start = time.perf_counter()
+                if keep_result:
+                    # The reference's second finding: holding on to the
+                    # result changes what the allocator does next call.
+                    held = f(a)
+                else:
+                    f(a)
+                best = min(best, time.perf_counter() - start)
+    finally:
+        if gc_was_on:
+            gc.enable()
+    del held
+    return best
 
 
 def positive(text):
