@@ -29,7 +29,7 @@ int mt_cmd_run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct mt_launch l = {0};
+	struct mt_launch l = {MT_LAUNCH_DEFAULTS};
 	int opt;
 
 	opterr = 0;
@@ -56,8 +56,8 @@ int mt_cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return mt_usage_error(usage, "run: no command given");
-	if (!mt_launch_prepare(&l))
+	if (!mt_launch_check(&l))
 		return MT_EXIT_USAGE;
-	mt_launch_exec(argv + optind);
+	mt_launch_exec(&l, argv + optind);
 	return 127;
 }

@@ -1,5 +1,4 @@
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 
 #include "cli.h"
 #include "launch.h"
+#include "measure.h"
 #include "summary_table.h"
 
 static const char usage[] =
@@ -26,53 +26,6 @@ static const char usage[] =
 	"  -o, --output FILE  write to FILE instead of stderr\n"
 	"  -h, --help       this text\n";
 
-struct process {
-	long pid;
-	json_t *summary;
-};
-
-static int by_pid(const void *a, const void *b)
-{
-	long x = ((const struct process *)a)->pid, y = ((const struct process *)b)->pid;
-	return (x > y) - (x < y);
-}
-
-/* Every summary in dir, the root process's first, then by pid; the files
- * are removed as they are read. */
-static size_t collect(const char *dir, long root, struct process *out,
-		      size_t max)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	size_t n = 0;
-
-	while (d && (e = readdir(d))) {
-		char path[4096];
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		json_error_t err;
-		json_t *s = strstr(e->d_name, ".tmp.") ? NULL
-							: json_load_file(path, 0, &err);
-		if (!s && !strstr(e->d_name, ".tmp."))
-			fprintf(stderr, "memtrace: unreadable summary %s: %s\n",
-				path, err.text);
-		unlink(path);
-		if (!s)
-			continue;
-		if (n == max) {
-			json_decref(s);
-			continue;
-		}
-		long pid = (long)json_integer_value(json_object_get(s, "pid"));
-		out[n++] = (struct process){pid == root ? -1 : pid, s};
-	}
-	if (d)
-		closedir(d);
-	qsort(out, n, sizeof *out, by_pid);
-	return n;
-}
-
 int mt_cmd_stat(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -82,7 +35,7 @@ int mt_cmd_stat(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct mt_launch l = {.quiet = true};
+	struct mt_launch l = {MT_LAUNCH_DEFAULTS, .quiet = true};
 	bool as_json = false;
 	const char *output = NULL;
 	int opt;
@@ -118,39 +71,26 @@ int mt_cmd_stat(int argc, char **argv)
 		return MT_EXIT_USAGE;
 	}
 
-	char dir[] = "/tmp/memtrace-stat.XXXXXX", tmpl[64];
-	if (!mkdtemp(dir)) {
-		perror("memtrace: stat: cannot create a temporary directory");
-		return 1;
-	}
-	snprintf(tmpl, sizeof tmpl, "%s/%%p.json", dir);
-	l.summary = tmpl;
-	if (!mt_launch_prepare(&l)) {
-		rmdir(dir);
+	if (!mt_launch_check(&l))
 		return MT_EXIT_USAGE;
-	}
-	pid_t child = 0;
-	int status = mt_launch_wait(argv + optind, &child);
-
-	struct process procs[256];
-	size_t n = collect(dir, (long)child, procs, 256);
-	rmdir(dir);
-	if (!n)
-		fprintf(stderr, "memtrace: stat: no process wrote a summary "
-				"(did '%s' start?)\n",
-			argv[optind]);
-	for (size_t i = 0; i < n; i++) {
+	/* A command that leaves by _exit (dash does) writes no summary: said,
+	 * but its exit status is still the answer. */
+	struct mt_measured m;
+	mt_measure(&l, argv + optind, &m);
+	size_t i;
+	json_t *summary;
+	json_array_foreach(m.processes, i, summary) {
 		if (as_json) {
-			json_dumpf(procs[i].summary, out, JSON_COMPACT);
+			json_dumpf(summary, out, JSON_COMPACT);
 			fputc('\n', out);
 		} else {
-			mt_summary_print_table(out, procs[i].summary);
+			mt_summary_print_table(out, summary);
 		}
-		json_decref(procs[i].summary);
 	}
+	mt_measured_free(&m);
 	if (out != stderr && fclose(out) != 0) {
 		fprintf(stderr, "memtrace: stat: writing %s failed: %m\n", output);
-		return status ? status : 1;
+		return m.status ? m.status : 1;
 	}
-	return status;
+	return m.status;
 }

@@ -101,11 +101,10 @@ static void prepend_pythonpath(const char *dir)
 	setenv("PYTHONPATH", value, 1);
 }
 
-bool mt_launch_prepare(const struct mt_launch *l)
+bool mt_launch_check(const struct mt_launch *l)
 {
-	char buf[PATH_MAX], preload[8192];
+	char buf[PATH_MAX];
 	const char *shim = shim_path();
-	const char *lib = "";
 
 	if (access(shim, R_OK) != 0) {
 		fprintf(stderr,
@@ -114,13 +113,24 @@ bool mt_launch_prepare(const struct mt_launch *l)
 			shim);
 		return false;
 	}
-	if (l->backend && !(lib = backend_library(l->backend, buf, sizeof buf)))
+	if (l->backend && !backend_library(l->backend, buf, sizeof buf))
 		return false;
 	ensure_tracefs();
+	return true;
+}
 
+/* This process's environment for l (after mt_launch_check). */
+static void setup_env(const struct mt_launch *l)
+{
+	char buf[PATH_MAX], preload[8192];
+	const char *shim = shim_path();
+	const char *lib = l->backend ? backend_library(l->backend, buf, sizeof buf)
+				     : "";
 	const char *old = getenv("LD_PRELOAD");
-	snprintf(preload, sizeof preload, "%s%s%s%s%s", shim, *lib ? ":" : "",
-		 lib, old && *old ? ":" : "", old ? old : "");
+
+	snprintf(preload, sizeof preload, "%s%s%s%s%s", shim,
+		 lib && *lib ? ":" : "", lib ? lib : "", old && *old ? ":" : "",
+		 old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
 	if (l->backend)
 		setenv("MEMTRACE_BACKEND", l->backend, 1);
@@ -128,18 +138,20 @@ bool mt_launch_prepare(const struct mt_launch *l)
 		setenv("MEMTRACE_SUMMARY", l->summary, 1);
 	if (l->quiet)
 		setenv("MEMTRACE_QUIET", "1", 1);
+	for (char *const *e = l->env; e && *e; e++)
+		putenv(*e);
 	prepend_pythonpath(in_build_tree ? MT_SOURCE_PYTHON : MT_INSTALLED_PYTHON);
-	return true;
 }
 
-void mt_launch_exec(char *const argv[])
+void mt_launch_exec(const struct mt_launch *l, char *const argv[])
 {
+	setup_env(l);
 	execvp(argv[0], argv);
 	fprintf(stderr, "memtrace: cannot run '%s': %s\n", argv[0],
 		strerror(errno));
 }
 
-int mt_launch_wait(char *const argv[], pid_t *child)
+int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child)
 {
 	int status;
 	pid_t pid = fork();
@@ -149,7 +161,11 @@ int mt_launch_wait(char *const argv[], pid_t *child)
 		return 127;
 	}
 	if (pid == 0) {
-		mt_launch_exec(argv);
+		if (l->stdout_fd >= 0)
+			dup2(l->stdout_fd, STDOUT_FILENO);
+		if (l->stderr_fd >= 0)
+			dup2(l->stderr_fd, STDERR_FILENO);
+		mt_launch_exec(l, argv);
 		_exit(127);
 	}
 	*child = pid;

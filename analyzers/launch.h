@@ -9,19 +9,24 @@ struct mt_launch {
 	const char *backend; /* NULL: glibc, not forced */
 	const char *summary; /* MEMTRACE_SUMMARY, or NULL */
 	bool quiet;
+	char *const *env;    /* more NAME=VALUE settings, or NULL */
+	int stdout_fd, stderr_fd; /* the command's, or -1 for ours */
 };
 
-/* Checks the backend and prepares the environment (LD_PRELOAD with the
- * shim first and the backend after it).  On a problem prints one message
- * and returns false. */
-bool mt_launch_prepare(const struct mt_launch *l);
+#define MT_LAUNCH_DEFAULTS .stdout_fd = -1, .stderr_fd = -1
 
-/* Replace this process with argv (after mt_launch_prepare).  Returns only
- * on failure, with the message printed; the caller exits 127. */
-void mt_launch_exec(char *const argv[]);
+/* Is everything there to run l: the shim, the backend?  On a problem
+ * prints one message and returns false. */
+bool mt_launch_check(const struct mt_launch *l);
 
-/* Run argv as a child and wait; returns its exit status in the shell's
- * convention (128 + signal when killed), or 127 if it could not start. */
-int mt_launch_wait(char *const argv[], pid_t *child);
+/* Replace this process with argv under the shim (LD_PRELOAD with the shim
+ * first and the backend after it).  Returns only on failure, with the
+ * message printed; the caller exits 127. */
+void mt_launch_exec(const struct mt_launch *l, char *const argv[]);
+
+/* Run argv as a child the same way and wait; returns its exit status in
+ * the shell's convention (128 + signal when killed), or 127 if it could
+ * not start. */
+int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child);
 
 #endif
