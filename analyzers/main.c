@@ -8,8 +8,9 @@ static const char usage[] =
 	"usage: memtrace VERB [OPTIONS] [-- CMD ARGS...]\n"
 	"\n"
 	"verbs:\n"
-	"  run    run CMD under libmemtrace.so (counting mode)\n"
-	"  stat   run CMD and print its allocator and memory-syscall figures\n"
+	"  run      run CMD under libmemtrace.so (counting mode)\n"
+	"  stat     run CMD and print its allocator and memory-syscall figures\n"
+	"  compare  run CMD under several allocators, figures side by side\n"
 	"\n"
 	"'memtrace VERB --help' describes each verb.\n";
 
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
 	} verbs[] = {
 		{"run", mt_cmd_run},
 		{"stat", mt_cmd_stat},
+		{"compare", mt_cmd_compare},
 	};
 
 	if (argc < 2)

@@ -1,0 +1,374 @@
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends.h"
+#include "cli.h"
+#include "figures.h"
+#include "measure.h"
+
+static const char usage[] =
+	"usage: memtrace compare [--backends B,B...] [--repeat N] [--json | "
+	"--csv] [-o FILE] -- CMD ARGS...\n"
+	"\n"
+	"Runs CMD under each backend, N times, interleaved (glibc, jemalloc,\n"
+	"..., glibc, jemalloc, ...), and prints one table per region (or for\n"
+	"the whole program when it marks none): time per call (min, and the\n"
+	"median of medians), page faults, CPU time, each memory syscall per\n"
+	"call, allocations and bytes per call, large blocks live at once, peak\n"
+	"live bytes and peak RSS.  A backend that is not installed is skipped.\n"
+	"\n"
+	"  -b, --backends LIST  default: glibc,jemalloc,tcmalloc,mimalloc\n"
+	"  -r, --repeat N       runs per backend (default 3)\n"
+	"  -j, --json           the figures as JSON\n"
+	"  -c, --csv            the figures as CSV (region,metric,backend,value)\n"
+	"  -o, --output FILE    write there instead of stdout\n"
+	"  -h, --help           this text\n";
+
+enum { MAX_BACKENDS = 8, MAX_RUNS = 64, MAX_REGIONS = 32 };
+
+struct backend_runs {
+	const char *name;
+	json_t *summaries[MAX_RUNS];
+	size_t n;
+};
+
+/* One row of the table: a label, how to print, and where the value is. */
+struct metric {
+	const char *key, *label;
+	enum { TIME, COUNT, BYTES } kind;
+	size_t offset;
+	int sys; /* >= 0: syscalls[sys] instead of offset */
+};
+
+#define FIELD(name) offsetof(struct mt_call_figures, name)
+static const struct metric metrics[] = {
+	{"time_min_s", "time per call, min", TIME, FIELD(time_min_s), -1},
+	{"time_median_s", "time per call, median", TIME, FIELD(time_median_s), -1},
+	{"page_faults", "page faults per call", COUNT, FIELD(faults), -1},
+	{"system_s", "system time per call", TIME, FIELD(system_s), -1},
+	{"user_s", "user time per call", TIME, FIELD(user_s), -1},
+	{"brk", "brk per call", COUNT, 0, MT_SYS_BRK},
+	{"brk_grow", "  growing the heap", COUNT, FIELD(brk_grow), -1},
+	{"brk_shrink", "  shrinking it", COUNT, FIELD(brk_shrink), -1},
+	{"mmap", "mmap per call", COUNT, 0, MT_SYS_MMAP},
+	{"munmap", "munmap per call", COUNT, 0, MT_SYS_MUNMAP},
+	{"mremap", "mremap per call", COUNT, 0, MT_SYS_MREMAP},
+	{"madvise", "madvise per call", COUNT, 0, MT_SYS_MADVISE},
+	{"madv_dontneed", "  MADV_DONTNEED", COUNT, FIELD(dontneed), -1},
+	{"madv_free", "  MADV_FREE", COUNT, FIELD(free_advice), -1},
+	{"mprotect", "mprotect per call", COUNT, 0, MT_SYS_MPROTECT},
+	{"allocations", "allocations per call", COUNT, FIELD(allocations), -1},
+	{"bytes_allocated", "bytes allocated per call", BYTES,
+	 FIELD(bytes_allocated), -1},
+	{"large_allocations", "large blocks per call", COUNT, FIELD(large_allocs), -1},
+	{"large_max_live", "large blocks live at once", COUNT,
+	 FIELD(large_max_live), -1},
+	{"peak_live_bytes", "peak live bytes (process)", BYTES, FIELD(peak_live), -1},
+	{"peak_rss_bytes", "peak RSS (process)", BYTES, FIELD(peak_rss), -1},
+};
+
+static double value_of(const struct metric *m, const struct mt_call_figures *f)
+{
+	if (m->sys >= 0)
+		return f->syscalls[m->sys];
+	return *(const double *)((const char *)f + m->offset);
+}
+
+static void format(char *buf, size_t len, const struct metric *m, double v)
+{
+	if (m->kind == TIME)
+		snprintf(buf, len, v >= 1 ? "%.3f s" : v >= 1e-3 ? "%.3f ms"
+					       : "%.1f us",
+			 v >= 1 ? v : v >= 1e-3 ? v * 1e3 : v * 1e6);
+	else if (m->kind == BYTES)
+		snprintf(buf, len, v >= 1 << 20 ? "%.1f MiB" : v >= 1024 ? "%.1f KiB"
+								   : "%.0f B",
+			 v >= 1 << 20 ? v / (1 << 20) : v >= 1024 ? v / 1024 : v);
+	else
+		snprintf(buf, len, v == (long long)v ? "%.0f" : "%.2f", v);
+}
+
+/* The combined figures of `region` under backend b, false if absent. */
+static bool figures(const struct backend_runs *b, const char *region,
+		    struct mt_call_figures *out)
+{
+	struct mt_call_figures runs[MAX_RUNS];
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (mt_figures_of(b->summaries[i], region, &runs[n]))
+			n++;
+	if (!n)
+		return false;
+	mt_figures_combine(runs, n, out);
+	return true;
+}
+
+static void print_table(FILE *out, const char *region,
+			const struct backend_runs *b, size_t nb)
+{
+	struct mt_call_figures f[MAX_BACKENDS];
+	bool have[MAX_BACKENDS];
+	double calls = 0;
+
+	for (size_t i = 0; i < nb; i++)
+		if ((have[i] = figures(&b[i], region, &f[i])))
+			calls = f[i].calls;
+	fprintf(out, "\nregion %s (%.0f calls per run, %zu runs per backend)\n",
+		region, calls, b[0].n);
+	fprintf(out, "  %-28s", "");
+	for (size_t i = 0; i < nb; i++)
+		fprintf(out, "%14s", b[i].name);
+	fputc('\n', out);
+	for (size_t m = 0; m < sizeof metrics / sizeof *metrics; m++) {
+		fprintf(out, "  %-28s", metrics[m].label);
+		for (size_t i = 0; i < nb; i++) {
+			char cell[32] = "-";
+			if (have[i])
+				format(cell, sizeof cell, &metrics[m],
+				       value_of(&metrics[m], &f[i]));
+			fprintf(out, "%14s", cell);
+		}
+		fputc('\n', out);
+	}
+}
+
+/* Each region's fastest call against the first region's, per backend:
+ * the "func2 is 3x slower than func1" line. */
+static void print_ratios(FILE *out, const char **regions, size_t nr,
+			 const struct backend_runs *b, size_t nb)
+{
+	struct mt_call_figures base, f;
+	if (nr < 2)
+		return;
+	fprintf(out, "\nmin time per call relative to %s\n  %-28s", regions[0], "");
+	for (size_t i = 0; i < nb; i++)
+		fprintf(out, "%14s", b[i].name);
+	fputc('\n', out);
+	for (size_t r = 1; r < nr; r++) {
+		char label[64];
+		snprintf(label, sizeof label, "%s / %s", regions[r], regions[0]);
+		fprintf(out, "  %-28s", label);
+		for (size_t i = 0; i < nb; i++) {
+			char cell[32] = "-";
+			if (figures(&b[i], regions[0], &base) &&
+			    figures(&b[i], regions[r], &f) && base.time_min_s > 0)
+				snprintf(cell, sizeof cell, "%.2fx",
+					 f.time_min_s / base.time_min_s);
+			fprintf(out, "%14s", cell);
+		}
+		fputc('\n', out);
+	}
+}
+
+static json_t *as_json(const char **regions, size_t nr,
+		       const struct backend_runs *b, size_t nb)
+{
+	json_t *list = json_array();
+	for (size_t r = 0; r < nr; r++) {
+		json_t *backends = json_object();
+		for (size_t i = 0; i < nb; i++) {
+			struct mt_call_figures f;
+			if (!figures(&b[i], regions[r], &f))
+				continue;
+			json_t *o = json_object();
+			json_object_set_new(o, "calls", json_real(f.calls));
+			json_object_set_new(o, "runs", json_integer((json_int_t)b[i].n));
+			for (size_t m = 0; m < sizeof metrics / sizeof *metrics; m++)
+				json_object_set_new(o, metrics[m].key,
+						    json_real(value_of(&metrics[m], &f)));
+			json_object_set_new(backends, b[i].name, o);
+		}
+		json_t *reg = json_object();
+		json_object_set_new(reg, "name", json_string(regions[r]));
+		json_object_set_new(reg, "backends", backends);
+		json_array_append_new(list, reg);
+	}
+	json_t *top = json_object();
+	json_object_set_new(top, "regions", list);
+	return top;
+}
+
+static void print_csv(FILE *out, const char **regions, size_t nr,
+		      const struct backend_runs *b, size_t nb)
+{
+	fputs("region,metric,backend,value\n", out);
+	for (size_t r = 0; r < nr; r++)
+		for (size_t i = 0; i < nb; i++) {
+			struct mt_call_figures f;
+			if (!figures(&b[i], regions[r], &f))
+				continue;
+			for (size_t m = 0; m < sizeof metrics / sizeof *metrics; m++)
+				fprintf(out, "\"%s\",%s,%s,%.9g\n", regions[r],
+					metrics[m].key, b[i].name,
+					value_of(&metrics[m], &f));
+		}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The backends of the list that are installed (a note for the others). */
+static size_t usable_backends(char *list, struct backend_runs *out)
+{
+	size_t n = 0;
+	for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+		struct mt_launch l = {MT_LAUNCH_DEFAULTS, .backend = name};
+		if (n == MAX_BACKENDS)
+			break;
+		if (!mt_launch_check(&l)) {
+			fprintf(stderr, "memtrace: compare: skipping %s\n", name);
+			continue;
+		}
+		out[n++] = (struct backend_runs){.name = name};
+	}
+	return n;
+}
+
+int mt_cmd_compare(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"backends", required_argument, NULL, 'b'},
+		{"repeat", required_argument, NULL, 'r'},
+		{"json", no_argument, NULL, 'j'},
+		{"csv", no_argument, NULL, 'c'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	char default_list[] = "glibc,jemalloc,tcmalloc,mimalloc";
+	char *list = default_list;
+	const char *output = NULL;
+	long repeat = 3;
+	bool json = false, csv = false;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+b:r:jco:h", options, NULL)) != -1) {
+		char *end;
+		switch (opt) {
+		case 'b':
+			list = optarg;
+			break;
+		case 'r':
+			repeat = strtol(optarg, &end, 10);
+			if (*end || repeat < 1 || repeat > MAX_RUNS)
+				return mt_usage_error(usage, "compare: --repeat needs a "
+							     "number from 1 to %d",
+						      MAX_RUNS);
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'c':
+			csv = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			return mt_usage_error(usage, "compare: unknown or incomplete "
+						     "option '%s'",
+					      argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return mt_usage_error(usage, "compare: no command given");
+	if (json && csv)
+		return mt_usage_error(usage, "compare: --json or --csv, not both");
+
+	struct backend_runs b[MAX_BACKENDS];
+	size_t nb = usable_backends(list, b);
+	if (!nb) {
+		fprintf(stderr, "memtrace: compare: no backend to run on\n");
+		return MT_EXIT_USAGE;
+	}
+	FILE *out = stdout;
+	if (output && !(out = fopen(output, "we"))) {
+		fprintf(stderr, "memtrace: compare: cannot write %s: %m (choose a "
+				"writable path for -o)\n",
+			output);
+		return MT_EXIT_USAGE;
+	}
+
+	/* Interleaved, so that a slow spell of the machine hits every
+	 * backend alike. */
+	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	bool progress = isatty(STDERR_FILENO);
+	double started = now_s();
+	size_t done = 0, total = (size_t)repeat * nb;
+	int failures = 0;
+	for (long r = 0; r < repeat; r++)
+		for (size_t i = 0; i < nb; i++) {
+			if (progress) {
+				double per = done ? (now_s() - started) / (double)done : 0;
+				fprintf(stderr, "\rmemtrace: compare: %s, run %ld of %ld, "
+						"about %.0f s left   ",
+					b[i].name, r + 1, repeat,
+					per * (double)(total - done));
+			}
+			struct mt_launch l = {.backend = b[i].name, .quiet = true,
+					      .stdout_fd = devnull, .stderr_fd = -1};
+			struct mt_measured m;
+			if (mt_measure(&l, argv + optind, &m) && m.status == 0) {
+				b[i].summaries[b[i].n++] = json_incref(mt_measured_root(&m));
+			} else {
+				fprintf(stderr, "%smemtrace: compare: '%s' failed under %s "
+						"(exit status %d)\n",
+					progress ? "\n" : "", argv[optind], b[i].name,
+					m.status);
+				failures++;
+			}
+			mt_measured_free(&m);
+			done++;
+		}
+	if (progress)
+		fputs("\r\033[K", stderr);
+	if (devnull >= 0)
+		close(devnull);
+
+	const char *regions[MAX_REGIONS];
+	size_t nr = 0;
+	for (size_t i = 0; i < nb && !nr; i++)
+		if (b[i].n)
+			nr = mt_region_names(b[i].summaries[0], regions, MAX_REGIONS);
+	if (!nr) {
+		fprintf(stderr, "memtrace: compare: no run succeeded\n");
+		return 1;
+	}
+	if (json) {
+		json_t *j = as_json(regions, nr, b, nb);
+		json_dumpf(j, out, JSON_INDENT(2));
+		fputc('\n', out);
+		json_decref(j);
+	} else if (csv) {
+		print_csv(out, regions, nr, b, nb);
+	} else {
+		fprintf(out, "memtrace compare: %zu backends x %ld runs\n", nb, repeat);
+		for (size_t r = 0; r < nr; r++)
+			print_table(out, regions[r], b, nb);
+		print_ratios(out, regions, nr, b, nb);
+	}
+	for (size_t i = 0; i < nb; i++)
+		for (size_t k = 0; k < b[i].n; k++)
+			json_decref(b[i].summaries[k]);
+	if (out != stdout && fclose(out) != 0) {
+		fprintf(stderr, "memtrace: compare: writing %s failed: %m\n", output);
+		return 1;
+	}
+	return failures ? 1 : 0;
+}

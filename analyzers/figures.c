@@ -1,0 +1,138 @@
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figures.h"
+
+static double num(json_t *obj, const char *key)
+{
+	return json_number_value(json_object_get(obj, key));
+}
+
+static json_t *find_region(json_t *s, const char *name)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(s, "regions"), i, r) if (
+		strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
+		return r;
+	return NULL;
+}
+
+size_t mt_region_names(json_t *s, const char **names, size_t max)
+{
+	size_t i, n = 0;
+	json_t *r;
+	json_array_foreach(json_object_get(s, "regions"), i, r) if (n < max &&
+								     num(r, "count") > 0)
+		names[n++] = json_string_value(json_object_get(r, "name"));
+	if (!n && max)
+		names[n++] = MT_WHOLE_PROGRAM;
+	return n;
+}
+
+static double sum_allocations(json_t *calls)
+{
+	static const char *const allocating[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
+		"aligned_alloc", "memalign", "valloc", "pvalloc"};
+	double n = 0;
+	for (size_t i = 0; i < sizeof allocating / sizeof *allocating; i++)
+		n += num(calls, allocating[i]);
+	return n;
+}
+
+bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
+{
+	bool whole = strcmp(name, MT_WHOLE_PROGRAM) == 0;
+	json_t *r = whole ? s : find_region(s, name);
+	memset(f, 0, sizeof *f);
+	if (!r)
+		return false;
+
+	double calls = whole ? 1 : num(r, "count");
+	if (calls <= 0)
+		return false;
+	f->region = name;
+	f->calls = calls;
+	json_t *wall = json_object_get(r, "wall_s");
+	f->time_min_s = whole ? num(s, "wall_s") : num(wall, "min");
+	f->time_median_s = whole ? num(s, "wall_s") : num(wall, "median");
+
+	json_t *cpu = json_object_get(r, "cpu_s");
+	f->user_s = num(cpu, "user") / calls;
+	f->system_s = num(cpu, "system") / calls;
+	json_t *pf = json_object_get(r, "page_faults");
+	f->faults = (num(pf, "minor") + num(pf, "major")) / calls;
+
+	json_t *sys = json_object_get(r, "syscalls");
+	json_t *by = json_object_get(r, "syscalls_by_allocator");
+	json_t *inf = json_object_get(r, "syscalls_inferred");
+	json_t *bytes = json_object_get(r, "syscall_bytes");
+	for (int i = 0; i < MT_SYS_COUNT; i++) {
+		f->syscalls[i] = num(sys, mt_sys_names[i]) / calls;
+		f->syscalls_by_allocator[i] = num(by, mt_sys_names[i]) / calls;
+		f->syscalls_inferred[i] = num(inf, mt_sys_names[i]) / calls;
+		f->syscall_bytes[i] = num(bytes, mt_sys_names[i]) / calls;
+	}
+	json_t *src = json_object_get(r, "sources");
+	const char *brk_source = json_string_value(
+		json_object_get(json_object_get(src, "syscalls"), "brk"));
+	f->kernel = brk_source && strcmp(brk_source, "kernel") == 0;
+	f->fault_source = json_string_value(json_object_get(src, "page_faults"));
+
+	json_t *adv = json_object_get(r, "madvise_by_advice");
+	f->dontneed = num(adv, "MADV_DONTNEED") / calls;
+	f->free_advice = num(adv, "MADV_FREE") / calls;
+
+	json_t *brk = json_object_get(r, "brk");
+	f->brk_grow = num(brk, "grow") / calls;
+	f->brk_shrink = num(brk, "shrink") / calls;
+	f->brk_grow_bytes = num(brk, "grow_bytes") / calls;
+	f->brk_shrink_bytes = num(brk, "shrink_bytes") / calls;
+
+	f->allocations = sum_allocations(json_object_get(r, "calls")) / calls;
+	f->bytes_allocated = num(json_object_get(r, "bytes"), "allocated") / calls;
+	json_t *large = json_object_get(r, "large");
+	f->large_allocs = num(large, "allocations") / calls;
+	f->large_bytes = num(large, "bytes") / calls;
+	f->large_max_live = num(large, "max_live");
+	f->peak_live = num(json_object_get(s, "bytes"), "peak_live");
+	f->peak_rss = num(s, "peak_rss_bytes");
+	return true;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of the double at `offset` in each of n figures. */
+static double median_at(const struct mt_call_figures *runs, size_t n,
+			size_t offset)
+{
+	double v[64];
+	if (n > 64)
+		n = 64;
+	for (size_t i = 0; i < n; i++)
+		v[i] = *(const double *)((const char *)&runs[i] + offset);
+	qsort(v, n, sizeof *v, by_value);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void mt_figures_combine(const struct mt_call_figures *runs, size_t n,
+			struct mt_call_figures *out)
+{
+	*out = runs[0];
+	if (n < 2)
+		return;
+	/* Every double field, as the median over runs. */
+	for (size_t off = offsetof(struct mt_call_figures, calls);
+	     off < offsetof(struct mt_call_figures, kernel); off += sizeof(double))
+		*(double *)((char *)out + off) = median_at(runs, n, off);
+	out->time_min_s = runs[0].time_min_s;
+	for (size_t i = 1; i < n; i++)
+		if (runs[i].time_min_s < out->time_min_s)
+			out->time_min_s = runs[i].time_min_s;
+}

@@ -1,0 +1,48 @@
+/* Per-call figures of one region (or of the whole program, as one call),
+ * read from a summary: what compare shows and explain reasons about. */
+#ifndef MEMTRACE_FIGURES_H
+#define MEMTRACE_FIGURES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memtrace/events.h"
+
+#define MT_WHOLE_PROGRAM "(whole program)"
+
+/* Every field from `calls` to `peak_rss` is a double: mt_figures_combine
+ * walks them. */
+struct mt_call_figures {
+	const char *region;
+	double calls;			/* calls of the region measured */
+	double time_min_s, time_median_s;
+	double user_s, system_s;	/* per call, from here on */
+	double faults;			/* minor + major */
+	double syscalls[MT_SYS_COUNT];	/* best source */
+	double syscalls_by_allocator[MT_SYS_COUNT];
+	double syscalls_inferred[MT_SYS_COUNT];
+	double syscall_bytes[MT_SYS_COUNT]; /* interposed */
+	double dontneed, free_advice;	/* madvise(MADV_DONTNEED/FREE) */
+	double brk_grow, brk_shrink, brk_grow_bytes, brk_shrink_bytes;
+	double allocations, bytes_allocated;
+	double large_allocs, large_bytes;
+	double large_max_live;		/* not per call: at once */
+	double peak_live, peak_rss;	/* whole process */
+	bool kernel;			/* syscalls come from the kernel */
+	const char *fault_source;
+};
+
+/* The figures of region `name` in summary s (or of the whole program when
+ * name is MT_WHOLE_PROGRAM).  False when s has no such region. */
+bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *out);
+
+/* The region names in s, in order; the whole program when it has none. */
+size_t mt_region_names(json_t *s, const char **names, size_t max);
+
+/* Several runs of the same region: the fastest call's time, the median of
+ * the medians, and the median of each other figure. */
+void mt_figures_combine(const struct mt_call_figures *runs, size_t n,
+			struct mt_call_figures *out);
+
+#endif
