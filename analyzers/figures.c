@@ -69,11 +69,14 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	json_t *by = json_object_get(r, "syscalls_by_allocator");
 	json_t *inf = json_object_get(r, "syscalls_inferred");
 	json_t *bytes = json_object_get(r, "syscall_bytes");
+	json_t *inferred_bytes = json_object_get(r, "syscall_bytes_inferred");
 	for (int i = 0; i < MT_SYS_COUNT; i++) {
 		f->syscalls[i] = num(sys, mt_sys_names[i]) / calls;
 		f->syscalls_by_allocator[i] = num(by, mt_sys_names[i]) / calls;
 		f->syscalls_inferred[i] = num(inf, mt_sys_names[i]) / calls;
-		f->syscall_bytes[i] = num(bytes, mt_sys_names[i]) / calls;
+		f->syscall_bytes[i] = (num(bytes, mt_sys_names[i]) +
+				       num(inferred_bytes, mt_sys_names[i])) /
+				      calls;
 	}
 	json_t *src = json_object_get(r, "sources");
 	const char *brk_source = json_string_value(
@@ -96,6 +99,7 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	json_t *large = json_object_get(r, "large");
 	f->large_allocs = num(large, "allocations") / calls;
 	f->large_bytes = num(large, "bytes") / calls;
+	f->large_frees = num(large, "frees") / calls;
 	f->large_max_live = num(large, "max_live");
 	f->peak_live = num(json_object_get(s, "bytes"), "peak_live");
 	f->peak_rss = num(s, "peak_rss_bytes");

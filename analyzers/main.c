@@ -11,6 +11,7 @@ static const char usage[] =
 	"  run      run CMD under libmemtrace.so (counting mode)\n"
 	"  stat     run CMD and print its allocator and memory-syscall figures\n"
 	"  compare  run CMD under several allocators, figures side by side\n"
+	"  explain  find what the allocator costs CMD, and why\n"
 	"\n"
 	"'memtrace VERB --help' describes each verb.\n";
 
@@ -35,6 +36,7 @@ int main(int argc, char **argv)
 		{"run", mt_cmd_run},
 		{"stat", mt_cmd_stat},
 		{"compare", mt_cmd_compare},
+		{"explain", mt_cmd_explain},
 	};
 
 	if (argc < 2)

@@ -47,6 +47,10 @@ struct mt_summary {
 	uint64_t shim_syscalls[MT_SYS_COUNT];
 	const struct mt_region_summary *regions;
 	size_t region_count;
+	/* glibc's thresholds as followed by the shim (glibc backend only). */
+	bool glibc_heap;
+	bool thresholds_dynamic;
+	uint64_t mmap_threshold, trim_threshold, threshold_raises;
 };
 
 /* A figure with where it came from, and whether it covers every call. */

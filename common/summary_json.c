@@ -172,6 +172,13 @@ static void write_syscalls(struct obj *top, const struct mt_figures *f)
 			field_u64(&bytes, mt_sys_names[i], c->sys_bytes[i]);
 	end(&bytes);
 
+	struct obj inferred_bytes = nested(top, "syscall_bytes_inferred");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		if (i != MT_SYS_BRK)
+			field_u64(&inferred_bytes, mt_sys_names[i],
+				  c->sys_inferred_bytes[i]);
+	end(&inferred_bytes);
+
 	struct obj brk = nested(top, "brk");
 	field_u64(&brk, "grow", c->brk_grow);
 	field_u64(&brk, "grow_bytes", c->brk_grow_bytes);
@@ -315,6 +322,15 @@ size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 	field_double(&top, "wall_s", s->wall_s);
 	field_u64(&top, "threads", s->threads);
 	field_u64(&top, "peak_rss_bytes", s->peak_rss_bytes);
+	if (s->glibc_heap) {
+		struct obj g = nested(&top, "glibc_thresholds");
+		field_u64(&g, "mmap", s->mmap_threshold);
+		field_u64(&g, "trim", s->trim_threshold);
+		field_u64(&g, "raises", s->threshold_raises);
+		key(&g, "dynamic");
+		put(&o, s->thresholds_dynamic ? "true" : "false");
+		end(&g);
+	}
 	write_regions(&top, s);
 	end(&top);
 	put(&o, "\n");

@@ -1,3 +1,6 @@
+#include <stdlib.h>
+#include <string.h>
+
 #include "glibc_heap.h"
 #include "rawsys.h"
 
@@ -7,19 +10,6 @@ uintptr_t mt_break_known;
 /* glibc's first sbrk asks the kernel for the break (brk(0)) before moving
  * it, when it has never seen it. */
 static bool first_move_queries;
-
-void mt_glibc_heap_init(const uintptr_t *curbrk)
-{
-	if (!curbrk)
-		return;
-	uintptr_t now = *curbrk;
-	if (!now) {
-		now = mt_raw_brk_query();
-		first_move_queries = true;
-	}
-	__atomic_store_n(&mt_break_known, now, __ATOMIC_RELAXED);
-	mt_break_watch = curbrk;
-}
 
 void mt_glibc_break_moved(struct mt_thread *t)
 {
@@ -48,6 +38,63 @@ void mt_glibc_break_set(uintptr_t to)
 		__atomic_store_n(&mt_break_known, to, __ATOMIC_RELAXED);
 }
 
+/* glibc's thresholds, followed the way glibc moves them: freeing a mapped
+ * chunk larger than the mmap threshold (and at most 32 MiB) raises the
+ * mmap threshold to its size and the trim threshold to twice that, unless
+ * a setting fixed them (then glibc never moves them). */
+#define DEFAULT_THRESHOLD (128 * 1024)
+#define THRESHOLD_MAX (32u << 20)
+
+struct mt_glibc_thresholds mt_glibc_thresholds = {
+	.mmap = DEFAULT_THRESHOLD,
+	.trim = DEFAULT_THRESHOLD,
+	.dynamic = true,
+};
+
+/* A setting fixes the thresholds: GLIBC_TUNABLES=glibc.malloc.X=N or the
+ * older MALLOC_X_ variables (which glibc still reads). */
+static void read_fixed_thresholds(void)
+{
+	static const char *const tunables[] = {
+		"glibc.malloc.mmap_threshold", "glibc.malloc.trim_threshold",
+		"glibc.malloc.top_pad", "glibc.malloc.mmap_max"};
+	static const char *const vars[] = {
+		"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
+		"MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_"};
+	const char *t = getenv("GLIBC_TUNABLES");
+	struct mt_glibc_thresholds *g = &mt_glibc_thresholds;
+
+	for (size_t i = 0; i < 4; i++) {
+		const char *at = t ? strstr(t, tunables[i]) : NULL;
+		const char *value = at ? strchr(at, '=') : getenv(vars[i]);
+		if (!value)
+			continue;
+		if (*value == '=')
+			value++;
+		g->dynamic = false;
+		if (i == 0)
+			g->mmap = strtoull(value, NULL, 0);
+		else if (i == 1)
+			g->trim = strtoull(value, NULL, 0);
+	}
+}
+
+static void chunk_unmapped_by_free(size_t size)
+{
+	struct mt_glibc_thresholds *g = &mt_glibc_thresholds;
+	if (!g->dynamic || size <= g->mmap || size > THRESHOLD_MAX)
+		return;
+	g->mmap = size;
+	g->trim = 2 * size;
+	g->raises++;
+}
+
+void mt_glibc_chunk_freed(struct mt_thread *t, size_t head)
+{
+	mt_glibc_chunk_mapped(t, head, false);
+	chunk_unmapped_by_free(mt_chunk_size(head));
+}
+
 void mt_glibc_chunk_mapped(struct mt_thread *t, size_t head, bool allocated)
 {
 	enum mt_sys sys = allocated ? MT_SYS_MMAP : MT_SYS_MUNMAP;
@@ -74,4 +121,18 @@ void mt_glibc_chunk_moved(struct mt_thread *t, size_t old_head, const void *p)
 		if (is_mapped)
 			mt_glibc_chunk_mapped(t, head, true);
 	}
+}
+
+void mt_glibc_heap_init(const uintptr_t *curbrk)
+{
+	if (!curbrk)
+		return;
+	read_fixed_thresholds();
+	uintptr_t now = *curbrk;
+	if (!now) {
+		now = mt_raw_brk_query();
+		first_move_queries = true;
+	}
+	__atomic_store_n(&mt_break_known, now, __ATOMIC_RELAXED);
+	mt_break_watch = curbrk;
 }

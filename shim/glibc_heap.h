@@ -49,6 +49,17 @@ void mt_glibc_heap_init(const uintptr_t *curbrk);
 void mt_glibc_break_moved(struct mt_thread *t);
 /* The interposed brk/sbrk moved the break to `to` themselves. */
 void mt_glibc_break_set(uintptr_t to);
+/* glibc's mmap and trim thresholds as they stand, followed from the mapped
+ * chunks freed (glibc raises both on such a free). */
+struct mt_glibc_thresholds {
+	uint64_t mmap, trim;
+	uint64_t raises;
+	bool dynamic; /* false when a setting fixed them */
+};
+extern struct mt_glibc_thresholds mt_glibc_thresholds;
+
+/* free() gave back the mapped chunk with header `head`. */
+void mt_glibc_chunk_freed(struct mt_thread *t, size_t head);
 /* A chunk with header `head` was mapped (allocated) or unmapped (freed). */
 void mt_glibc_chunk_mapped(struct mt_thread *t, size_t head, bool allocated);
 /* realloc turned a chunk with header old_head into p (NULL: freed). */

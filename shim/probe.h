@@ -60,7 +60,7 @@ static inline void mt_probe_free(struct mt_thread *t, void *p)
 		size_t head = mt_chunk_head(p);
 		usable = mt_chunk_usable(head);
 		if (head & MT_CHUNK_MMAPPED)
-			mt_glibc_chunk_mapped(t, head, false);
+			mt_glibc_chunk_freed(t, head);
 	} else {
 		usable = mt_real.malloc_usable_size(p);
 	}

@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "diag.h"
+#include "glibc_heap.h"
 #include "kcounters.h"
 #include "symbols.h"
 #include "options.h"
@@ -84,6 +85,11 @@ static void gather(struct mt_summary *s)
 	s->peak_sampled = mt_peak_is_sampled();
 	s->threads = mt_threads_seen();
 	s->f.glibc_inference = mt_glibc_chunks;
+	s->glibc_heap = mt_glibc_chunks;
+	s->thresholds_dynamic = mt_glibc_thresholds.dynamic;
+	s->mmap_threshold = mt_glibc_thresholds.mmap;
+	s->trim_threshold = mt_glibc_thresholds.trim;
+	s->threshold_raises = mt_glibc_thresholds.raises;
 	struct mt_ksnapshot k;
 	mt_kcounters_read(&k);
 	for (int i = 0; i < MT_KERNEL_COUNT; i++) {

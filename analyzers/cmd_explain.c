@@ -1,0 +1,383 @@
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "explain.h"
+#include "measure.h"
+#include "rules/rules.h"
+
+static const char usage[] =
+	"usage: memtrace explain [--backend B[,B...]] [--repeat N] [--verify] "
+	"[--json] [-o FILE]\n"
+	"                        (SUMMARY.json... | -- CMD ARGS...)\n"
+	"\n"
+	"Finds what the allocator and the kernel cost a program, region by\n"
+	"region, and says why, with the measured figures: heap-trim-churn,\n"
+	"mmap-churn, purge-churn, temporaries, threshold, first-touch.  Each\n"
+	"finding lists fixes; --verify runs CMD again with each one and reports\n"
+	"what it changed.  Reads summaries (MEMTRACE_SUMMARY files) or runs\n"
+	"CMD under each backend.\n"
+	"\n"
+	"  -b, --backend LIST  backends to run CMD on (default: glibc)\n"
+	"  -r, --repeat N      runs per backend and per fix (default 3)\n"
+	"  -v, --verify        try each fix (needs CMD)\n"
+	"  -j, --json          {\"findings\": [...]} instead of text\n"
+	"  -o, --output FILE   write there instead of stdout\n"
+	"  -h, --help          this text\n";
+
+mt_rule *const mt_rules[] = {
+	mt_rule_heap_trim_churn, mt_rule_mmap_churn, mt_rule_purge_churn,
+	mt_rule_temporaries,	 mt_rule_threshold,  mt_rule_first_touch,
+	NULL,
+};
+
+enum { MAX_FINDINGS = 256, MAX_REGIONS = 32, MAX_RUNS = 32 };
+
+struct context {
+	char **argv; /* CMD, or NULL when reading summaries */
+	long repeat;
+	int devnull;
+	bool python;
+};
+
+/* Figures of each region under one backend: one run, or several combined. */
+struct measured {
+	const char *backend;
+	json_t *runs[MAX_RUNS];
+	size_t n;
+};
+
+static bool is_python(char **argv)
+{
+	return argv && strstr(argv[0], "python") != NULL;
+}
+
+/* Run CMD `repeat` times under backend with an extra setting. */
+static bool measure_runs(const struct context *cx, const char *backend,
+			 const char *setting, struct measured *out)
+{
+	char *env[2] = {(char *)setting, NULL};
+	struct mt_launch l = {.backend = backend, .quiet = true,
+			      .env = setting ? env : NULL,
+			      .stdout_fd = cx->devnull, .stderr_fd = -1};
+	out->backend = backend;
+	out->n = 0;
+	for (long r = 0; r < cx->repeat && out->n < MAX_RUNS; r++) {
+		struct mt_measured m;
+		if (mt_measure(&l, cx->argv, &m) && m.status == 0)
+			out->runs[out->n++] = json_incref(mt_measured_root(&m));
+		else
+			fprintf(stderr, "memtrace: explain: '%s' failed under %s%s%s "
+					"(exit status %d)\n",
+				cx->argv[0], backend, setting ? " with " : "",
+				setting ? setting : "", m.status);
+		mt_measured_free(&m);
+	}
+	return out->n > 0;
+}
+
+static void release(struct measured *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		json_decref(m->runs[i]);
+	m->n = 0;
+}
+
+static bool region_figures(const struct measured *m, const char *region,
+			   struct mt_call_figures *out)
+{
+	struct mt_call_figures runs[MAX_RUNS];
+	size_t n = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (mt_figures_of(m->runs[i], region, &runs[n]))
+			n++;
+	if (!n)
+		return false;
+	mt_figures_combine(runs, n, out);
+	return true;
+}
+
+/* Every rule, on every region of m. */
+static size_t apply_rules(const struct context *cx, const struct measured *m,
+			  struct mt_finding **out, size_t max)
+{
+	const char *regions[MAX_REGIONS];
+	size_t nr = mt_region_names(m->runs[0], regions, MAX_REGIONS), n = 0;
+
+	for (size_t r = 0; r < nr; r++) {
+		struct mt_call_figures f;
+		if (!region_figures(m, regions[r], &f))
+			continue;
+		struct mt_rule_input in = {
+			.backend = m->backend,
+			.f = &f,
+			.summary = m->runs[0],
+			.python = cx->python,
+			.page_size = sysconf(_SC_PAGESIZE),
+		};
+		for (mt_rule *const *rule = mt_rules; *rule && n < max; rule++) {
+			struct mt_finding *x = (*rule)(&in);
+			if (x)
+				out[n++] = x;
+		}
+	}
+	return n;
+}
+
+/* --verify: the region's figures with the fix, against without. */
+static void verify(const struct context *cx, const struct measured *base,
+		   struct mt_finding *x, struct mt_fix *fix)
+{
+	struct measured with;
+	struct mt_call_figures before, after;
+	const char *backend = fix->kind == MT_FIX_BACKEND ? fix->backend : base->backend;
+	const char *setting = fix->kind == MT_FIX_SETTING ? fix->setting : NULL;
+
+	if (fix->kind == MT_FIX_CODE)
+		return;
+	if (!measure_runs(cx, backend, setting, &with))
+		return;
+	if (region_figures(base, x->region, &before) &&
+	    region_figures(&with, x->region, &after)) {
+		double ratio = after.time_min_s / before.time_min_s;
+		json_t *v = json_object();
+		json_object_set_new(v, "time_s_per_call_before", json_real(before.time_min_s));
+		json_object_set_new(v, "time_s_per_call_after", json_real(after.time_min_s));
+		json_object_set_new(v, "page_faults_per_call_before", json_real(before.faults));
+		json_object_set_new(v, "page_faults_per_call_after", json_real(after.faults));
+		json_object_set_new(v, "runs", json_integer((json_int_t)with.n));
+		/* A change inside the machine's noise is no evidence. */
+		json_object_set_new(v, "verdict",
+				    json_string(ratio < 0.9   ? "helps"
+						: ratio > 1.1 ? "hurts"
+							      : "no clear effect"));
+		fix->verified = v;
+	}
+	release(&with);
+}
+
+static const char *kind_name(int kind)
+{
+	return kind == MT_FIX_SETTING ? "setting"
+	       : kind == MT_FIX_BACKEND ? "backend"
+					: "code";
+}
+
+static json_t *finding_json(const struct mt_finding *x)
+{
+	json_t *o = json_object(), *fixes = json_array();
+	json_object_set_new(o, "id", json_string(x->id));
+	json_object_set_new(o, "region", json_string(x->region));
+	json_object_set_new(o, "backend", json_string(x->backend));
+	json_object_set(o, "evidence", x->evidence);
+	json_object_set_new(o, "explanation", json_string(x->explanation));
+	for (int i = 0; i < x->nfixes; i++) {
+		const struct mt_fix *fix = &x->fixes[i];
+		json_t *j = json_object();
+		json_object_set_new(j, "kind", json_string(kind_name(fix->kind)));
+		if (fix->kind == MT_FIX_SETTING)
+			json_object_set_new(j, "setting", json_string(fix->setting));
+		if (fix->kind == MT_FIX_BACKEND)
+			json_object_set_new(j, "backend", json_string(fix->backend));
+		json_object_set_new(j, "description", json_string(fix->text));
+		json_object_set(j, "verified", fix->verified ? fix->verified : json_null());
+		json_array_append_new(fixes, j);
+	}
+	json_object_set_new(o, "fixes", fixes);
+	return o;
+}
+
+static void print_finding(FILE *out, const struct mt_finding *x)
+{
+	fprintf(out, "\n[%s] region %s, backend %s\n  %s\n", x->id, x->region,
+		x->backend, x->explanation);
+	const char *key;
+	json_t *v;
+	fputs("  evidence:", out);
+	json_object_foreach(x->evidence, key, v) {
+		if (json_is_real(v))
+			fprintf(out, " %s=%.6g", key, json_real_value(v));
+		else if (json_is_integer(v))
+			fprintf(out, " %s=%lld", key, (long long)json_integer_value(v));
+		else if (json_is_boolean(v))
+			fprintf(out, " %s=%s", key, json_is_true(v) ? "true" : "false");
+		else if (json_is_string(v))
+			fprintf(out, " %s=%s", key, json_string_value(v));
+	}
+	fputc('\n', out);
+	for (int i = 0; i < x->nfixes; i++) {
+		const struct mt_fix *fix = &x->fixes[i];
+		fprintf(out, "  fix (%s): ", kind_name(fix->kind));
+		if (fix->kind == MT_FIX_SETTING)
+			fprintf(out, "%s\n      ", fix->setting);
+		fprintf(out, "%s\n", fix->text);
+		if (fix->verified) {
+			json_t *v = fix->verified;
+			fprintf(out, "      verified: %.3f ms -> %.3f ms per call, "
+				     "%.0f -> %.0f page faults: %s\n",
+				json_real_value(json_object_get(v, "time_s_per_call_before")) * 1e3,
+				json_real_value(json_object_get(v, "time_s_per_call_after")) * 1e3,
+				json_real_value(json_object_get(v, "page_faults_per_call_before")),
+				json_real_value(json_object_get(v, "page_faults_per_call_after")),
+				json_string_value(json_object_get(v, "verdict")));
+		} else if (fix->kind != MT_FIX_CODE) {
+			fputs("      not verified (memtrace explain --verify -- CMD)\n", out);
+		}
+	}
+}
+
+/* Stored summaries: one "run" each, its backend its own. */
+static bool load_summaries(char **files, int n, struct measured *m, int *count)
+{
+	*count = 0;
+	for (int i = 0; i < n && *count < MAX_RUNS; i++) {
+		json_error_t err;
+		json_t *s = json_load_file(files[i], 0, &err);
+		if (!s || !json_object_get(s, "schema")) {
+			fprintf(stderr, "memtrace: explain: %s: %s (expected a "
+					"memtrace summary, as MEMTRACE_SUMMARY writes)\n",
+				files[i], s ? "not a memtrace summary" : err.text);
+			json_decref(s);
+			return false;
+		}
+		m[*count].backend = json_string_value(
+			json_object_get(json_object_get(s, "backend"), "name"));
+		m[*count].runs[0] = s;
+		m[*count].n = 1;
+		(*count)++;
+	}
+	return true;
+}
+
+int mt_cmd_explain(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"backend", required_argument, NULL, 'b'},
+		{"repeat", required_argument, NULL, 'r'},
+		{"verify", no_argument, NULL, 'v'},
+		{"json", no_argument, NULL, 'j'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	char default_list[] = "glibc";
+	char *list = default_list;
+	const char *output = NULL;
+	bool json = false, do_verify = false;
+	struct context cx = {.repeat = 3, .devnull = -1};
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+b:r:vjo:h", options, NULL)) != -1) {
+		char *end;
+		switch (opt) {
+		case 'b':
+			list = optarg;
+			break;
+		case 'r':
+			cx.repeat = strtol(optarg, &end, 10);
+			if (*end || cx.repeat < 1 || cx.repeat > MAX_RUNS)
+				return mt_usage_error(usage, "explain: --repeat needs a "
+							     "number from 1 to %d",
+						      MAX_RUNS);
+			break;
+		case 'v':
+			do_verify = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			return mt_usage_error(usage, "explain: unknown or incomplete "
+						     "option '%s'",
+					      argv[optind - 1]);
+		}
+	}
+	bool with_cmd = optind > 0 && strcmp(argv[optind - 1], "--") == 0;
+	if (optind >= argc)
+		return mt_usage_error(usage, "explain: give summary files or -- CMD");
+	if (do_verify && !with_cmd)
+		return mt_usage_error(usage, "explain: --verify needs -- CMD");
+
+	struct measured m[8];
+	int nm = 0;
+	if (with_cmd) {
+		cx.argv = argv + optind;
+		cx.python = is_python(cx.argv);
+		cx.devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		for (char *b = strtok(list, ","); b && nm < 8; b = strtok(NULL, ",")) {
+			struct mt_launch l = {.backend = b, .stdout_fd = -1,
+					      .stderr_fd = -1};
+			if (!mt_launch_check(&l))
+				return MT_EXIT_USAGE;
+			if (measure_runs(&cx, b, NULL, &m[nm]))
+				nm++;
+		}
+		if (!nm) {
+			fprintf(stderr, "memtrace: explain: no run succeeded\n");
+			return 1;
+		}
+	} else if (!load_summaries(argv + optind, argc - optind, m, &nm)) {
+		return 1;
+	}
+
+	FILE *out = stdout;
+	if (output && !(out = fopen(output, "we"))) {
+		fprintf(stderr, "memtrace: explain: cannot write %s: %m (choose a "
+				"writable path for -o)\n",
+			output);
+		return MT_EXIT_USAGE;
+	}
+	struct mt_finding *found[MAX_FINDINGS];
+	size_t n = 0;
+	for (int i = 0; i < nm; i++)
+		n += apply_rules(&cx, &m[i], found + n, MAX_FINDINGS - n);
+	if (do_verify)
+		for (size_t i = 0; i < n; i++)
+			for (int k = 0; k < found[i]->nfixes; k++) {
+				const struct measured *base = NULL;
+				for (int j = 0; j < nm; j++)
+					if (strcmp(m[j].backend, found[i]->backend) == 0)
+						base = &m[j];
+				if (base)
+					verify(&cx, base, found[i], &found[i]->fixes[k]);
+			}
+
+	if (json) {
+		json_t *list_json = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(list_json, finding_json(found[i]));
+		json_t *top = json_object();
+		json_object_set_new(top, "findings", list_json);
+		json_dumpf(top, out, JSON_INDENT(2));
+		fputc('\n', out);
+		json_decref(top);
+	} else {
+		fprintf(out, "memtrace explain: %zu finding%s\n", n, n == 1 ? "" : "s");
+		for (size_t i = 0; i < n; i++)
+			print_finding(out, found[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		mt_finding_free(found[i]);
+	for (int i = 0; i < nm; i++)
+		release(&m[i]);
+	if (cx.devnull >= 0)
+		close(cx.devnull);
+	if (out != stdout && fclose(out) != 0) {
+		fprintf(stderr, "memtrace: explain: writing %s failed: %m\n", output);
+		return 1;
+	}
+	return 0;
+}

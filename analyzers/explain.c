@@ -1,0 +1,65 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explain.h"
+
+struct mt_finding *mt_finding_new(const char *id, const struct mt_rule_input *in)
+{
+	struct mt_finding *f = calloc(1, sizeof *f);
+	if (!f)
+		return NULL;
+	f->id = id;
+	f->region = in->f->region;
+	f->backend = in->backend;
+	f->evidence = json_object();
+	return f;
+}
+
+void mt_finding_free(struct mt_finding *f)
+{
+	if (!f)
+		return;
+	json_decref(f->evidence);
+	for (int i = 0; i < f->nfixes; i++)
+		json_decref(f->fixes[i].verified);
+	free(f);
+}
+
+struct mt_fix *mt_fix_add(struct mt_finding *f, int kind)
+{
+	if (f->nfixes == MT_MAX_FIXES)
+		return NULL;
+	struct mt_fix *x = &f->fixes[f->nfixes++];
+	memset(x, 0, sizeof *x);
+	x->kind = kind;
+	return x;
+}
+
+double mt_system_share(const struct mt_call_figures *f)
+{
+	double t = f->time_median_s;
+	if (t <= 0)
+		return 0;
+	return f->system_s / t > 1 ? 1 : f->system_s / t;
+}
+
+const char *mt_bytes_text(double v, char *buf, size_t len)
+{
+	if (v >= 1 << 20)
+		snprintf(buf, len, "%.1f MiB", v / (1 << 20));
+	else if (v >= 1024)
+		snprintf(buf, len, "%.1f KiB", v / 1024);
+	else
+		snprintf(buf, len, "%.0f bytes", v);
+	return buf;
+}
+
+unsigned long long mt_pow2_at_least(double n)
+{
+	unsigned long long p = 1;
+	while ((double)p < n && p < (1ull << 62))
+		p <<= 1;
+	return p;
+}

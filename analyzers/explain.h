@@ -1,0 +1,56 @@
+/* Findings: what a rule concludes from the measured figures of one region
+ * under one backend, with the evidence, the mechanism in plain words, and
+ * fixes to try. */
+#ifndef MEMTRACE_EXPLAIN_H
+#define MEMTRACE_EXPLAIN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "figures.h"
+
+enum { MT_MAX_FIXES = 6, MT_TEXT = 1024 };
+
+struct mt_fix {
+	enum { MT_FIX_SETTING, MT_FIX_BACKEND, MT_FIX_CODE } kind;
+	char setting[256];   /* NAME=VALUE for the environment */
+	const char *backend; /* another allocator */
+	char text[MT_TEXT];  /* what it changes, in words */
+	json_t *verified;    /* --verify's before/after, or NULL */
+};
+
+struct mt_finding {
+	const char *id;
+	const char *region, *backend;
+	json_t *evidence; /* the measured figures the conclusion rests on */
+	char explanation[2 * MT_TEXT];
+	struct mt_fix fixes[MT_MAX_FIXES];
+	int nfixes;
+};
+
+/* What a rule looks at. */
+struct mt_rule_input {
+	const char *backend;
+	const struct mt_call_figures *f; /* per call, this region */
+	json_t *summary;		 /* the whole run */
+	bool python;			 /* the command is a Python program */
+	long page_size;
+};
+
+/* A rule adds at most one finding; returns it, or NULL. */
+typedef struct mt_finding *mt_rule(const struct mt_rule_input *in);
+
+struct mt_finding *mt_finding_new(const char *id, const struct mt_rule_input *in);
+void mt_finding_free(struct mt_finding *f);
+struct mt_fix *mt_fix_add(struct mt_finding *f, int kind);
+/* The share of a call's time that its system time accounts for. */
+double mt_system_share(const struct mt_call_figures *f);
+/* "7.6 MiB" */
+const char *mt_bytes_text(double bytes, char *buf, size_t len);
+/* The smallest power of two >= n. */
+unsigned long long mt_pow2_at_least(double n);
+
+/* The catalog, in the order findings are listed. */
+extern mt_rule *const mt_rules[];
+
+#endif

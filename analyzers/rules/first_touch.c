@@ -1,0 +1,37 @@
+/* first-touch: page faults that a growing working set explains, not churn:
+ * memory the process takes for the first time faults once per page. */
+#include <stdio.h>
+
+#include "rules.h"
+
+struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)
+{
+	const struct mt_call_figures *f = in->f;
+	bool churn = (f->brk_grow >= MT_CHURN_PER_CALL &&
+		      f->brk_shrink >= MT_CHURN_PER_CALL) ||
+		     (f->syscalls[MT_SYS_MMAP] >= MT_CHURN_PER_CALL &&
+		      f->syscalls[MT_SYS_MUNMAP] >= MT_CHURN_PER_CALL) ||
+		     f->syscalls_by_allocator[MT_SYS_MADVISE] >= MT_CHURN_PER_CALL;
+
+	double grown = (f->brk_grow_bytes + f->syscall_bytes[MT_SYS_MMAP]) /
+		       (double)in->page_size;
+	/* Growth there must be, to explain the faults by. */
+	if (churn || f->faults < 1 || grown < 1)
+		return NULL;
+	struct mt_finding *x = mt_finding_new("first-touch", in);
+	if (!x)
+		return NULL;
+	json_t *e = x->evidence;
+	json_object_set_new(e, "page_faults_per_call", json_real(f->faults));
+	json_object_set_new(e, "pages_grown_per_call", json_real(grown));
+	json_object_set_new(e, "system_s_per_call", json_real(f->system_s));
+	json_object_set_new(e, "share_of_time", json_real(mt_system_share(f)));
+	snprintf(x->explanation, sizeof x->explanation,
+		 "%s takes %.0f page faults per call without giving memory back "
+		 "to the kernel in between (no trimming, unmapping or purging): "
+		 "they come from memory touched for the first time (%.0f pages "
+		 "of heap or mappings grown per call), which is the cost of a "
+		 "working set, not churn.",
+		 f->region, f->faults, grown);
+	return x;
+}

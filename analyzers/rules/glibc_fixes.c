@@ -1,0 +1,89 @@
+/* The glibc settings that keep large blocks on the heap and the heap from
+ * being trimmed under them, sized from the measured figures.  Shared by the
+ * churn and threshold rules. */
+#include <stdio.h>
+#include <string.h>
+
+#include "explain.h"
+#include "rules.h"
+
+/* glibc refuses an mmap threshold above HEAP_MAX_SIZE / 2. */
+#define GLIBC_MMAP_THRESHOLD_MAX (32ull << 20)
+
+void mt_glibc_threshold_fixes(struct mt_finding *x,
+			      const struct mt_call_figures *f, long page_size)
+{
+	char b1[32], b2[32];
+	/* The blocks to keep on the heap, and the free space at its top to
+	 * leave there: every large block of a call, or what one trim gave
+	 * back, whichever is more. */
+	double block = f->large_allocs > 0 ? f->large_bytes / f->large_allocs
+					    : f->brk_shrink_bytes;
+	double at_top = f->large_max_live * block;
+	if (f->brk_shrink > 0 && f->brk_shrink_bytes / f->brk_shrink > at_top)
+		at_top = f->brk_shrink_bytes / f->brk_shrink;
+	unsigned long long mmap = mt_pow2_at_least(block + (double)page_size);
+	unsigned long long trim = mt_pow2_at_least(2 * at_top);
+	if (mmap > GLIBC_MMAP_THRESHOLD_MAX)
+		mmap = GLIBC_MMAP_THRESHOLD_MAX;
+
+	struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
+	if (fix) {
+		snprintf(fix->setting, sizeof fix->setting,
+			 "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=%llu:"
+			 "glibc.malloc.trim_threshold=%llu",
+			 mmap, trim);
+		snprintf(fix->text, sizeof fix->text,
+			 "keep blocks up to %s on the heap (mmap threshold) and "
+			 "leave up to %s free at its top before trimming (trim "
+			 "threshold); both must be set, because setting either "
+			 "one stops glibc from adjusting the other",
+			 mt_bytes_text((double)mmap, b1, sizeof b1),
+			 mt_bytes_text((double)trim, b2, sizeof b2));
+	}
+	fix = mt_fix_add(x, MT_FIX_SETTING);
+	if (fix) {
+		snprintf(fix->setting, sizeof fix->setting,
+			 "GLIBC_TUNABLES=glibc.malloc.trim_threshold=%llu", trim);
+		snprintf(fix->text, sizeof fix->text,
+			 "the trim threshold alone (%s): it stops the trimming, "
+			 "but it also pins the mmap threshold at its 128 KiB "
+			 "default, so larger blocks are mapped and unmapped on "
+			 "every call instead",
+			 mt_bytes_text((double)trim, b1, sizeof b1));
+	}
+}
+
+void mt_backend_fixes(struct mt_finding *x, const char *current)
+{
+	static const char *const keepers[] = {"tcmalloc", "mimalloc"};
+	for (size_t i = 0; i < 2; i++) {
+		if (current && strcmp(current, keepers[i]) == 0)
+			continue;
+		struct mt_fix *fix = mt_fix_add(x, MT_FIX_BACKEND);
+		if (!fix)
+			return;
+		fix->backend = keepers[i];
+		snprintf(fix->text, sizeof fix->text,
+			 "run on %s, which keeps freed memory for reuse instead "
+			 "of handing it back at once (memtrace run --backend %s)",
+			 keepers[i], keepers[i]);
+	}
+}
+
+void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
+		  bool in_place)
+{
+	struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
+	if (!fix)
+		return;
+	snprintf(fix->text, sizeof fix->text, "%s%s",
+		 in_place ? "write the result into a buffer that is already "
+			    "there instead of a new one, so one large block "
+			    "serves where two were live"
+			  : "allocate the large buffers once and reuse them across "
+			    "calls",
+		 in->python ? " (NumPy: the out= argument, e.g. "
+			      "np.divide(x, y, out=x))"
+			    : "");
+}

@@ -1,0 +1,50 @@
+/* heap-trim-churn: the program break grows and shrinks back, call after
+ * call, and the regrown pages fault again. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+
+struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
+{
+	const struct mt_call_figures *f = in->f;
+	char b1[32];
+
+	if (f->brk_grow < MT_CHURN_PER_CALL || f->brk_shrink < MT_CHURN_PER_CALL)
+		return NULL;
+	struct mt_finding *x = mt_finding_new("heap-trim-churn", in);
+	if (!x)
+		return NULL;
+	double per_trim = f->brk_shrink_bytes / f->brk_shrink;
+	double pages = f->brk_grow_bytes / (double)in->page_size;
+	double share = mt_system_share(f);
+
+	json_t *e = x->evidence;
+	json_object_set_new(e, "brk_grow_per_call", json_real(f->brk_grow));
+	json_object_set_new(e, "brk_shrink_per_call", json_real(f->brk_shrink));
+	json_object_set_new(e, "bytes_per_shrink", json_real(per_trim));
+	json_object_set_new(e, "pages_regrown_per_call", json_real(pages));
+	json_object_set_new(e, "page_faults_per_call", json_real(f->faults));
+	json_object_set_new(e, "system_s_per_call", json_real(f->system_s));
+	json_object_set_new(e, "time_s_per_call", json_real(f->time_median_s));
+	json_object_set_new(e, "share_of_time", json_real(share));
+	json_object_set_new(e, "syscall_source",
+			    json_string(f->kernel ? "kernel" : "inferred"));
+
+	snprintf(x->explanation, sizeof x->explanation,
+		 "Each call of %s grows the heap %.2f times and shrinks it back "
+		 "%.2f times (brk), by %s each time. When more than the trim "
+		 "threshold is free at the top of the heap, free() gives it back "
+		 "to the kernel, and the next large allocation asks for it again. "
+		 "The kernel hands back fresh pages, which fault on first touch: "
+		 "%.0f pages regrown and %.0f page faults per call, %.2f ms of "
+		 "system time, %.0f%% of the call's %.2f ms.",
+		 f->region, f->brk_grow, f->brk_shrink,
+		 mt_bytes_text(per_trim, b1, sizeof b1), pages, f->faults,
+		 f->system_s * 1e3, share * 100, f->time_median_s * 1e3);
+	if (strcmp(in->backend, "glibc") == 0)
+		mt_glibc_threshold_fixes(x, f, in->page_size);
+	mt_backend_fixes(x, in->backend);
+	mt_reuse_fix(x, in, f->large_max_live >= 2);
+	return x;
+}

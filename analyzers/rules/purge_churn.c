@@ -1,0 +1,72 @@
+/* purge-churn: the allocator hands dirty pages back with madvise
+ * (MADV_DONTNEED, MADV_FREE) and the program faults them back in. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+
+/* Settings that make each allocator keep its dirty pages. */
+static void keep_dirty_fixes(struct mt_finding *x, const char *backend)
+{
+	static const struct {
+		const char *backend, *setting, *text;
+	} settings[] = {
+		{"jemalloc", "MALLOC_CONF=oversize_threshold:0",
+		 "serve large blocks from the normal arenas, which keep dirty "
+		 "pages for their decay time, rather than the oversize arena, "
+		 "which purges at once"},
+		{"jemalloc", "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1",
+		 "never purge dirty pages (memory freed stays in the process)"},
+		{"tcmalloc", "TCMALLOC_RELEASE_RATE=0",
+		 "never release free pages to the kernel"},
+		{"mimalloc", "MIMALLOC_ALLOW_DECOMMIT=0",
+		 "never decommit free memory"},
+	};
+	for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
+		if (strcmp(settings[i].backend, backend) != 0)
+			continue;
+		struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
+		if (!fix)
+			return;
+		snprintf(fix->setting, sizeof fix->setting, "%s",
+			 settings[i].setting);
+		snprintf(fix->text, sizeof fix->text, "%s", settings[i].text);
+	}
+}
+
+struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
+{
+	const struct mt_call_figures *f = in->f;
+	double purges = f->dontneed + f->free_advice;
+	double by_allocator = f->syscalls_by_allocator[MT_SYS_MADVISE];
+
+	/* The allocator's own purges, and faults to show for them. */
+	if (by_allocator < MT_CHURN_PER_CALL || purges < MT_CHURN_PER_CALL ||
+	    f->faults < 1)
+		return NULL;
+	struct mt_finding *x = mt_finding_new("purge-churn", in);
+	if (!x)
+		return NULL;
+	double share = mt_system_share(f);
+	json_t *e = x->evidence;
+	json_object_set_new(e, "madvise_by_allocator_per_call",
+			    json_real(by_allocator));
+	json_object_set_new(e, "madv_dontneed_per_call", json_real(f->dontneed));
+	json_object_set_new(e, "madv_free_per_call", json_real(f->free_advice));
+	json_object_set_new(e, "page_faults_per_call", json_real(f->faults));
+	json_object_set_new(e, "system_s_per_call", json_real(f->system_s));
+	json_object_set_new(e, "share_of_time", json_real(share));
+
+	snprintf(x->explanation, sizeof x->explanation,
+		 "In each call of %s the allocator (%s) calls madvise %.2f times "
+		 "to hand freed pages back to the kernel (%.2f MADV_DONTNEED, "
+		 "%.2f MADV_FREE), and the memory is used again soon after: the "
+		 "kernel supplies fresh pages that fault on first touch, %.0f "
+		 "page faults per call, %.2f ms of system time, %.0f%% of the "
+		 "call.",
+		 f->region, in->backend, by_allocator, f->dontneed,
+		 f->free_advice, f->faults, f->system_s * 1e3, share * 100);
+	keep_dirty_fixes(x, in->backend);
+	mt_backend_fixes(x, in->backend);
+	return x;
+}

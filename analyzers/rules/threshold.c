@@ -1,0 +1,65 @@
+/* threshold: an allocator threshold the data shows crossed or moved; here
+ * glibc's dynamic mmap threshold and the trim threshold that follows it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+
+struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
+{
+	const struct mt_call_figures *f = in->f;
+	json_t *g = json_object_get(in->summary, "glibc_thresholds");
+	char b1[32], b2[32], b3[32];
+
+	if (!g || f->large_allocs < 1)
+		return NULL;
+	double mmap = json_number_value(json_object_get(g, "mmap"));
+	double trim = json_number_value(json_object_get(g, "trim"));
+	double raises = json_number_value(json_object_get(g, "raises"));
+	bool dynamic = json_is_true(json_object_get(g, "dynamic"));
+	double block = f->large_bytes / f->large_allocs;
+	if (dynamic && raises < 1)
+		return NULL; /* nothing moved */
+
+	struct mt_finding *x = mt_finding_new("threshold", in);
+	if (!x)
+		return NULL;
+	double mapped = f->syscalls_inferred[MT_SYS_MMAP];
+	json_t *e = x->evidence;
+	json_object_set_new(e, "mmap_threshold", json_real(mmap));
+	json_object_set_new(e, "trim_threshold", json_real(trim));
+	json_object_set_new(e, "threshold_raises", json_real(raises));
+	json_object_set_new(e, "dynamic", json_boolean(dynamic));
+	json_object_set_new(e, "bytes_per_block", json_real(block));
+	json_object_set_new(e, "blocks_mapped_per_call", json_real(mapped));
+	json_object_set_new(e, "blocks_from_heap_per_call",
+			    json_real(f->large_allocs - mapped));
+
+	if (dynamic)
+		snprintf(x->explanation, sizeof x->explanation,
+			 "glibc raised its mmap threshold %.0f times, to %s: it "
+			 "does so each time the program frees a mapped block "
+			 "larger than the threshold, and sets the trim threshold "
+			 "to twice that, %s. Blocks of %s, as in %s, are now "
+			 "below it, so they come from the heap (%.2f of %.2f per "
+			 "call are still mapped) and the heap is trimmed whenever "
+			 "more than %s is free at its top.",
+			 raises, mt_bytes_text(mmap, b1, sizeof b1),
+			 mt_bytes_text(trim, b2, sizeof b2),
+			 mt_bytes_text(block, b3, sizeof b3), f->region, mapped,
+			 f->large_allocs, mt_bytes_text(trim, b2, sizeof b2));
+	else
+		snprintf(x->explanation, sizeof x->explanation,
+			 "glibc's thresholds are fixed by a setting (mmap %s, trim "
+			 "%s) and do not adapt: blocks of %s, as in %s, are %s "
+			 "(%.2f of %.2f per call are mapped).",
+			 mt_bytes_text(mmap, b1, sizeof b1),
+			 mt_bytes_text(trim, b2, sizeof b2),
+			 mt_bytes_text(block, b3, sizeof b3), f->region,
+			 block >= mmap ? "mapped and unmapped on every use"
+				       : "served from the heap",
+			 mapped, f->large_allocs);
+	if (strcmp(in->backend, "glibc") == 0)
+		mt_glibc_threshold_fixes(x, f, in->page_size);
+	return x;
+}
