@@ -130,28 +130,51 @@ static size_t apply_rules(const struct context *cx, const struct measured *m,
 	return n;
 }
 
+/* Runs made for --verify, kept: several findings propose the same fix. */
+struct trial {
+	char backend[64], setting[256];
+	struct measured runs;
+};
+static struct trial trials[64];
+static size_t ntrials;
+
+static struct measured *trial_runs(const struct context *cx,
+				   const char *backend, const char *setting)
+{
+	for (size_t i = 0; i < ntrials; i++)
+		if (strcmp(trials[i].backend, backend) == 0 &&
+		    strcmp(trials[i].setting, setting ? setting : "") == 0)
+			return trials[i].runs.n ? &trials[i].runs : NULL;
+	if (ntrials == sizeof trials / sizeof *trials)
+		return NULL;
+	struct trial *t = &trials[ntrials++];
+	snprintf(t->backend, sizeof t->backend, "%s", backend);
+	snprintf(t->setting, sizeof t->setting, "%s", setting ? setting : "");
+	return measure_runs(cx, backend, setting, &t->runs) ? &t->runs : NULL;
+}
+
 /* --verify: the region's figures with the fix, against without. */
 static void verify(const struct context *cx, const struct measured *base,
 		   struct mt_finding *x, struct mt_fix *fix)
 {
-	struct measured with;
 	struct mt_call_figures before, after;
 	const char *backend = fix->kind == MT_FIX_BACKEND ? fix->backend : base->backend;
 	const char *setting = fix->kind == MT_FIX_SETTING ? fix->setting : NULL;
 
 	if (fix->kind == MT_FIX_CODE)
 		return;
-	if (!measure_runs(cx, backend, setting, &with))
+	struct measured *with = trial_runs(cx, backend, setting);
+	if (!with)
 		return;
 	if (region_figures(base, x->region, &before) &&
-	    region_figures(&with, x->region, &after)) {
+	    region_figures(with, x->region, &after)) {
 		double ratio = after.time_min_s / before.time_min_s;
 		json_t *v = json_object();
 		json_object_set_new(v, "time_s_per_call_before", json_real(before.time_min_s));
 		json_object_set_new(v, "time_s_per_call_after", json_real(after.time_min_s));
 		json_object_set_new(v, "page_faults_per_call_before", json_real(before.faults));
 		json_object_set_new(v, "page_faults_per_call_after", json_real(after.faults));
-		json_object_set_new(v, "runs", json_integer((json_int_t)with.n));
+		json_object_set_new(v, "runs", json_integer((json_int_t)with->n));
 		/* A change inside the machine's noise is no evidence. */
 		json_object_set_new(v, "verdict",
 				    json_string(ratio < 0.9   ? "helps"
@@ -159,7 +182,6 @@ static void verify(const struct context *cx, const struct measured *base,
 							      : "no clear effect"));
 		fix->verified = v;
 	}
-	release(&with);
 }
 
 static const char *kind_name(int kind)
@@ -373,6 +395,8 @@ int mt_cmd_explain(int argc, char **argv)
 		mt_finding_free(found[i]);
 	for (int i = 0; i < nm; i++)
 		release(&m[i]);
+	for (size_t i = 0; i < ntrials; i++)
+		release(&trials[i].runs);
 	if (cx.devnull >= 0)
 		close(cx.devnull);
 	if (out != stdout && fclose(out) != 0) {
