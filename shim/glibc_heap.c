@@ -3,6 +3,7 @@
 
 #include "glibc_heap.h"
 #include "rawsys.h"
+#include "trace.h"
 
 static const uintptr_t not_glibc;
 const uintptr_t *mt_break_watch = &not_glibc;
@@ -21,12 +22,15 @@ void mt_glibc_break_moved(struct mt_thread *t)
 		if (__atomic_compare_exchange_n(&mt_break_known, &old, now, false,
 						__ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
+			unsigned calls = 1;
 			if (first_move_queries) {
 				first_move_queries = false;
-				mt_add(&t->c.sys_inferred[MT_SYS_BRK], 1);
+				calls = 2;
 			}
-			mt_add(&t->c.sys_inferred[MT_SYS_BRK], 1);
+			mt_add(&t->c.sys_inferred[MT_SYS_BRK], calls);
 			mt_count_brk_move(&t->c, old, now);
+			if (mt_tracing)
+				mt_trace_heap_move(t, old, now, calls);
 			return;
 		}
 	}
@@ -100,6 +104,8 @@ void mt_glibc_chunk_mapped(struct mt_thread *t, size_t head, bool allocated)
 	enum mt_sys sys = allocated ? MT_SYS_MMAP : MT_SYS_MUNMAP;
 	mt_add(&t->c.sys_inferred[sys], 1);
 	mt_add(&t->c.sys_inferred_bytes[sys], mt_chunk_size(head));
+	if (mt_tracing)
+		mt_trace_chunk_map(t, sys, mt_chunk_size(head));
 }
 
 void mt_glibc_chunk_moved(struct mt_thread *t, size_t old_head, const void *p)
@@ -114,6 +120,9 @@ void mt_glibc_chunk_moved(struct mt_thread *t, size_t old_head, const void *p)
 			mt_add(&t->c.sys_inferred[MT_SYS_MREMAP], 1);
 			mt_add(&t->c.sys_inferred_bytes[MT_SYS_MREMAP],
 			       mt_chunk_size(head));
+			if (mt_tracing)
+				mt_trace_chunk_map(t, MT_SYS_MREMAP,
+						   mt_chunk_size(head));
 		}
 	} else {
 		if (was_mapped)

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "options.h"
@@ -10,6 +11,7 @@
 #include "report.h"
 #include "symbols.h"
 #include "thread.h"
+#include "trace.h"
 
 static bool active; /* false in setuid programs: count, but tell no one */
 
@@ -25,6 +27,7 @@ static void child_after_fork(void)
 	mt_threads_reset_after_fork();
 	mt_regions_reset_after_fork();
 	mt_report_restart_in_child();
+	mt_trace_restart_in_child(getppid());
 	mt_tls.hidden--;
 }
 
@@ -42,6 +45,7 @@ __attribute__((constructor)) static void mt_init(void)
 		mt_backend_ensure();
 		mt_threads_init();
 		mt_report_start(true);
+		mt_trace_start();
 		pthread_atfork(NULL, NULL, child_after_fork);
 	}
 	mt_tls.hidden--;

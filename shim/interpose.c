@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "trace.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -50,7 +51,7 @@ EXPORT void free(void *p)
 	bool counted = mt_program_call(CALLER);
 
 	if (__builtin_expect(t && counted && p && mt_glibc_chunks &&
-				     !mt_in_boot_arena(p),
+				     !mt_tracing && !mt_in_boot_arena(p),
 			     1)) {
 		size_t head = mt_chunk_head(p);
 		size_t usable = mt_chunk_usable(head);
@@ -106,6 +107,9 @@ static void *realloc_common(bool counted, enum mt_call call, void *old,
 			mt_probe_release(old_usable);
 			if (mt_glibc_chunks)
 				mt_glibc_chunk_moved(mt_self(), old_head, p);
+			if (mt_tracing)
+				mt_trace_realloc(mt_self(), call, old, old_usable,
+						 true, requested, p, mt_usable(p));
 			return mt_probe_realloc(call, requested, p);
 		}
 	}
@@ -150,7 +154,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	int r = mt_real.posix_memalign(out, align, n);
 	if (mt_program_call(CALLER))
-		mt_probe_alloc(MT_CALL_POSIX_MEMALIGN, n, r == 0 ? *out : NULL);
+		mt_probe_aligned(MT_CALL_POSIX_MEMALIGN, align, n,
+				 r == 0 ? *out : NULL);
 	return r;
 }
 
@@ -158,17 +163,26 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	EXPORT void *name(size_t align, size_t n)                            \
 	{                                                                    \
 		void *p = mt_real.name(align, n);                            \
-		return mt_program_call(CALLER) ? mt_probe_alloc(id, n, p) : p; \
+		return mt_program_call(CALLER)                               \
+			       ? mt_probe_aligned(id, align, n, p)           \
+			       : p;                                          \
 	}
 
 ALIGNED_ENTRY(aligned_alloc, MT_CALL_ALIGNED_ALLOC)
 ALIGNED_ENTRY(memalign, MT_CALL_MEMALIGN)
 
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
 #define PAGE_ENTRY(name, id)                                                 \
 	EXPORT void *name(size_t n)                                          \
 	{                                                                    \
 		void *p = mt_real.name(n);                                   \
-		return mt_program_call(CALLER) ? mt_probe_alloc(id, n, p) : p; \
+		return mt_program_call(CALLER)                               \
+			       ? mt_probe_aligned(id, page_size(), n, p)     \
+			       : p;                                          \
 	}
 
 PAGE_ENTRY(valloc, MT_CALL_VALLOC)
@@ -176,8 +190,11 @@ PAGE_ENTRY(pvalloc, MT_CALL_PVALLOC)
 
 EXPORT size_t malloc_usable_size(void *p)
 {
-	if (mt_program_call(CALLER))
+	if (mt_program_call(CALLER)) {
 		mt_probe_call(MT_CALL_MALLOC_USABLE_SIZE);
+		if (mt_tracing)
+			mt_trace_usable(mt_self(), p);
+	}
 	return p && mt_in_boot_arena(p) ? mt_boot_usable_size(p)
 					: mt_real.malloc_usable_size(p);
 }
@@ -195,7 +212,8 @@ static inline void *mmap_common(enum mt_call call, void *caller,
 {
 	unsigned mark = mt_sys_begin(caller);
 	void *r = forward(addr, len, prot, flags, fd, off);
-	mt_probe_sys_entry(call);
+	mt_probe_sys_entry(call, (uintptr_t)addr, len, (uint64_t)flags << 32 | (uint32_t)prot,
+			   (int64_t)(intptr_t)r);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_sys(MT_SYS_MMAP, r == MAP_FAILED ? 0 : len);
 	mt_sys_end();
@@ -220,7 +238,7 @@ EXPORT int munmap(void *addr, size_t len)
 {
 	unsigned mark = mt_sys_begin(CALLER);
 	int r = mt_real.munmap(addr, len);
-	mt_probe_sys_entry(MT_CALL_MUNMAP);
+	mt_probe_sys_entry(MT_CALL_MUNMAP, (uintptr_t)addr, len, 0, r);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_sys(MT_SYS_MUNMAP, r == 0 ? len : 0);
 	mt_sys_end();
@@ -236,7 +254,8 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 
 	unsigned mark = mt_sys_begin(CALLER);
 	void *r = mt_real.mremap(old, old_len, new_len, flags, new_addr);
-	mt_probe_sys_entry(MT_CALL_MREMAP);
+	mt_probe_sys_entry(MT_CALL_MREMAP, (uintptr_t)old, new_len, old_len,
+			   (int64_t)(intptr_t)r);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_sys(MT_SYS_MREMAP, r == MAP_FAILED ? 0 : new_len);
 	mt_sys_end();
@@ -247,7 +266,7 @@ EXPORT int madvise(void *addr, size_t len, int advice)
 {
 	unsigned mark = mt_sys_begin(CALLER);
 	int r = mt_real.madvise(addr, len, advice);
-	mt_probe_sys_entry(MT_CALL_MADVISE);
+	mt_probe_sys_entry(MT_CALL_MADVISE, (uintptr_t)addr, len, (uint64_t)advice, r);
 	if (!mt_sys_counted_since(mark))
 		mt_probe_madvise(advice, len);
 	mt_sys_end();
@@ -261,7 +280,7 @@ EXPORT int brk(void *addr)
 	uintptr_t before = mt_break_before();
 	unsigned mark = mt_sys_begin(CALLER);
 	int r = mt_real.brk(addr);
-	mt_probe_sys_entry(MT_CALL_BRK);
+	mt_probe_sys_entry(MT_CALL_BRK, (uintptr_t)addr, 0, 0, r);
 	if (!mt_sys_counted_since(mark)) {
 		mt_probe_sys(MT_SYS_BRK, 0);
 		if (r == 0)
@@ -278,7 +297,7 @@ EXPORT void *sbrk(intptr_t delta)
 	bool libc_queries = mt_libc_owns_brk() && mt_libc_curbrk() == 0;
 	unsigned mark = mt_sys_begin(CALLER);
 	void *r = mt_real.sbrk(delta);
-	mt_probe_sys_entry(MT_CALL_SBRK);
+	mt_probe_sys_entry(MT_CALL_SBRK, 0, (uint64_t)delta, 0, (int64_t)(intptr_t)r);
 	if (!mt_sys_counted_since(mark)) {
 		if (libc_queries)
 			mt_probe_sys(MT_SYS_BRK, 0);
@@ -298,7 +317,8 @@ static long memory_syscall(void *caller, long nr, long a, long b, long c,
 	mt_sys_begin(caller);
 	long r = mt_real.syscall(nr, a, b, c, d, e, f);
 	bool ok = r != -1;
-	mt_probe_sys_entry(MT_CALL_SYSCALL);
+	mt_probe_sys_entry(MT_CALL_SYSCALL, (uint64_t)a, (uint64_t)b,
+			   (uint64_t)nr << 32 | (uint32_t)c, r);
 	switch (nr) {
 	case SYS_brk:
 		mt_probe_sys(MT_SYS_BRK, 0);
@@ -340,4 +360,30 @@ EXPORT long syscall(long nr, ...)
 	default:
 		return mt_real.syscall(nr, a, b, c, d, e, f);
 	}
+}
+
+/* ---- exec: what this image recorded goes out before it is replaced --- */
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	mt_trace_exec(path);
+	return mt_real.execve(path, argv, envp);
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	mt_trace_exec(path);
+	return mt_real.execv(path, argv);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	mt_trace_exec(file);
+	return mt_real.execvp(file, argv);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	mt_trace_exec(file);
+	return mt_real.execvpe(file, argv, envp);
 }

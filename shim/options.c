@@ -68,16 +68,38 @@ static bool valid_template(const char *v)
 	return true;
 }
 
-static int parse_summary(struct mt_options *opt, const char *v)
+static int parse_path(const char *name, const char *v, const char **out,
+		      const char *instead)
 {
 	if (valid_template(v)) {
-		opt->summary_path = v;
+		*out = v;
 		return 0;
 	}
-	mt_warn("MEMTRACE_SUMMARY='%s' is not a file path (non-empty; '%%p' "
-		"stands for the pid, '%%%%' for '%%'); writing no JSON summary",
-		v);
+	mt_warn("%s='%s' is not a file path (non-empty; '%%p' stands for the "
+		"pid, '%%%%' for '%%'); %s",
+		name, v, instead);
 	return 1;
+}
+
+static int parse_summary(struct mt_options *opt, const char *v)
+{
+	return parse_path("MEMTRACE_SUMMARY", v, &opt->summary_path,
+			  "writing no JSON summary");
+}
+
+static int parse_out(struct mt_options *opt, const char *v)
+{
+	return parse_path("MEMTRACE_OUT", v, &opt->trace_path, "recording nothing");
+}
+
+static int parse_force(struct mt_options *opt, const char *v)
+{
+	return parse_switch("MEMTRACE_FORCE", v, &opt->force);
+}
+
+static int parse_compress(struct mt_options *opt, const char *v)
+{
+	return parse_switch("MEMTRACE_COMPRESS", v, &opt->compress);
 }
 
 static const struct {
@@ -85,6 +107,9 @@ static const struct {
 	int (*parse)(struct mt_options *, const char *);
 } table[] = {
 	{"MEMTRACE_BACKEND", parse_backend},
+	{"MEMTRACE_COMPRESS", parse_compress},
+	{"MEMTRACE_FORCE", parse_force},
+	{"MEMTRACE_OUT", parse_out},
 	{"MEMTRACE_PERF", parse_perf},
 	{"MEMTRACE_QUIET", parse_quiet},
 	{"MEMTRACE_SUMMARY", parse_summary},

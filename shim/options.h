@@ -10,6 +10,9 @@ struct mt_options {
 	bool quiet;		  /* no summary on stderr */
 	bool perf;		  /* use the kernel counters (perf_event_open) */
 	const char *summary_path; /* JSON summary, "%p" = pid; NULL = none */
+	const char *trace_path;	  /* MEMTRACE_OUT, "%p" = pid; NULL = none */
+	bool force;		  /* overwrite an existing trace */
+	bool compress;		  /* zstd chunks */
 };
 
 extern struct mt_options mt_opt;

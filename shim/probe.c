@@ -1,5 +1,6 @@
 #include "probe.h"
 #include "rawsys.h"
+#include "trace.h"
 
 /* The allocation hot path is written so that its common case makes no call
  * and so needs no stack frame: the rare cases (a thread's first event, a
@@ -23,10 +24,11 @@ count_alloc(struct mt_thread *t, enum mt_call call, size_t requested, void *p,
 	return p;
 }
 
-/* `fresh`: p is a new block (not realloc's, whose mapping realloc_common
- * accounts for). */
+/* `fresh`: p is a new block (not realloc's, whose mapping and trace event
+ * realloc_common takes care of). */
 static __attribute__((noinline)) void *
-alloc_slow(enum mt_call call, size_t requested, void *p, bool fresh)
+alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
+	   bool fresh)
 {
 	struct mt_thread *t = mt_self();
 	size_t usable = mt_usable(p);
@@ -37,19 +39,27 @@ alloc_slow(enum mt_call call, size_t requested, void *p, bool fresh)
 		mt_glibc_chunk_mapped(t, mt_chunk_head(p), true);
 	if (usable >= MT_LARGE_BYTES)
 		mt_large_alloc(t, usable);
+	if (mt_tracing && fresh)
+		mt_trace_alloc(t, call, align, requested, p, usable);
 	return count_alloc(t, call, requested, p, usable);
 }
 
 void *mt_probe_realloc(enum mt_call call, size_t requested, void *p)
 {
-	return alloc_slow(call, requested, p, false);
+	return alloc_slow(call, 0, requested, p, false);
+}
+
+void *mt_probe_aligned(enum mt_call call, size_t align, size_t requested,
+		       void *p)
+{
+	return alloc_slow(call, align, requested, p, true);
 }
 
 void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 {
 	struct mt_thread *t = mt_tls.thread;
 
-	if (__builtin_expect(t && p && mt_glibc_chunks, 1)) {
+	if (__builtin_expect(t && p && mt_glibc_chunks && !mt_tracing, 1)) {
 		size_t head = mt_chunk_head(p);
 		size_t usable = mt_chunk_usable(head);
 		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
@@ -58,7 +68,7 @@ void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 				     1))
 			return count_alloc(t, call, requested, p, usable);
 	}
-	return alloc_slow(call, requested, p, true);
+	return alloc_slow(call, 0, requested, p, true);
 }
 
 static bool by_allocator(void)
@@ -66,27 +76,40 @@ static bool by_allocator(void)
 	return mt_tls.sys_by_allocator;
 }
 
-void mt_probe_sys_entry(enum mt_call call)
+void mt_probe_sys_entry(enum mt_call call, uint64_t addr, uint64_t len,
+			uint64_t arg, int64_t result)
 {
-	mt_count_sys_entry(&mt_self()->c, call, by_allocator());
+	struct mt_thread *t = mt_self();
+	mt_count_sys_entry(&t->c, call, by_allocator());
+	if (mt_tracing)
+		mt_trace_syscall(t, call, by_allocator(), addr, len, arg, result);
 }
 
 void mt_probe_sys(enum mt_sys sys, uint64_t bytes)
 {
+	struct mt_thread *t = mt_self();
 	mt_tls.sys_seen++;
-	mt_count_sys(&mt_self()->c, sys, bytes, by_allocator());
+	mt_count_sys(&t->c, sys, bytes, by_allocator());
+	if (mt_tracing)
+		mt_trace_sys_count(t, sys, by_allocator(), bytes, 0);
 }
 
 void mt_probe_madvise(int advice, uint64_t bytes)
 {
+	struct mt_thread *t = mt_self();
 	mt_tls.sys_seen++;
-	mt_count_madvise(&mt_self()->c, advice, bytes, by_allocator());
+	mt_count_madvise(&t->c, advice, bytes, by_allocator());
+	if (mt_tracing)
+		mt_trace_sys_count(t, MT_SYS_MADVISE, by_allocator(), bytes, advice);
 }
 
 void mt_probe_brk(uintptr_t from, uintptr_t to)
 {
-	mt_count_brk_move(&mt_self()->c, from, to);
+	struct mt_thread *t = mt_self();
+	mt_count_brk_move(&t->c, from, to);
 	mt_glibc_break_set(to);
+	if (mt_tracing)
+		mt_trace_heap_move(t, from, to, 0);
 }
 
 uintptr_t mt_break_before(void)

@@ -9,6 +9,7 @@
 #include "glibc_heap.h"
 #include "symbols.h"
 #include "thread.h"
+#include "trace.h"
 
 /* Usable size of a live block (0 for NULL).  On glibc it is read from the
  * chunk header, as glibc's own malloc_usable_size does, without the call
@@ -38,6 +39,9 @@ static inline bool mt_program_call(const void *caller)
 void *mt_probe_alloc(enum mt_call call, size_t requested, void *p);
 /* The same for realloc's result, whose old block was accounted for. */
 void *mt_probe_realloc(enum mt_call call, size_t requested, void *p);
+/* The same for the aligned family, whose alignment the trace records. */
+void *mt_probe_aligned(enum mt_call call, size_t align, size_t requested,
+		       void *p);
 
 /* A block of `usable` bytes is given back (realloc's old block). */
 static inline void mt_probe_release(size_t usable)
@@ -53,8 +57,11 @@ static inline void mt_probe_release(size_t usable)
 static inline void mt_probe_free(struct mt_thread *t, void *p)
 {
 	mt_count_call(&t->c, MT_CALL_FREE);
-	if (!p || mt_in_boot_arena(p))
+	if (!p || mt_in_boot_arena(p)) {
+		if (mt_tracing)
+			mt_trace_free(t, NULL, 0);
 		return;
+	}
 	size_t usable;
 	if (mt_glibc_chunks) {
 		size_t head = mt_chunk_head(p);
@@ -67,6 +74,8 @@ static inline void mt_probe_free(struct mt_thread *t, void *p)
 	mt_count_free(&t->c, usable);
 	if (usable >= MT_LARGE_BYTES)
 		mt_large_free(t);
+	if (mt_tracing)
+		mt_trace_free(t, p, usable);
 }
 
 /* After a real call that may have moved glibc's heap (free's trim). */
@@ -103,8 +112,9 @@ static inline bool mt_sys_counted_since(unsigned mark)
 }
 
 /* A call of mmap, sbrk, syscall, ... (whether or not it reached the
- * kernel). */
-void mt_probe_sys_entry(enum mt_call call);
+ * kernel), with its main arguments and result for the trace. */
+void mt_probe_sys_entry(enum mt_call call, uint64_t addr, uint64_t len,
+			uint64_t arg, int64_t result);
 void mt_probe_sys(enum mt_sys sys, uint64_t bytes);
 void mt_probe_madvise(int advice, uint64_t bytes);
 /* The program break moved from `from` to `to` (equal: no move). */

@@ -11,6 +11,8 @@
 #include "regions.h"
 #include "symbols.h"
 #include "thread.h"
+#include "trace.h"
+#include "memtrace/trace_format.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -57,7 +59,7 @@ static double tv_s(struct timeval tv)
 }
 
 /* The index of `name`, added if new; -1 when the table is full. */
-static int region_index(const char *name)
+static int region_index(struct mt_thread *t, const char *name)
 {
 	for (int i = 0; i < region_count; i++)
 		if (strncmp(regions[i].name, name, NAME_LEN - 1) == 0)
@@ -76,6 +78,8 @@ static int region_index(const char *name)
 	r->f.glibc_inference = mt_glibc_chunks;
 	for (int k = 0; k < MT_KERNEL_COUNT; k++)
 		r->f.kernel_valid[k] = true; /* until a call lacks one */
+	if (mt_tracing)
+		mt_trace_region(t, MT_EV_REGION_NAME, region_count, r->name, 0);
 	return region_count++;
 }
 
@@ -155,7 +159,7 @@ EXPORT void memtrace_region_begin(const char *name)
 		goto out;
 	}
 	pthread_mutex_lock(&lock);
-	int region = region_index(name);
+	int region = region_index(t, name);
 	pthread_mutex_unlock(&lock);
 
 	struct mt_region_mark *m = &t->marks[t->open_regions++];
@@ -164,6 +168,10 @@ EXPORT void memtrace_region_begin(const char *name)
 	m->large_live = (int64_t)(t->c.large_allocs - t->c.large_frees);
 	t->large_peak = m->large_live;
 	take_marks(&m->k, m->shim, &m->ru);
+	if (mt_tracing && region >= 0) {
+		mt_trace_counters(t, &m->k, m->shim, &m->ru);
+		mt_trace_region(t, MT_EV_REGION_BEGIN, region, NULL, 0);
+	}
 	memcpy(&m->c, &t->c, sizeof m->c);
 	m->wall_ns = now_ns(); /* last, so the begin's own work is outside */
 out:
@@ -187,6 +195,11 @@ EXPORT void memtrace_region_end(const char *name)
 		goto out;
 	struct mt_region_mark *m = &t->marks[depth];
 	take_marks(&e.k, e.shim, &e.ru);
+	if (mt_tracing && m->region >= 0) {
+		mt_trace_region(t, MT_EV_REGION_END, m->region, NULL,
+				e.wall_ns - m->wall_ns);
+		mt_trace_counters(t, &e.k, e.shim, &e.ru);
+	}
 	pthread_mutex_lock(&lock);
 	if (m->region >= 0) {
 		struct region *r = &regions[m->region];

@@ -17,6 +17,7 @@
 #include "report.h"
 #include "summary.h"
 #include "thread.h"
+#include "trace.h"
 
 uint64_t mt_shim_syscalls[MT_SYS_COUNT];
 
@@ -115,8 +116,13 @@ static void gather(struct mt_summary *s)
 			__atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
 }
 
+const char *const *mt_report_command(void)
+{
+	return argv_view;
+}
+
 /* "%p" -> pid, "%%" -> "%". */
-static bool expand_path(const char *tmpl, char *out, size_t len)
+bool mt_expand_path(const char *tmpl, char *out, size_t len)
 {
 	size_t n = 0;
 	for (const char *p = tmpl; *p && n < len; p++) {
@@ -170,6 +176,8 @@ static void write_file(const char *path, const char *json, size_t len)
 	}
 }
 
+/* The summary as JSON, to the MEMTRACE_SUMMARY file and into the trace's
+ * closing record. */
 static void write_json(const struct mt_summary *s)
 {
 	/* About 6 KiB per region, and 10 for the rest. */
@@ -178,12 +186,16 @@ static void write_json(const struct mt_summary *s)
 	char path[4096];
 	size_t len = json ? mt_summary_json(s, json, size) : 0;
 
-	if (expand_path(mt_opt.summary_path, path, sizeof path) && len)
-		write_file(path, json, len);
-	else
-		mt_warn("cannot write the summary to '%s': path too long or out "
-			"of memory",
-			mt_opt.summary_path);
+	if (!len)
+		mt_warn("cannot make the summary: out of memory");
+	if (len && mt_opt.summary_path) {
+		if (mt_expand_path(mt_opt.summary_path, path, sizeof path))
+			write_file(path, json, len);
+		else
+			mt_warn("cannot write the summary to '%s': path too long",
+				mt_opt.summary_path);
+	}
+	mt_trace_finish(json, len);
 	if (json)
 		mt_raw_munmap(json, size);
 }
@@ -236,6 +248,6 @@ void mt_report_at_exit(void)
 	gather(&s);
 	if (!mt_opt.quiet)
 		print_text(&s);
-	if (mt_opt.summary_path)
+	if (mt_opt.summary_path || mt_tracing)
 		write_json(&s);
 }

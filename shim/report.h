@@ -4,6 +4,7 @@
 #define MEMTRACE_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* At start-up: remember the command line and the start time, and open the
  * kernel counters (saying what is missing when `announce`). */
@@ -11,5 +12,9 @@ void mt_report_start(bool announce);
 /* In a child after fork: the same, for the child's own figures. */
 void mt_report_restart_in_child(void);
 void mt_report_at_exit(void);
+/* The command line, read at start-up. */
+const char *const *mt_report_command(void);
+/* A path template: "%p" -> the pid, "%%" -> "%".  False if too long. */
+bool mt_expand_path(const char *tmpl, char *out, size_t len);
 
 #endif

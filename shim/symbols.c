@@ -130,6 +130,12 @@ BOOT_FORWARD(int, munmap, (void *a, size_t l), (a, l))
 BOOT_FORWARD(int, brk, (void *a), (a))
 BOOT_FORWARD(void *, sbrk, (intptr_t d), (d))
 BOOT_FORWARD(int, madvise, (void *a, size_t l, int adv), (a, l, adv))
+BOOT_FORWARD(int, execve, (const char *p, char *const a[], char *const e[]),
+	     (p, a, e))
+BOOT_FORWARD(int, execv, (const char *p, char *const a[]), (p, a))
+BOOT_FORWARD(int, execvp, (const char *p, char *const a[]), (p, a))
+BOOT_FORWARD(int, execvpe, (const char *p, char *const a[], char *const e[]),
+	     (p, a, e))
 
 static void *boot_mremap(void *old, size_t old_len, size_t new_len, int flags,
 			 ...)
@@ -172,6 +178,10 @@ struct mt_real mt_real = {
 	.sbrk = boot_sbrk,
 	.madvise = boot_madvise,
 	.syscall = boot_syscall,
+	.execve = boot_execve,
+	.execv = boot_execv,
+	.execvp = boot_execvp,
+	.execvpe = boot_execvpe,
 };
 
 /* ---- completing a backend ------------------------------------------- */
@@ -322,9 +332,14 @@ void mt_symbols_resolve(void)
 	r.sbrk = next_symbol("sbrk");
 	r.madvise = next_symbol("madvise");
 	r.syscall = next_symbol("syscall");
+	r.execve = next_symbol("execve");
+	r.execv = next_symbol("execv");
+	r.execvp = next_symbol("execvp");
+	r.execvpe = next_symbol("execvpe");
 	if (!r.malloc || !r.free || !r.calloc || !r.realloc || !r.memalign ||
 	    !r.malloc_usable_size || !r.mmap || !r.mmap64 || !r.munmap ||
-	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall)
+	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall ||
+	    !r.execve || !r.execv || !r.execvp || !r.execvpe)
 		mt_fatal("cannot find the next definition of a malloc or memory "
 			 "function (dlsym: %s); is libc loaded?", dlerror());
 	r.posix_memalign = backend_symbol("posix_memalign", r.malloc,

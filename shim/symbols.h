@@ -27,6 +27,10 @@ struct mt_real {
 	void *(*sbrk)(intptr_t);
 	int (*madvise)(void *, size_t, int);
 	long (*syscall)(long, ...);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execv)(const char *, char *const[]);
+	int (*execvp)(const char *, char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
 };
 
 /* Starts out pointing at bootstrap functions that resolve everything on

@@ -4,6 +4,7 @@
 
 #include "rawsys.h"
 #include "thread.h"
+#include "trace.h"
 
 __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 
@@ -19,6 +20,7 @@ static void thread_detach(void *arg)
 
 	/* A free in a later TLS destructor attaches again (and re-arms this
 	 * destructor); until then the block is free for another thread. */
+	mt_trace_thread_exit(t);
 	mt_tls.thread = NULL;
 	__atomic_store_n(&t->in_use, 0, __ATOMIC_RELEASE);
 }
@@ -145,6 +147,11 @@ uint64_t mt_peak_live(void)
 bool mt_peak_is_sampled(void)
 {
 	return __atomic_load_n(&threads_seen, __ATOMIC_RELAXED) > 1;
+}
+
+struct mt_thread *mt_threads_first(void)
+{
+	return __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE);
 }
 
 unsigned mt_threads_seen(void)

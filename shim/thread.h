@@ -13,6 +13,7 @@
  * by a later thread, and its counts stay in it, so a sum over all blocks
  * covers every thread that ever ran. */
 struct mt_region_mark;
+struct mt_trace_buf;
 
 struct mt_thread {
 	struct mt_counters c;
@@ -21,6 +22,7 @@ struct mt_thread {
 				   since the innermost open region began) */
 	struct mt_region_mark *marks; /* open regions (regions.c) */
 	unsigned open_regions;
+	struct mt_trace_buf *trace; /* this thread's events (trace.c) */
 	struct mt_thread *next; /* all blocks, newest first */
 	int in_use;
 };
@@ -76,6 +78,8 @@ uint64_t mt_peak_live(void);
 /* True when more than one thread allocated, so the peak is sampled. */
 bool mt_peak_is_sampled(void);
 unsigned mt_threads_seen(void);
+/* Every block, newest first (then follow ->next). */
+struct mt_thread *mt_threads_first(void);
 /* In a child after fork: its figures start from zero. */
 void mt_threads_reset_after_fork(void);
 

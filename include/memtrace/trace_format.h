@@ -48,50 +48,55 @@ _Static_assert(sizeof(struct mt_chunk_header) == 56, "chunk header layout");
 /* Time deltas are in units of 2^MT_TSC_SHIFT TSC ticks (about 5 ns). */
 #define MT_TSC_SHIFT 4
 
-/* Event tags.  "addr" is a zigzag delta from the thread's previous
- * address; "dt" the time since its previous event. */
+/* Event tags.  Every event starts with its tag and "dt", the time since
+ * the thread's previous event (units of 2^MT_TSC_SHIFT TSC ticks).  "addr"
+ * is a zigzag delta from the thread's previous address.  The events mirror
+ * the shim's probes one to one, so a reader that applies the same counting
+ * rules gets the same figures as the live summary. */
 enum mt_tag {
-	/* dt, size, addr, usable - size */
-	MT_EV_MALLOC = 1,
-	/* dt, addr, usable (0: free(NULL)) */
+	/* entry (enum mt_call), alignment, size, addr, usable */
+	MT_EV_ALLOC = 1,
+	/* addr, usable (0 with addr 0: free(NULL)) */
 	MT_EV_FREE,
-	/* dt, n*size, addr, usable - size */
-	MT_EV_CALLOC,
-	/* dt, old addr, old usable, size, addr, usable */
+	/* entry, old addr, old usable, size, addr, usable; old usable is
+	 * counted freed only when flags bit 0 says so */
 	MT_EV_REALLOC,
-	/* dt, entry (enum mt_call), alignment, size, addr, usable */
-	MT_EV_ALIGNED,
-	/* dt, addr */
+	/* addr */
 	MT_EV_USABLE_SIZE,
-	/* dt, entry (enum mt_call), sys (enum mt_sys), by_allocator,
-	 * arg0 (address, zigzag delta), arg1 (length), arg2 (prot, flags or
-	 * advice), result (zigzag, absolute) */
+	/* entry, flags (bit 0: by the allocator), addr, length, argument
+	 * (prot, flags or advice), result (zigzag) */
 	MT_EV_SYSCALL,
-	/* dt, from, to: glibc moved the program break out of sight */
+	/* sys (enum mt_sys), flags (bit 0: by the allocator), bytes, advice:
+	 * one system call reached the kernel (counted once, by the innermost
+	 * interposer) */
+	MT_EV_SYS_COUNT,
+	/* from, to, inferred syscalls (0: the interposed brk/sbrk moved it;
+	 * 1 or 2: glibc's malloc did, out of sight) */
 	MT_EV_HEAP_MOVE,
-	/* dt, sys (mmap, munmap, mremap), bytes: glibc mapped a chunk */
+	/* sys (mmap, munmap, mremap), bytes: glibc mapped a chunk */
 	MT_EV_CHUNK_MAP,
-	/* dt, id, length, name bytes: a region name's first use */
+	/* id, length, name bytes: a region name's first use */
 	MT_EV_REGION_NAME,
-	/* dt, id */
+	/* id */
 	MT_EV_REGION_BEGIN,
+	/* id, wall ns */
 	MT_EV_REGION_END,
-	/* dt, count, then count values: kernel counters (MT_KERNEL_COUNT,
-	 * each + 1, 0 meaning not available), then user and system CPU in
-	 * microseconds, minor and major faults (getrusage, thread) */
+	/* count, then count values: kernel counters (MT_KERNEL_COUNT, each
+	 * + 1, 0 meaning not available), the shim's own syscalls
+	 * (MT_SYS_COUNT), user and system CPU in microseconds, minor and major
+	 * faults (getrusage of the thread) */
 	MT_EV_COUNTERS,
-	/* dt, parent tid: the thread's first event */
+	/* tid: the thread's first event, and its last */
 	MT_EV_THREAD_START,
-	/* dt */
 	MT_EV_THREAD_EXIT,
-	/* dt, child pid */
-	MT_EV_FORK,
-	/* dt, length, path bytes: the process replaces its image */
+	/* parent pid: this process was forked */
+	MT_EV_FORKED,
+	/* length, path bytes: the process replaces its image */
 	MT_EV_EXEC,
-	/* dt, count: events that could not be recorded */
+	/* count: events that could not be recorded */
 	MT_EV_LOST,
-	/* dt, then the process totals at exit as MT_EV_COUNTERS, for the
-	 * whole process (getrusage RUSAGE_SELF) */
+	/* length, then a JSON object: the process's figures at exit that no
+	 * event carries (kernel totals, getrusage, wall time, peaks) */
 	MT_EV_EXIT,
 	MT_EV_COUNT
 };

@@ -1,0 +1,655 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+#ifdef MT_HAVE_ZSTD
+/* A context in memory of our own (ZSTD_initStaticCCtx), so compressing
+ * never allocates from the heap being traced. */
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+#endif
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include "backend.h"
+#include "diag.h"
+#include "json_writer.h"
+#include "memtrace/trace_format.h"
+#include "options.h"
+#include "rawsys.h"
+#include "report.h"
+#include "trace.h"
+#include "varint.h"
+
+enum {
+	CHUNK_BYTES = 64 * 1024,
+	EVENT_MAX = 2048,		 /* room for the largest event */
+};
+/* A chunk older than this is written out at the thread's next event, so a
+ * killed process loses at most about this much.  In TSC ticks: 1e8 ticks
+ * is at most 100 ms on any TSC of 1 GHz or more. */
+#define AGE_TICKS 100000000ull
+
+struct mt_trace_buf {
+	int lock;	  /* held while the chunk is written out */
+	bool closed;	  /* no more events (exit, fork) */
+	uint32_t tid, seq, events, len;
+	/* len | events << 32, published after each event for a writer on
+	 * another thread (at exit) */
+	uint64_t committed;
+	uint64_t first_tsc, first_ns, last_tsc;
+	uintptr_t last_addr;
+	unsigned char data[CHUNK_BYTES + EVENT_MAX];
+};
+
+bool mt_tracing;
+static int trace_fd = -1;
+static uint64_t file_end; /* where the next chunk goes */
+static uint64_t lost;
+static char trace_path[4096];
+#ifdef MT_HAVE_ZSTD
+static pthread_mutex_t zstd_lock = PTHREAD_MUTEX_INITIALIZER;
+static ZSTD_CCtx *cctx;
+static unsigned char *zbuf;
+static size_t zbuf_len;
+#endif
+
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__)
+	return __rdtsc();
+#else
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- writing chunks -------------------------------------------------- */
+
+static void stop_tracing(const char *why, int err)
+{
+	if (!__atomic_exchange_n(&mt_tracing, false, __ATOMIC_RELAXED))
+		return;
+	mt_warn("trace %s: %s: %s; recording stops, the program runs on",
+		trace_path, why, strerror(err));
+}
+
+static bool write_at(const struct iovec *iov, int n, size_t total)
+{
+	uint64_t at = __atomic_fetch_add(&file_end, total, __ATOMIC_RELAXED);
+	while (total) {
+		ssize_t w = pwritev(trace_fd, iov, n, (off_t)at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		if ((size_t)w == total)
+			return true;
+		/* A short write (a full disk, mostly): the rest is lost. */
+		errno = ENOSPC;
+		return false;
+	}
+	return true;
+}
+
+static void spin_lock(int *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void spin_unlock(int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* Write out the committed events of b as one chunk. */
+static void write_chunk(struct mt_trace_buf *b)
+{
+	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
+	uint32_t len = (uint32_t)c, events = (uint32_t)(c >> 32);
+	struct mt_chunk_header h = {
+		.magic = MT_CHUNK_MAGIC,
+		.tid = b->tid,
+		.seq = b->seq++,
+		.payload_len = len,
+		.raw_len = len,
+		.events = events,
+		.first_tsc = b->first_tsc,
+		.first_ns = b->first_ns,
+	};
+	const void *payload = b->data;
+
+	if (!len || trace_fd < 0)
+		return;
+#ifdef MT_HAVE_ZSTD
+	bool locked = false;
+	if (cctx) {
+		pthread_mutex_lock(&zstd_lock);
+		locked = true;
+		size_t z = ZSTD_compressCCtx(cctx, zbuf, zbuf_len, b->data, len, 1);
+		if (!ZSTD_isError(z) && z < len) {
+			h.flags |= MT_CHUNK_ZSTD;
+			h.payload_len = (uint32_t)z;
+			payload = zbuf;
+		}
+	}
+#endif
+	h.hash = XXH64(payload, h.payload_len, 0);
+	struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, h.payload_len}};
+	if (!write_at(iov, 2, sizeof h + h.payload_len))
+		stop_tracing("cannot write", errno);
+#ifdef MT_HAVE_ZSTD
+	if (locked)
+		pthread_mutex_unlock(&zstd_lock);
+#endif
+}
+
+static void flush(struct mt_trace_buf *b)
+{
+	spin_lock(&b->lock);
+	if (!b->closed)
+		write_chunk(b);
+	b->len = b->events = 0;
+	__atomic_store_n(&b->committed, 0, __ATOMIC_RELEASE);
+	spin_unlock(&b->lock);
+}
+
+/* ---- events ---------------------------------------------------------- */
+
+/* Start an event: its tag and time; the fields follow. */
+static unsigned char *begin_event(struct mt_trace_buf *b, int tag)
+{
+	uint64_t now = ticks();
+	unsigned char *p = b->data + b->len;
+
+	if (b->events == 0) {
+		b->first_tsc = b->last_tsc = now;
+		b->first_ns = mono_ns();
+		b->last_addr = 0;
+	}
+	uint64_t dt = (now - b->last_tsc) >> MT_TSC_SHIFT;
+	b->last_tsc += dt << MT_TSC_SHIFT; /* no drift from the rounding */
+	*p++ = (unsigned char)tag;
+	return mt_put_varint(p, dt);
+}
+
+static void end_event(struct mt_trace_buf *b, unsigned char *p)
+{
+	b->len = (uint32_t)(p - b->data);
+	b->events++;
+	__atomic_store_n(&b->committed, (uint64_t)b->len | (uint64_t)b->events << 32,
+			 __ATOMIC_RELEASE);
+	if (b->len >= CHUNK_BYTES || b->last_tsc - b->first_tsc > AGE_TICKS)
+		flush(b);
+}
+
+static struct mt_trace_buf *buffer(struct mt_thread *t)
+{
+	struct mt_trace_buf *b = t->trace;
+	if (__builtin_expect(b != NULL, 1))
+		return b->closed ? NULL : b;
+	b = mt_raw_mmap(sizeof *b);
+	if (!b)
+		return NULL;
+	b->tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0, 0, 0, 0);
+	t->trace = b;
+	unsigned char *p = begin_event(b, MT_EV_THREAD_START);
+	end_event(b, mt_put_varint(p, b->tid));
+	return b;
+}
+
+static unsigned char *put_addr(struct mt_trace_buf *b, unsigned char *p,
+			       const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	p = mt_put_varint(p, mt_zigzag((int64_t)(a - b->last_addr)));
+	b->last_addr = a;
+	return p;
+}
+
+/* An event with only varint fields. */
+#define EVENT(t, tag, ...)                                                   \
+	do {                                                                 \
+		struct mt_trace_buf *b_ = buffer(t);                         \
+		if (!b_) {                                                   \
+			__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);      \
+			break;                                               \
+		}                                                            \
+		unsigned char *p_ = begin_event(b_, tag);                    \
+		uint64_t f_[] = {__VA_ARGS__};                               \
+		for (size_t i_ = 0; i_ < sizeof f_ / sizeof *f_; i_++)       \
+			p_ = mt_put_varint(p_, f_[i_]);                      \
+		end_event(b_, p_);                                           \
+	} while (0)
+
+void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
+		    const void *p, size_t usable)
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b) {
+		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	unsigned char *q = begin_event(b, MT_EV_ALLOC);
+	q = mt_put_varint(q, (uint64_t)entry);
+	q = mt_put_varint(q, align);
+	q = mt_put_varint(q, size);
+	q = put_addr(b, q, p);
+	q = mt_put_varint(q, usable);
+	end_event(b, q);
+}
+
+void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b) {
+		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	unsigned char *q = begin_event(b, MT_EV_FREE);
+	q = put_addr(b, q, p);
+	q = mt_put_varint(q, usable);
+	end_event(b, q);
+}
+
+void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
+		      size_t old_usable, bool old_freed, size_t size,
+		      const void *p, size_t usable)
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b) {
+		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	unsigned char *q = begin_event(b, MT_EV_REALLOC);
+	q = mt_put_varint(q, (uint64_t)entry);
+	q = mt_put_varint(q, old_freed);
+	q = put_addr(b, q, old);
+	q = mt_put_varint(q, old_usable);
+	q = mt_put_varint(q, size);
+	q = put_addr(b, q, p);
+	q = mt_put_varint(q, usable);
+	end_event(b, q);
+}
+
+void mt_trace_usable(struct mt_thread *t, const void *p)
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b)
+		return;
+	unsigned char *q = begin_event(b, MT_EV_USABLE_SIZE);
+	end_event(b, put_addr(b, q, p));
+}
+
+void mt_trace_syscall(struct mt_thread *t, int entry, bool by_allocator,
+		      uint64_t addr, uint64_t len, uint64_t arg, int64_t result)
+{
+	EVENT(t, MT_EV_SYSCALL, (uint64_t)entry, by_allocator, addr, len, arg,
+	      mt_zigzag(result));
+}
+
+void mt_trace_sys_count(struct mt_thread *t, int sys, bool by_allocator,
+			uint64_t bytes, int advice)
+{
+	EVENT(t, MT_EV_SYS_COUNT, (uint64_t)sys, by_allocator, bytes,
+	      (uint64_t)(unsigned)advice);
+}
+
+void mt_trace_heap_move(struct mt_thread *t, uintptr_t from, uintptr_t to,
+			unsigned inferred_syscalls)
+{
+	EVENT(t, MT_EV_HEAP_MOVE, from, to, inferred_syscalls);
+}
+
+void mt_trace_chunk_map(struct mt_thread *t, int sys, uint64_t bytes)
+{
+	EVENT(t, MT_EV_CHUNK_MAP, (uint64_t)sys, bytes);
+}
+
+static void put_text_event(struct mt_thread *t, int tag, const uint64_t *pre,
+			   size_t npre, const char *text, size_t max)
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b)
+		return;
+	size_t n = strnlen(text, max);
+	unsigned char *q = begin_event(b, tag);
+	for (size_t i = 0; i < npre; i++)
+		q = mt_put_varint(q, pre[i]);
+	q = mt_put_varint(q, n);
+	memcpy(q, text, n);
+	end_event(b, q + n);
+}
+
+void mt_trace_region(struct mt_thread *t, int tag, int id, const char *name,
+		     uint64_t wall_ns)
+{
+	if (tag == MT_EV_REGION_NAME) {
+		uint64_t pre[] = {(uint64_t)id};
+		put_text_event(t, tag, pre, 1, name, 63);
+	} else if (tag == MT_EV_REGION_END) {
+		EVENT(t, tag, (uint64_t)id, wall_ns);
+	} else {
+		EVENT(t, tag, (uint64_t)id);
+	}
+}
+
+void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
+		       const uint64_t *shim, const struct rusage *ru)
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b)
+		return;
+	unsigned char *q = begin_event(b, MT_EV_COUNTERS);
+	q = mt_put_varint(q, MT_KERNEL_COUNT + MT_SYS_COUNT + 4);
+	for (int i = 0; i < MT_KERNEL_COUNT; i++)
+		q = mt_put_varint(q, k->valid[i] ? k->value[i] + 1 : 0);
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		q = mt_put_varint(q, shim[i]);
+	q = mt_put_varint(q, (uint64_t)ru->ru_utime.tv_sec * 1000000u +
+				     (uint64_t)ru->ru_utime.tv_usec);
+	q = mt_put_varint(q, (uint64_t)ru->ru_stime.tv_sec * 1000000u +
+				     (uint64_t)ru->ru_stime.tv_usec);
+	q = mt_put_varint(q, (uint64_t)ru->ru_minflt);
+	q = mt_put_varint(q, (uint64_t)ru->ru_majflt);
+	end_event(b, q);
+}
+
+/* ---- the file -------------------------------------------------------- */
+
+/* The transparent-huge-page mode: the bracketed word of the setting. */
+static void thp_mode(char *out, size_t len)
+{
+	char buf[256];
+	int fd = open("/sys/kernel/mm/transparent_hugepage/enabled",
+		      O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	out[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	char *open_b = strchr(buf, '['), *close_b = open_b ? strchr(open_b, ']') : NULL;
+	if (close_b)
+		snprintf(out, len, "%.*s", (int)(close_b - open_b - 1), open_b + 1);
+}
+
+static void cpu_model(char *out, size_t len)
+{
+	char buf[4096];
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	out[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	char *m = strstr(buf, "model name");
+	char *colon = m ? strchr(m, ':') : NULL;
+	if (colon)
+		snprintf(out, len, "%.*s", (int)strcspn(colon + 2, "\n"), colon + 2);
+}
+
+/* The allocator-related environment: what changes an allocator's
+ * behaviour without changing the program. */
+static bool allocator_setting(const char *e)
+{
+	static const char *const prefixes[] = {"GLIBC_TUNABLES=", "MALLOC_",
+					       "TCMALLOC_", "MIMALLOC_"};
+	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+		if (strncmp(e, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+static size_t metadata(char *buf, size_t len, pid_t parent)
+{
+	extern char **environ;
+	struct mt_json_out o = {buf, len, 0, false};
+	struct mt_json_obj top = mt_json_begin(&o, NULL);
+	struct utsname u;
+	char thp[64], cpu[256];
+
+	mt_json_str(&top, "memtrace", MT_VERSION);
+	mt_json_u64(&top, "format_major", MT_TRACE_MAJOR);
+	mt_json_u64(&top, "format_minor", MT_TRACE_MINOR);
+	mt_json_u64(&top, "pid", (uint64_t)getpid());
+	mt_json_u64(&top, "parent_pid", (uint64_t)parent);
+	mt_json_key(&top, "command");
+	mt_json_put(&o, "[");
+	const char *const *argv = mt_report_command();
+	for (size_t i = 0; argv && argv[i]; i++) {
+		mt_json_put(&o, i ? ", " : "");
+		mt_json_string(&o, argv[i]);
+	}
+	mt_json_put(&o, "]");
+	struct mt_json_obj be = mt_json_nested(&top, "backend");
+	mt_json_str(&be, "name", mt_backend_id.name);
+	mt_json_str(&be, "library", mt_backend_id.library);
+	mt_json_str(&be, "version", mt_backend_id.version);
+	mt_json_end(&be);
+	mt_json_u64(&top, "page_size", (uint64_t)sysconf(_SC_PAGESIZE));
+	thp_mode(thp, sizeof thp);
+	mt_json_str(&top, "transparent_hugepages", thp);
+	struct mt_json_obj env = mt_json_nested(&top, "environment");
+	for (char **e = environ; e && *e; e++) {
+		if (!allocator_setting(*e))
+			continue;
+		char name[128];
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+		mt_json_str(&env, name, strchr(*e, '=') + 1);
+	}
+	mt_json_end(&env);
+	if (uname(&u) == 0) {
+		char kernel[200];
+		snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release,
+			 u.machine);
+		mt_json_str(&top, "kernel", kernel);
+	}
+	cpu_model(cpu, sizeof cpu);
+	mt_json_str(&top, "cpu", cpu);
+	struct mt_json_obj clock = mt_json_nested(&top, "clock");
+#if defined(__x86_64__)
+	mt_json_str(&clock, "source", "tsc");
+#else
+	mt_json_str(&clock, "source", "monotonic");
+#endif
+	mt_json_u64(&clock, "tsc_shift", MT_TSC_SHIFT);
+	mt_json_end(&clock);
+	mt_json_end(&top);
+	return o.overflow ? 0 : o.pos;
+}
+
+/* Does the file at path hold a trace of this very process (an earlier
+ * image of it, before an exec)? */
+static bool earlier_image(const char *path)
+{
+	char buf[512], want[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= (ssize_t)sizeof(struct mt_file_header))
+		return false;
+	buf[n] = '\0';
+	snprintf(want, sizeof want, "\"pid\": %ld,", (long)getpid());
+	return memmem(buf, (size_t)n, want, strlen(want)) != NULL;
+}
+
+static int create(const char *path)
+{
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	if (mt_opt.force)
+		flags = (flags & ~O_EXCL) | O_TRUNC;
+	return open(path, flags, 0600);
+}
+
+/* Open the file for this process; a name taken by an earlier image of it
+ * gets a suffix (.1, .2, ...), any other existing file is left alone. */
+static bool open_trace(pid_t parent)
+{
+	char base[4096];
+	static char header[16384];
+
+	if (!mt_expand_path(mt_opt.trace_path, base, sizeof base))
+		return false;
+	/* A forked child writes a file of its own. */
+	if (parent && !strstr(mt_opt.trace_path, "%p"))
+		snprintf(base + strlen(base), sizeof base - strlen(base), ".%ld",
+			 (long)getpid());
+	snprintf(trace_path, sizeof trace_path, "%s", base);
+	int fd = create(trace_path);
+	for (int i = 1; fd < 0 && errno == EEXIST && earlier_image(trace_path) &&
+			i < 100;
+	     i++) {
+		snprintf(trace_path, sizeof trace_path, "%s.%d", base, i);
+		fd = create(trace_path);
+	}
+	if (fd < 0) {
+		mt_warn("cannot create the trace '%s': %s%s; recording nothing",
+			trace_path, strerror(errno),
+			errno == EEXIST ? " (memtrace never overwrites a file: "
+					  "remove it, or use --force)"
+					: "");
+		return false;
+	}
+	size_t mlen = metadata(header + sizeof(struct mt_file_header),
+			       sizeof header - sizeof(struct mt_file_header), parent);
+	struct mt_file_header *h = (struct mt_file_header *)header;
+	memcpy(h->magic, MT_TRACE_MAGIC, 8);
+	h->major = MT_TRACE_MAJOR;
+	h->minor = MT_TRACE_MINOR;
+	h->metadata_len = (uint32_t)mlen;
+	h->metadata_hash = XXH64(header + sizeof *h, mlen, 0);
+	trace_fd = fd;
+	file_end = 0;
+	struct iovec iov = {header, sizeof *h + mlen};
+	if (!mlen || !write_at(&iov, 1, sizeof *h + mlen)) {
+		mt_warn("cannot write the trace '%s': %s; recording nothing",
+			trace_path, strerror(errno ? errno : ENOSPC));
+		close(fd);
+		trace_fd = -1;
+		return false;
+	}
+	return true;
+}
+
+void mt_trace_start(void)
+{
+	if (!mt_opt.trace_path)
+		return;
+#ifdef MT_HAVE_ZSTD
+	if (mt_opt.compress) {
+		size_t need = ZSTD_estimateCCtxSize(1);
+		void *work = mt_raw_mmap(need);
+		zbuf_len = ZSTD_compressBound(CHUNK_BYTES + EVENT_MAX);
+		zbuf = mt_raw_mmap(zbuf_len);
+		cctx = work && zbuf ? ZSTD_initStaticCCtx(work, need) : NULL;
+	}
+#endif
+	mt_tracing = open_trace(0);
+}
+
+void mt_trace_restart_in_child(pid_t parent)
+{
+	struct mt_thread *self = mt_tls.thread;
+
+	if (trace_fd < 0)
+		return;
+	close(trace_fd); /* the parent's file */
+	trace_fd = -1;
+	/* The events in the buffers are the parent's, and it writes them. */
+	for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
+		if (t->trace) {
+			t->trace->len = t->trace->events = 0;
+			t->trace->committed = 0;
+			t->trace->lock = 0;
+			t->trace->closed = t != self;
+			t->trace->seq = 0;
+			t->trace->tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0,
+							 0, 0, 0);
+		}
+#ifdef MT_HAVE_ZSTD
+	pthread_mutex_init(&zstd_lock, NULL);
+#endif
+	mt_tracing = open_trace(parent);
+	if (mt_tracing && self)
+		EVENT(self, MT_EV_FORKED, (uint64_t)parent);
+}
+
+void mt_trace_thread_exit(struct mt_thread *t)
+{
+	struct mt_trace_buf *b = t->trace;
+	if (!mt_tracing || !b || b->closed)
+		return;
+	EVENT(t, MT_EV_THREAD_EXIT, b->tid);
+	flush(b);
+}
+
+void mt_trace_exec(const char *path)
+{
+	struct mt_thread *t = mt_tls.thread;
+	if (!mt_tracing || !t)
+		return;
+	put_text_event(t, MT_EV_EXEC, NULL, 0, path, 1024);
+	if (t->trace)
+		flush(t->trace);
+}
+
+void mt_trace_finish(const char *exit_json, size_t len)
+{
+	struct mt_thread *self = mt_self();
+
+	if (!mt_tracing)
+		return;
+	uint64_t n = __atomic_load_n(&lost, __ATOMIC_RELAXED);
+	if (n)
+		EVENT(self, MT_EV_LOST, n);
+	struct mt_trace_buf *b = buffer(self);
+	if (b && len < CHUNK_BYTES) {
+		/* Written alone, as the last chunk of this thread. */
+		flush(b);
+		unsigned char *q = begin_event(b, MT_EV_EXIT);
+		q = mt_put_varint(q, len);
+		memcpy(q, exit_json, len);
+		b->len = (uint32_t)(q + len - b->data);
+		b->events++;
+		__atomic_store_n(&b->committed,
+				 (uint64_t)b->len | (uint64_t)b->events << 32,
+				 __ATOMIC_RELEASE);
+	}
+	/* Every thread's committed events; those still running lose what
+	 * they record from now on. */
+	for (struct mt_thread *t = mt_threads_first(); t; t = t->next) {
+		struct mt_trace_buf *tb = t->trace;
+		if (!tb || tb->closed)
+			continue;
+		spin_lock(&tb->lock);
+		write_chunk(tb);
+		tb->closed = true;
+		spin_unlock(&tb->lock);
+	}
+	mt_tracing = false;
+	close(trace_fd);
+	trace_fd = -1;
+}
