@@ -5,14 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "memtrace/trace_format.h"
 
 #include "cli.h"
 #include "launch.h"
+#include "replay.h"
 #include "measure.h"
 #include "summary_table.h"
 
 static const char usage[] =
 	"usage: memtrace stat [--backend B] [--json] [-o FILE] -- CMD ARGS...\n"
+	"       memtrace stat [--json] [--salvage] [-o FILE] TRACE\n"
 	"\n"
 	"Runs CMD under libmemtrace.so and prints, for each process it\n"
 	"started, its allocator calls, heap bytes, memory system calls, page\n"
@@ -24,7 +27,56 @@ static const char usage[] =
 	"  -j, --json       print each process's summary as one JSON line\n"
 	"                   (the MEMTRACE_SUMMARY schema) instead of a table\n"
 	"  -o, --output FILE  write to FILE instead of stderr\n"
+	"  -s, --salvage    with TRACE: skip damaged chunks\n"
+	"\n"
+	"With TRACE (MEMTRACE_OUT, memtrace run -o), the summary is computed\n"
+	"from the recorded events: the same figures as the live summary.\n"
 	"  -h, --help       this text\n";
+
+static bool is_trace(const char *path)
+{
+	char magic[8];
+	FILE *f = fopen(path, "rbe");
+	bool yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, MT_TRACE_MAGIC, 8);
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+/* The summary of a recorded run, computed from its events. */
+static int stat_trace(const char *path, bool as_json, bool salvage,
+		      const char *output)
+{
+	char err[512];
+	struct mt_trace *t = mt_trace_open(path, err, sizeof err);
+	if (!t) {
+		fprintf(stderr, "memtrace: stat: %s: %s\n", path, err);
+		return 1;
+	}
+	char *json = mt_replay_summary(t, salvage, err, sizeof err);
+	mt_trace_close(t);
+	if (!json) {
+		fprintf(stderr, "memtrace: stat: %s: %s\n", path, err);
+		return 1;
+	}
+	FILE *out = output ? fopen(output, "we") : stdout;
+	if (!out) {
+		fprintf(stderr, "memtrace: stat: cannot write %s: %m\n", output);
+		free(json);
+		return 1;
+	}
+	if (as_json) {
+		fputs(json, out);
+	} else {
+		json_t *s = json_loads(json, 0, NULL);
+		mt_summary_print_table(out, s);
+		json_decref(s);
+	}
+	free(json);
+	if (out != stdout && fclose(out) != 0)
+		return 1;
+	return 0;
+}
 
 int mt_cmd_stat(int argc, char **argv)
 {
@@ -32,16 +84,17 @@ int mt_cmd_stat(int argc, char **argv)
 		{"backend", required_argument, NULL, 'b'},
 		{"json", no_argument, NULL, 'j'},
 		{"output", required_argument, NULL, 'o'},
+		{"salvage", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	struct mt_launch l = {MT_LAUNCH_DEFAULTS, .quiet = true};
-	bool as_json = false;
+	bool as_json = false, salvage = false;
 	const char *output = NULL;
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:jo:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:jo:sh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			l.backend = optarg;
@@ -51,6 +104,9 @@ int mt_cmd_stat(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 's':
+			salvage = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -62,6 +118,10 @@ int mt_cmd_stat(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return mt_usage_error(usage, "stat: no command given");
+	/* stat FILE: a recorded trace, not a command. */
+	bool with_cmd = strcmp(argv[optind - 1], "--") == 0;
+	if (!with_cmd && optind == argc - 1 && is_trace(argv[optind]))
+		return stat_trace(argv[optind], as_json, salvage, output);
 
 	FILE *out = stderr;
 	if (output && !(out = fopen(output, "we"))) {

@@ -12,6 +12,7 @@ static const char usage[] =
 	"  stat     run CMD and print its allocator and memory-syscall figures\n"
 	"  compare  run CMD under several allocators, figures side by side\n"
 	"  explain  find what the allocator costs CMD, and why\n"
+	"  dump     print a recorded trace, one event per line\n"
 	"\n"
 	"'memtrace VERB --help' describes each verb.\n";
 
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
 		{"stat", mt_cmd_stat},
 		{"compare", mt_cmd_compare},
 		{"explain", mt_cmd_explain},
+		{"dump", mt_cmd_dump},
 	};
 
 	if (argc < 2)

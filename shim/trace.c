@@ -32,7 +32,7 @@
 
 enum {
 	CHUNK_BYTES = 64 * 1024,
-	EVENT_MAX = 2048,		 /* room for the largest event */
+	EVENT_MAX = 4096,		 /* room for the largest event */
 };
 /* A chunk older than this is written out at the thread's next event, so a
  * killed process loses at most about this much.  In TSC ticks: 1e8 ticks
@@ -554,6 +554,24 @@ static bool open_trace(pid_t parent)
 	return true;
 }
 
+/* The counters as they stood when recording began. */
+static void baseline(struct mt_thread *t)
+{
+	struct mt_trace_buf *b = buffer(t);
+	const uint64_t *c = (const uint64_t *)&t->c;
+	size_t n = sizeof t->c / sizeof(uint64_t);
+	if (!b)
+		return;
+	/* Larger than one event's room: a chunk of its own. */
+	flush(b);
+	unsigned char *q = begin_event(b, MT_EV_BASELINE);
+	q = mt_put_varint(q, n + 1);
+	for (size_t i = 0; i < n; i++)
+		q = mt_put_varint(q, c[i]);
+	q = mt_put_varint(q, mt_peak_live());
+	end_event(b, q);
+}
+
 void mt_trace_start(void)
 {
 	if (!mt_opt.trace_path)
@@ -568,6 +586,8 @@ void mt_trace_start(void)
 	}
 #endif
 	mt_tracing = open_trace(0);
+	if (mt_tracing)
+		baseline(mt_self());
 }
 
 void mt_trace_restart_in_child(pid_t parent)
@@ -593,8 +613,10 @@ void mt_trace_restart_in_child(pid_t parent)
 	pthread_mutex_init(&zstd_lock, NULL);
 #endif
 	mt_tracing = open_trace(parent);
-	if (mt_tracing && self)
+	if (mt_tracing && self) {
+		baseline(self);
 		EVENT(self, MT_EV_FORKED, (uint64_t)parent);
+	}
 }
 
 void mt_trace_thread_exit(struct mt_thread *t)

@@ -98,6 +98,12 @@ enum mt_tag {
 	/* length, then a JSON object: the process's figures at exit that no
 	 * event carries (kernel totals, getrusage, wall time, peaks) */
 	MT_EV_EXIT,
+	/* count, then count values: the counters (struct mt_counters, as
+	 * uint64 fields in order) of the thread when recording began, then the
+	 * process's peak of live bytes so far.  What happened before the
+	 * trace was opened (start-up) is in here, so that the replayed figures
+	 * equal the live ones. */
+	MT_EV_BASELINE,
 	MT_EV_COUNT
 };
 

@@ -1,0 +1,117 @@
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trace_read.h"
+
+static const char usage[] =
+	"usage: memtrace dump [--salvage] FILE\n"
+	"\n"
+	"Prints a trace (MEMTRACE_OUT, memtrace run -o) one event per line:\n"
+	"seconds since the first event, thread, event, fields as name=value.\n"
+	"A damaged or truncated file is an error naming the offset; with\n"
+	"--salvage the damaged chunks are skipped (and counted) instead.\n"
+	"\n"
+	"  -s, --salvage  skip damaged chunks\n"
+	"  -h, --help     this text\n";
+
+/* Field names of each event, in order. */
+static const char *const fields[MT_EV_COUNT][8] = {
+	[MT_EV_ALLOC] = {"entry", "align", "size", "addr", "usable"},
+	[MT_EV_FREE] = {"addr", "usable"},
+	[MT_EV_REALLOC] = {"entry", "freed", "old", "old_usable", "size", "addr",
+			   "usable"},
+	[MT_EV_USABLE_SIZE] = {"addr"},
+	[MT_EV_SYSCALL] = {"entry", "by_allocator", "addr", "len", "arg", "result"},
+	[MT_EV_SYS_COUNT] = {"sys", "by_allocator", "bytes", "advice"},
+	[MT_EV_HEAP_MOVE] = {"from", "to", "inferred_calls"},
+	[MT_EV_CHUNK_MAP] = {"sys", "bytes"},
+	[MT_EV_REGION_NAME] = {"id"},
+	[MT_EV_REGION_BEGIN] = {"id"},
+	[MT_EV_REGION_END] = {"id", "wall_ns"},
+	[MT_EV_THREAD_START] = {"tid"},
+	[MT_EV_THREAD_EXIT] = {"tid"},
+	[MT_EV_FORKED] = {"parent"},
+	[MT_EV_LOST] = {"events"},
+};
+
+static bool print(const struct mt_event *e, void *arg)
+{
+	FILE *out = arg;
+	fprintf(out, "%.9f %u %s", (double)e->ns / 1e9, e->tid, mt_event_name(e->tag));
+	for (int i = 0; i < e->nv; i++) {
+		const char *name = i < 8 ? fields[e->tag][i] : NULL;
+		uint64_t v = e->v[i];
+		if (!name) {
+			fprintf(out, " %" PRIu64, v);
+		} else if (!strcmp(name, "entry") && v < MT_CALL_COUNT) {
+			fprintf(out, " entry=%s", mt_call_names[v]);
+		} else if (!strcmp(name, "sys") && v < MT_SYS_COUNT) {
+			fprintf(out, " sys=%s", mt_sys_names[v]);
+		} else if (!strcmp(name, "result")) {
+			fprintf(out, " result=%" PRId64, mt_unzigzag_value(v));
+		} else if (!strcmp(name, "addr") || !strcmp(name, "old") ||
+			   !strcmp(name, "from") || !strcmp(name, "to")) {
+			fprintf(out, " %s=0x%" PRIx64, name, v);
+		} else {
+			fprintf(out, " %s=%" PRIu64, name, v);
+		}
+	}
+	if (e->text)
+		fprintf(out, " %.*s", (int)e->text_len, e->text);
+	fputc('\n', out);
+	return !ferror(out);
+}
+
+int mt_cmd_dump(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"salvage", no_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	bool salvage = false;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "sh", options, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			salvage = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			return mt_usage_error(usage, "dump: unknown option '%s'",
+					      argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return mt_usage_error(usage, "dump: give one trace file");
+
+	char err[512];
+	const char *path = argv[optind];
+	struct mt_trace *t = mt_trace_open(path, err, sizeof err);
+	if (!t) {
+		fprintf(stderr, "memtrace: dump: %s: %s\n", path, err);
+		return 1;
+	}
+	char *meta = json_dumps(mt_trace_metadata(t), JSON_COMPACT);
+	printf("# %s\n", meta ? meta : "{}");
+	free(meta);
+	bool ok = mt_trace_each(t, salvage, print, stdout, err, sizeof err);
+	if (!ok)
+		fprintf(stderr, "memtrace: dump: %s: %s (--salvage skips damaged "
+				"chunks)\n",
+			path, err);
+	else if (mt_trace_skipped(t))
+		fprintf(stderr, "memtrace: dump: %s: %" PRIu64 " damaged chunks "
+				"skipped\n",
+			path, mt_trace_skipped(t));
+	mt_trace_close(t);
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,419 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+#ifdef MT_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#include "trace_read.h"
+#include "varint.h"
+
+/* Bounds a sane writer never crosses: anything larger is damage. */
+enum { MAX_METADATA = 1 << 20, MAX_RAW = 1 << 20, MAX_PAYLOAD = 2 << 20 };
+
+struct mt_trace {
+	FILE *f;			 /* or NULL when reading memory */
+	const unsigned char *mem;
+	size_t mem_len;
+	uint64_t offset;		 /* of the next read */
+	json_t *metadata;
+	uint64_t data_start;
+	/* Time: TSC ticks to ns, from the chunks' (first_tsc, first_ns) */
+	uint64_t tsc0, ns0;
+	double ns_per_tick;
+	unsigned char *payload, *raw;
+	uint64_t skipped, events;
+};
+
+static const char *const names[MT_EV_COUNT] = {
+	[MT_EV_ALLOC] = "alloc",	  [MT_EV_FREE] = "free",
+	[MT_EV_REALLOC] = "realloc",	  [MT_EV_USABLE_SIZE] = "usable_size",
+	[MT_EV_SYSCALL] = "syscall",	  [MT_EV_SYS_COUNT] = "kernel_call",
+	[MT_EV_HEAP_MOVE] = "heap_move",  [MT_EV_CHUNK_MAP] = "chunk_map",
+	[MT_EV_REGION_NAME] = "region_name",
+	[MT_EV_REGION_BEGIN] = "region_begin",
+	[MT_EV_REGION_END] = "region_end", [MT_EV_COUNTERS] = "counters",
+	[MT_EV_THREAD_START] = "thread_start",
+	[MT_EV_THREAD_EXIT] = "thread_exit",
+	[MT_EV_FORKED] = "forked",	  [MT_EV_EXEC] = "exec",
+	[MT_EV_LOST] = "lost",		  [MT_EV_EXIT] = "exit",
+	[MT_EV_BASELINE] = "baseline",
+};
+
+const char *mt_event_name(int tag)
+{
+	return tag > 0 && tag < MT_EV_COUNT ? names[tag] : "?";
+}
+
+/* Read len bytes at the current offset; false at the end of the data. */
+static size_t read_at(struct mt_trace *t, void *buf, size_t len)
+{
+	size_t n;
+	if (t->f) {
+		if (fseeko(t->f, (off_t)t->offset, SEEK_SET) != 0)
+			return 0;
+		n = fread(buf, 1, len, t->f);
+	} else {
+		n = t->offset < t->mem_len ? t->mem_len - t->offset : 0;
+		if (n > len)
+			n = len;
+		memcpy(buf, t->mem + t->offset, n);
+	}
+	return n;
+}
+
+static bool fail(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static bool fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static bool read_header(struct mt_trace *t, char *err, size_t errlen)
+{
+	struct mt_file_header h;
+	size_t n = read_at(t, &h, sizeof h);
+
+	if (n < sizeof h || memcmp(h.magic, MT_TRACE_MAGIC, 8) != 0)
+		return fail(err, errlen,
+			    "offset 0: expected a memtrace trace (\"MEMTRACE\" "
+			    "header), found %s",
+			    n < sizeof h ? "a file too short" : "something else");
+	if (h.major != MT_TRACE_MAJOR)
+		return fail(err, errlen,
+			    "offset 8: trace format %u.%u, this memtrace reads "
+			    "%u.x only: use a memtrace of that version",
+			    h.major, h.minor, MT_TRACE_MAJOR);
+	if (h.metadata_len > MAX_METADATA)
+		return fail(err, errlen, "offset 12: metadata of %u bytes, at most "
+					 "%d expected",
+			    h.metadata_len, MAX_METADATA);
+	char *meta = malloc(h.metadata_len + 1);
+	if (!meta)
+		return fail(err, errlen, "out of memory");
+	t->offset = sizeof h;
+	n = read_at(t, meta, h.metadata_len);
+	if (n < h.metadata_len || XXH64(meta, h.metadata_len, 0) != h.metadata_hash) {
+		free(meta);
+		return fail(err, errlen, "offset %zu: %u bytes of metadata expected, %s",
+			    sizeof h, h.metadata_len,
+			    n < h.metadata_len ? "the file ends first"
+					       : "their checksum does not match");
+	}
+	json_error_t jerr;
+	t->metadata = json_loadb(meta, h.metadata_len, 0, &jerr);
+	free(meta);
+	if (!t->metadata)
+		return fail(err, errlen, "offset %zu: metadata is not JSON: %s",
+			    sizeof h, jerr.text);
+	t->data_start = t->offset = sizeof h + h.metadata_len;
+	return true;
+}
+
+static bool valid_header(const struct mt_chunk_header *h)
+{
+	return h->magic == MT_CHUNK_MAGIC && h->payload_len <= MAX_PAYLOAD &&
+	       h->raw_len <= MAX_RAW &&
+	       (h->flags & MT_CHUNK_ZSTD || h->payload_len == h->raw_len);
+}
+
+/* The time base: a straight line through the earliest and the latest
+ * (first_tsc, first_ns) of all chunks, read from the headers only. */
+static void calibrate(struct mt_trace *t)
+{
+	struct mt_chunk_header h;
+	uint64_t lo_tsc = UINT64_MAX, lo_ns = 0, hi_tsc = 0, hi_ns = 0;
+
+	t->offset = t->data_start;
+	while (read_at(t, &h, sizeof h) == sizeof h && valid_header(&h)) {
+		if (h.first_tsc < lo_tsc)
+			lo_tsc = h.first_tsc, lo_ns = h.first_ns;
+		if (h.first_tsc >= hi_tsc)
+			hi_tsc = h.first_tsc, hi_ns = h.first_ns;
+		t->offset += sizeof h + h.payload_len;
+	}
+	t->tsc0 = lo_tsc == UINT64_MAX ? 0 : lo_tsc;
+	t->ns0 = lo_ns;
+	t->ns_per_tick = hi_tsc > lo_tsc ? (double)(hi_ns - lo_ns) / (double)(hi_tsc - lo_tsc)
+					 : 1.0;
+	t->offset = t->data_start;
+}
+
+static struct mt_trace *finish_open(struct mt_trace *t, char *err, size_t errlen)
+{
+	t->payload = malloc(MAX_PAYLOAD);
+	t->raw = malloc(MAX_RAW);
+	if (!t->payload || !t->raw) {
+		fail(err, errlen, "out of memory");
+		mt_trace_close(t);
+		return NULL;
+	}
+	if (!read_header(t, err, errlen)) {
+		mt_trace_close(t);
+		return NULL;
+	}
+	calibrate(t);
+	return t;
+}
+
+struct mt_trace *mt_trace_open(const char *path, char *err, size_t errlen)
+{
+	struct mt_trace *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	if (!(t->f = fopen(path, "rbe"))) {
+		fail(err, errlen, "cannot open: %s", strerror(errno));
+		free(t);
+		return NULL;
+	}
+	return finish_open(t, err, errlen);
+}
+
+struct mt_trace *mt_trace_from_memory(const void *data, size_t len, char *err,
+				      size_t errlen)
+{
+	struct mt_trace *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->mem = data;
+	t->mem_len = len;
+	return finish_open(t, err, errlen);
+}
+
+void mt_trace_close(struct mt_trace *t)
+{
+	if (!t)
+		return;
+	if (t->f)
+		fclose(t->f);
+	json_decref(t->metadata);
+	free(t->payload);
+	free(t->raw);
+	free(t);
+}
+
+json_t *mt_trace_metadata(struct mt_trace *t)
+{
+	return t->metadata;
+}
+
+uint64_t mt_trace_skipped(const struct mt_trace *t)
+{
+	return t->skipped;
+}
+
+uint64_t mt_trace_events(const struct mt_trace *t)
+{
+	return t->events;
+}
+
+/* How many varint fields follow the dt of each tag; -1: variable. */
+static int fixed_fields(int tag)
+{
+	switch (tag) {
+	case MT_EV_ALLOC: return 5;
+	case MT_EV_FREE: return 2;
+	case MT_EV_REALLOC: return 7;
+	case MT_EV_USABLE_SIZE: return 1;
+	case MT_EV_SYSCALL: return 6;
+	case MT_EV_SYS_COUNT: return 4;
+	case MT_EV_HEAP_MOVE: return 3;
+	case MT_EV_CHUNK_MAP: return 2;
+	case MT_EV_REGION_BEGIN: return 1;
+	case MT_EV_REGION_END: return 2;
+	case MT_EV_THREAD_START:
+	case MT_EV_THREAD_EXIT:
+	case MT_EV_FORKED:
+	case MT_EV_LOST: return 1;
+	default: return -1;
+	}
+}
+
+/* Which fields are addresses (zigzag deltas from the previous one). */
+static bool is_address(int tag, int i)
+{
+	return (tag == MT_EV_ALLOC && i == 3) || (tag == MT_EV_FREE && i == 0) ||
+	       (tag == MT_EV_REALLOC && (i == 2 || i == 5)) ||
+	       (tag == MT_EV_USABLE_SIZE && i == 0);
+}
+
+/* Decode one chunk's events; false (with err) on malformed content. */
+static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
+		   const unsigned char *p, const unsigned char *end,
+		   bool (*fn)(const struct mt_event *, void *), void *arg,
+		   bool *stop, char *err, size_t errlen, uint64_t at)
+{
+	uint64_t tsc = h->first_tsc;
+	uintptr_t last_addr = 0;
+	uint32_t n = 0;
+
+	while (p < end) {
+		/* Not zeroed whole: v[] is large and only nv of it is read. */
+		struct mt_event e;
+		e.tag = *p++;
+		e.tid = h->tid;
+		e.nv = 0;
+		e.text = NULL;
+		e.text_len = 0;
+		uint64_t dt;
+		if (e.tag <= 0 || e.tag >= MT_EV_COUNT || !mt_get_varint(&p, end, &dt))
+			return fail(err, errlen,
+				    "offset %llu: chunk of thread %u, event %u: "
+				    "a known event tag expected, found %d",
+				    (unsigned long long)at, h->tid, n, e.tag);
+		tsc += dt << MT_TSC_SHIFT;
+		e.ns = (uint64_t)((double)(tsc - t->tsc0) * t->ns_per_tick);
+		int count = fixed_fields(e.tag);
+		if (e.tag == MT_EV_COUNTERS || e.tag == MT_EV_BASELINE) {
+			uint64_t c;
+			if (!mt_get_varint(&p, end, &c) ||
+			    c > sizeof e.v / sizeof *e.v)
+				goto truncated;
+			count = (int)c;
+		}
+		if (e.tag == MT_EV_REGION_NAME) {
+			if (!mt_get_varint(&p, end, &e.v[0]))
+				goto truncated;
+			e.nv = 1;
+		}
+		for (int i = 0; i < count; i++) {
+			if (!mt_get_varint(&p, end, &e.v[e.nv]))
+				goto truncated;
+			if (is_address(e.tag, i)) {
+				last_addr += (uintptr_t)mt_unzigzag(e.v[e.nv]);
+				e.v[e.nv] = last_addr;
+			}
+			e.nv++;
+		}
+		if (count < 0) { /* a length, then text */
+			uint64_t len;
+			if (!mt_get_varint(&p, end, &len) || len > (uint64_t)(end - p))
+				goto truncated;
+			e.text = (const char *)p;
+			e.text_len = (size_t)len;
+			p += len;
+		}
+		n++;
+		t->events++;
+		if (!fn(&e, arg)) {
+			*stop = true;
+			return true;
+		}
+	}
+	if (n != h->events)
+		return fail(err, errlen,
+			    "offset %llu: chunk of thread %u: %u events expected, "
+			    "%u found",
+			    (unsigned long long)at, h->tid, h->events, n);
+	return true;
+truncated:
+	return fail(err, errlen,
+		    "offset %llu: chunk of thread %u, event %u: its fields run "
+		    "past the chunk's end",
+		    (unsigned long long)at, h->tid, n);
+}
+
+/* One chunk at t->offset: read, check, decompress, decode. */
+static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, void *),
+		       void *arg, bool *stop, bool *at_end, char *err, size_t errlen)
+{
+	struct mt_chunk_header h;
+	uint64_t at = t->offset;
+	size_t n = read_at(t, &h, sizeof h);
+
+	if (n == 0) {
+		*at_end = true;
+		return true;
+	}
+	if (n < sizeof h)
+		return fail(err, errlen,
+			    "offset %llu: a chunk header of %zu bytes expected, the "
+			    "file ends after %zu",
+			    (unsigned long long)at, sizeof h, n);
+	if (!valid_header(&h))
+		return fail(err, errlen,
+			    "offset %llu: a chunk header expected (magic \"MTCK\", "
+			    "sizes within bounds), found damage",
+			    (unsigned long long)at);
+	t->offset += sizeof h;
+	n = read_at(t, t->payload, h.payload_len);
+	if (n < h.payload_len)
+		return fail(err, errlen,
+			    "offset %llu: %u bytes of chunk payload expected, the "
+			    "file ends after %zu (a killed process?)",
+			    (unsigned long long)t->offset, h.payload_len, n);
+	if (XXH64(t->payload, h.payload_len, 0) != h.hash)
+		return fail(err, errlen,
+			    "offset %llu: the chunk's checksum does not match its "
+			    "%u bytes",
+			    (unsigned long long)at, h.payload_len);
+	t->offset += h.payload_len;
+	const unsigned char *events = t->payload;
+	if (h.flags & MT_CHUNK_ZSTD) {
+#ifdef MT_HAVE_ZSTD
+		size_t r = ZSTD_decompress(t->raw, MAX_RAW, t->payload, h.payload_len);
+		if (ZSTD_isError(r) || r != h.raw_len)
+			return fail(err, errlen,
+				    "offset %llu: a zstd chunk of %u bytes expected, "
+				    "it does not decompress",
+				    (unsigned long long)at, h.raw_len);
+		events = t->raw;
+#else
+		return fail(err, errlen, "offset %llu: a zstd-compressed chunk, and "
+					 "this memtrace was built without zstd",
+			    (unsigned long long)at);
+#endif
+	}
+	return decode(t, &h, events, events + h.raw_len, fn, arg, stop, err,
+		      errlen, at);
+}
+
+/* After damage at `from`: the next offset holding a valid chunk header. */
+static bool resync(struct mt_trace *t, uint64_t from)
+{
+	unsigned char buf[4096];
+	for (uint64_t at = from + 1;; at += sizeof buf - sizeof(struct mt_chunk_header)) {
+		t->offset = at;
+		size_t n = read_at(t, buf, sizeof buf);
+		if (n < sizeof(struct mt_chunk_header))
+			return false;
+		for (size_t i = 0; i + sizeof(struct mt_chunk_header) <= n; i++) {
+			struct mt_chunk_header h;
+			memcpy(&h, buf + i, sizeof h);
+			if (valid_header(&h)) {
+				t->offset = at + i;
+				return true;
+			}
+		}
+	}
+}
+
+bool mt_trace_each(struct mt_trace *t, bool salvage,
+		   bool (*fn)(const struct mt_event *, void *), void *arg,
+		   char *err, size_t errlen)
+{
+	t->offset = t->data_start;
+	for (;;) {
+		bool stop = false, at_end = false;
+		uint64_t at = t->offset;
+		if (next_chunk(t, fn, arg, &stop, &at_end, err, errlen)) {
+			if (stop || at_end)
+				return true;
+			continue;
+		}
+		if (!salvage)
+			return false;
+		t->skipped++;
+		if (!resync(t, at))
+			return true;
+	}
+}

@@ -1,0 +1,58 @@
+/* Reading a memtrace trace file: streaming, chunk by chunk, with memory
+ * bounded by one chunk (docs/trace-format.md). */
+#ifndef MEMTRACE_TRACE_READ_H
+#define MEMTRACE_TRACE_READ_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/events.h"
+#include "memtrace/trace_format.h"
+
+/* One decoded event.  Addresses are absolute; `ns` is the time since the
+ * first event of the trace. */
+struct mt_event {
+	int tag;
+	uint32_t tid;
+	uint64_t ns;
+	uint64_t v[512]; /* the fields, addresses made absolute */
+	int nv;
+	const char *text; /* region name, exec path, exit JSON */
+	size_t text_len;
+};
+
+struct mt_trace;
+
+/* Open and check the file header.  On failure returns NULL with a message
+ * in err naming the file offset and what was expected. */
+struct mt_trace *mt_trace_open(const char *path, char *err, size_t errlen);
+void mt_trace_close(struct mt_trace *t);
+/* The header's metadata (owned by the trace). */
+json_t *mt_trace_metadata(struct mt_trace *t);
+
+/* Calls fn for every event, in file order (each thread's in time order).
+ * Damage stops it with an error in err (offset, what was expected), unless
+ * `salvage`: then damaged chunks are skipped and counted.  fn returns
+ * false to stop.  Returns true when the whole file was read. */
+bool mt_trace_each(struct mt_trace *t, bool salvage,
+		   bool (*fn)(const struct mt_event *, void *), void *arg,
+		   char *err, size_t errlen);
+/* After mt_trace_each with salvage: chunks skipped as damaged. */
+uint64_t mt_trace_skipped(const struct mt_trace *t);
+uint64_t mt_trace_events(const struct mt_trace *t);
+
+/* A reader of a trace in memory (the fuzz target's entry point). */
+struct mt_trace *mt_trace_from_memory(const void *data, size_t len, char *err,
+				      size_t errlen);
+
+const char *mt_event_name(int tag);
+
+/* A result field as recorded (zigzag). */
+static inline int64_t mt_unzigzag_value(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+#endif
