@@ -60,8 +60,12 @@ static bool print(const struct mt_event *e, void *arg)
 			fprintf(out, " %s=%" PRIu64, name, v);
 		}
 	}
-	if (e->text)
-		fprintf(out, " %.*s", (int)e->text_len, e->text);
+	/* Text on the same line: newlines become spaces. */
+	if (e->text) {
+		fputc(' ', out);
+		for (size_t i = 0; i < e->text_len; i++)
+			fputc(e->text[i] == '\n' ? ' ' : e->text[i], out);
+	}
 	fputc('\n', out);
 	return !ferror(out);
 }

@@ -6,8 +6,9 @@
 #include "launch.h"
 
 static const char usage[] =
-	"usage: memtrace run [--backend B] [--summary FILE] [--quiet] -- CMD "
-	"ARGS...\n"
+	"usage: memtrace run [--backend B] [--summary FILE] [-o TRACE [--force] "
+	"[--compress]]\n"
+	"                    [--quiet] -- CMD ARGS...\n"
 	"\n"
 	"Runs CMD with libmemtrace.so preloaded, on the allocator B (glibc,\n"
 	"jemalloc, tcmalloc, mimalloc, or the path of a malloc library).  At\n"
@@ -17,6 +18,10 @@ static const char usage[] =
 	"\n"
 	"  -b, --backend B     allocator to run CMD on (default: glibc)\n"
 	"  -s, --summary FILE  write the JSON summary to FILE\n"
+	"  -o, --out TRACE     record every event to TRACE ('%p': the pid);\n"
+	"                      see memtrace dump, memtrace stat TRACE\n"
+	"  -f, --force         overwrite TRACE if it exists\n"
+	"  -z, --compress      compress the trace's chunks (zstd)\n"
 	"  -q, --quiet         no summary on stderr\n"
 	"  -h, --help          this text\n";
 
@@ -26,6 +31,9 @@ int mt_cmd_run(int argc, char **argv)
 		{"backend", required_argument, NULL, 'b'},
 		{"summary", required_argument, NULL, 's'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"out", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, 'f'},
+		{"compress", no_argument, NULL, 'z'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -33,7 +41,7 @@ int mt_cmd_run(int argc, char **argv)
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:s:qh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:s:qo:fzh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			l.backend = optarg;
@@ -45,6 +53,17 @@ int mt_cmd_run(int argc, char **argv)
 			break;
 		case 'q':
 			l.quiet = true;
+			break;
+		case 'o':
+			if (!*optarg)
+				return mt_usage_error(usage, "run: --out needs a file name");
+			l.trace = optarg;
+			break;
+		case 'f':
+			l.force = true;
+			break;
+		case 'z':
+			l.compress = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
-#include "memtrace/trace_format.h"
 
 #include "cli.h"
 #include "launch.h"
@@ -33,14 +33,13 @@ static const char usage[] =
 	"from the recorded events: the same figures as the live summary.\n"
 	"  -h, --help       this text\n";
 
+/* `stat X` (no "--"): X is a trace when it is a file that is not a
+ * program to run. */
 static bool is_trace(const char *path)
 {
-	char magic[8];
-	FILE *f = fopen(path, "rbe");
-	bool yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, MT_TRACE_MAGIC, 8);
-	if (f)
-		fclose(f);
-	return yes;
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       access(path, X_OK) != 0;
 }
 
 /* The summary of a recorded run, computed from its events. */

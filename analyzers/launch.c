@@ -138,6 +138,12 @@ static void setup_env(const struct mt_launch *l)
 		setenv("MEMTRACE_SUMMARY", l->summary, 1);
 	if (l->quiet)
 		setenv("MEMTRACE_QUIET", "1", 1);
+	if (l->trace)
+		setenv("MEMTRACE_OUT", l->trace, 1);
+	if (l->force)
+		setenv("MEMTRACE_FORCE", "1", 1);
+	if (l->compress)
+		setenv("MEMTRACE_COMPRESS", "1", 1);
 	for (char *const *e = l->env; e && *e; e++)
 		putenv(*e);
 	prepend_pythonpath(in_build_tree ? MT_SOURCE_PYTHON : MT_INSTALLED_PYTHON);

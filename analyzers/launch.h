@@ -8,6 +8,8 @@
 struct mt_launch {
 	const char *backend; /* NULL: glibc, not forced */
 	const char *summary; /* MEMTRACE_SUMMARY, or NULL */
+	const char *trace;   /* MEMTRACE_OUT, or NULL */
+	bool force, compress; /* MEMTRACE_FORCE, MEMTRACE_COMPRESS */
 	bool quiet;
 	char *const *env;    /* more NAME=VALUE settings, or NULL */
 	int stdout_fd, stderr_fd; /* the command's, or -1 for ours */

@@ -42,8 +42,8 @@ struct region {
 };
 
 struct replay {
-	struct thread *threads;
-	size_t nthreads;
+	struct thread **threads; /* as they appear */
+	size_t nthreads, cap;
 	struct region regions[MAX_REGIONS];
 	int64_t live, peak;
 	json_t *exit;
@@ -51,14 +51,25 @@ struct replay {
 
 static struct thread *thread_of(struct replay *r, uint32_t tid)
 {
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i].tid == tid)
-			return &r->threads[i];
+	/* Most events are the same thread's as the one before. */
+	for (size_t i = r->nthreads; i-- > 0;)
+		if (r->threads[i]->tid == tid)
+			return r->threads[i];
 	if (r->nthreads == MAX_THREADS)
 		return NULL;
-	struct thread *t = &r->threads[r->nthreads++];
-	memset(t, 0, sizeof *t);
+	if (r->nthreads == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 8;
+		struct thread **more = realloc(r->threads, cap * sizeof *more);
+		if (!more)
+			return NULL;
+		r->threads = more;
+		r->cap = cap;
+	}
+	struct thread *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
 	t->tid = tid;
+	r->threads[r->nthreads++] = t;
 	return t;
 }
 
@@ -294,16 +305,15 @@ char *mt_replay_summary(struct mt_trace *t, bool salvage, char *err, size_t errl
 	const char *argv[256];
 	char *out = NULL;
 
-	if (!r || !(r->threads = calloc(MAX_THREADS, sizeof *r->threads))) {
+	if (!r) {
 		snprintf(err, errlen, "out of memory");
-		free(r);
 		return NULL;
 	}
 	if (!mt_trace_each(t, salvage, on_event, r, err, errlen))
 		goto done;
 	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i].ending)
-			close_region(r, &r->threads[i]);
+		if (r->threads[i]->ending)
+			close_region(r, r->threads[i]);
 	if (!r->exit) {
 		snprintf(err, errlen, "the trace has no closing record (the process "
 				      "was killed, or left by _exit): figures at "
@@ -327,9 +337,9 @@ char *mt_replay_summary(struct mt_trace *t, bool salvage, char *err, size_t errl
 	s.backend_library = json_string_value(json_object_get(be, "library"));
 	s.backend_version = json_string_value(json_object_get(be, "version"));
 	for (size_t k = 0; k < r->nthreads; k++) {
-		mt_counters_add(&s.f.c, &r->threads[k].c);
-		if ((uint64_t)r->threads[k].large_peak > s.f.large_max_live)
-			s.f.large_max_live = (uint64_t)r->threads[k].large_peak;
+		mt_counters_add(&s.f.c, &r->threads[k]->c);
+		if ((uint64_t)r->threads[k]->large_peak > s.f.large_max_live)
+			s.f.large_max_live = (uint64_t)r->threads[k]->large_peak;
 	}
 	s.peak_live = r->peak > 0 ? (uint64_t)r->peak : 0;
 	from_exit(r->exit, &s);
@@ -366,6 +376,8 @@ done:
 	for (int k = 0; k < MAX_REGIONS; k++)
 		free(r->regions[k].durations);
 	json_decref(r->exit);
+	for (size_t k = 0; k < r->nthreads; k++)
+		free(r->threads[k]);
 	free(r->threads);
 	free(r);
 	return out;

@@ -10,6 +10,7 @@
 #endif
 
 #include "trace_read.h"
+#include "chunk_hash.h"
 #include "varint.h"
 
 /* Bounds a sane writer never crosses: anything larger is damage. */
@@ -25,7 +26,8 @@ struct mt_trace {
 	/* Time: TSC ticks to ns, from the chunks' (first_tsc, first_ns) */
 	uint64_t tsc0, ns0;
 	double ns_per_tick;
-	unsigned char *payload, *raw;
+	unsigned char *payload, *raw; /* grown to the largest chunk */
+	size_t payload_cap, raw_cap;
 	uint64_t skipped, events;
 };
 
@@ -53,6 +55,8 @@ const char *mt_event_name(int tag)
 static size_t read_at(struct mt_trace *t, void *buf, size_t len)
 {
 	size_t n;
+	if (!len)
+		return 0;
 	if (t->f) {
 		if (fseeko(t->f, (off_t)t->offset, SEEK_SET) != 0)
 			return 0;
@@ -121,7 +125,8 @@ static bool read_header(struct mt_trace *t, char *err, size_t errlen)
 
 static bool valid_header(const struct mt_chunk_header *h)
 {
-	return h->magic == MT_CHUNK_MAGIC && h->payload_len <= MAX_PAYLOAD &&
+	return h->magic == MT_CHUNK_MAGIC && !(h->flags & ~MT_CHUNK_ZSTD) &&
+	       h->payload_len <= MAX_PAYLOAD &&
 	       h->raw_len <= MAX_RAW &&
 	       (h->flags & MT_CHUNK_ZSTD || h->payload_len == h->raw_len);
 }
@@ -148,15 +153,21 @@ static void calibrate(struct mt_trace *t)
 	t->offset = t->data_start;
 }
 
+/* buf holds at least n bytes. */
+static bool room(unsigned char **buf, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return true;
+	unsigned char *more = realloc(*buf, n);
+	if (!more)
+		return false;
+	*buf = more;
+	*cap = n;
+	return true;
+}
+
 static struct mt_trace *finish_open(struct mt_trace *t, char *err, size_t errlen)
 {
-	t->payload = malloc(MAX_PAYLOAD);
-	t->raw = malloc(MAX_RAW);
-	if (!t->payload || !t->raw) {
-		fail(err, errlen, "out of memory");
-		mt_trace_close(t);
-		return NULL;
-	}
 	if (!read_header(t, err, errlen)) {
 		mt_trace_close(t);
 		return NULL;
@@ -344,6 +355,9 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 			    "offset %llu: a chunk header expected (magic \"MTCK\", "
 			    "sizes within bounds), found damage",
 			    (unsigned long long)at);
+	if (!room(&t->payload, &t->payload_cap, h.payload_len) ||
+	    !room(&t->raw, &t->raw_cap, h.raw_len))
+		return fail(err, errlen, "out of memory");
 	t->offset += sizeof h;
 	n = read_at(t, t->payload, h.payload_len);
 	if (n < h.payload_len)
@@ -351,16 +365,16 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 			    "offset %llu: %u bytes of chunk payload expected, the "
 			    "file ends after %zu (a killed process?)",
 			    (unsigned long long)t->offset, h.payload_len, n);
-	if (XXH64(t->payload, h.payload_len, 0) != h.hash)
+	if (mt_chunk_hash(&h, t->payload) != h.hash)
 		return fail(err, errlen,
 			    "offset %llu: the chunk's checksum does not match its "
-			    "%u bytes",
+			    "header and %u bytes",
 			    (unsigned long long)at, h.payload_len);
 	t->offset += h.payload_len;
 	const unsigned char *events = t->payload;
 	if (h.flags & MT_CHUNK_ZSTD) {
 #ifdef MT_HAVE_ZSTD
-		size_t r = ZSTD_decompress(t->raw, MAX_RAW, t->payload, h.payload_len);
+		size_t r = ZSTD_decompress(t->raw, h.raw_len, t->payload, h.payload_len);
 		if (ZSTD_isError(r) || r != h.raw_len)
 			return fail(err, errlen,
 				    "offset %llu: a zstd chunk of %u bytes expected, "

@@ -387,3 +387,31 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	mt_trace_exec(file);
 	return mt_real.execvpe(file, argv, envp);
 }
+
+/* The list forms: glibc's own call execve internally, out of our sight, so
+ * they are gathered into an argv here and passed on. */
+#define LIST_EXEC(name, forward, with_env)                                   \
+	EXPORT int name(const char *path, const char *arg, ...)              \
+	{                                                                    \
+		va_list ap;                                                  \
+		size_t n = 1;                                                \
+		va_start(ap, arg);                                           \
+		while (va_arg(ap, const char *))                             \
+			n++;                                                 \
+		va_end(ap);                                                  \
+		const char *argv[n + 1];                                     \
+		argv[0] = arg;                                               \
+		va_start(ap, arg);                                           \
+		for (size_t i = 1; i <= n; i++)                              \
+			argv[i] = va_arg(ap, const char *);                  \
+		char *const *envp = with_env ? va_arg(ap, char *const *)     \
+					     : environ;                      \
+		va_end(ap);                                                  \
+		(void)envp;                                                  \
+		mt_trace_exec(path);                                         \
+		return forward;                                              \
+	}
+
+LIST_EXEC(execl, mt_real.execve(path, (char *const *)argv, environ), false)
+LIST_EXEC(execle, mt_real.execve(path, (char *const *)argv, envp), true)
+LIST_EXEC(execlp, mt_real.execvpe(path, (char *const *)argv, environ), false)

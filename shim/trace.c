@@ -28,6 +28,7 @@
 #include "rawsys.h"
 #include "report.h"
 #include "trace.h"
+#include "chunk_hash.h"
 #include "varint.h"
 
 enum {
@@ -152,7 +153,7 @@ static void write_chunk(struct mt_trace_buf *b)
 		}
 	}
 #endif
-	h.hash = XXH64(payload, h.payload_len, 0);
+	h.hash = mt_chunk_hash(&h, payload);
 	struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, h.payload_len}};
 	if (!write_at(iov, 2, sizeof h + h.payload_len))
 		stop_tracing("cannot write", errno);
@@ -496,12 +497,14 @@ static bool earlier_image(const char *path)
 	return memmem(buf, (size_t)n, want, strlen(want)) != NULL;
 }
 
+/* Always a new file of mode 0600: with --force an old one is removed
+ * first, never written through (nor a link followed). */
 static int create(const char *path)
 {
-	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 	if (mt_opt.force)
-		flags = (flags & ~O_EXCL) | O_TRUNC;
-	return open(path, flags, 0600);
+		unlink(path);
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
 }
 
 /* Open the file for this process; a name taken by an earlier image of it

@@ -39,7 +39,8 @@ struct mt_chunk_header {
 	uint32_t reserved;
 	uint64_t first_tsc;   /* time base of the chunk's first event */
 	uint64_t first_ns;    /* CLOCK_MONOTONIC at first_tsc */
-	uint64_t hash;	      /* XXH64 of the stored payload, seed 0 */
+	uint64_t hash;	      /* XXH64 of the payload, seeded with XXH64 of
+				 this header with hash 0 (common/chunk_hash.h) */
 };
 
 _Static_assert(sizeof(struct mt_file_header) == 24, "file header layout");

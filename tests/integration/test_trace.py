@@ -1,0 +1,248 @@
+"""The trace: a known sequence comes back from `memtrace dump` exactly;
+`memtrace stat TRACE` equals the live summary of the same run; a killed
+process leaves a readable trace; fork and exec write separate files;
+damaged files give clean errors; nothing is ever overwritten."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from mt import BACKENDS, CLI, PYTHON, clean_env, program, run, shim_env
+
+BACKEND_LIST = BACKENDS
+
+
+def dump(path, *flags, check=True):
+    return run([CLI, "dump", *flags, str(path)], clean_env(), check=check)
+
+
+def events(path):
+    """(name, {field: value}) of each event line of a dump."""
+    out = []
+    for line in dump(path).stdout.splitlines():
+        if line.startswith("#"):
+            continue
+        parts = line.split()
+        fields = dict(p.split("=", 1) for p in parts[3:] if "=" in p)
+        out.append((parts[2], fields))
+    return out
+
+
+def traced(tmp_path, cmd, backend="glibc", name="t.mt", **env):
+    path = tmp_path / name
+    summary = tmp_path / (name + ".json")
+    r = run(cmd, shim_env(backend, summary=str(summary), MEMTRACE_OUT=str(path),
+                          **env))
+    return path, summary, r
+
+
+@pytest.mark.parametrize("backend", BACKEND_LIST)
+def test_known_sequence_round_trip(backend, tmp_path):
+    path, _, _ = traced(tmp_path, [program("sequence")], backend)
+    ev = events(path)
+    begin = next(i for i, (n, _) in enumerate(ev) if n == "region_begin")
+    end = next(i for i, (n, _) in enumerate(ev) if n == "region_end")
+    # The allocator's own work inside the calls (mappings, heap moves) is
+    # recorded too; the program's calls are these, in this order.
+    mine = [(n, f) for n, f in ev[begin + 1:end]
+            if f.get("by_allocator", "0") == "0"
+            and n not in ("chunk_map", "heap_move")]
+    names = [(n, f.get("entry")) for n, f in mine[:8]]
+    assert names == [
+        ("alloc", "malloc"), ("alloc", "calloc"), ("realloc", "realloc"),
+        ("alloc", "posix_memalign"), ("usable_size", None), ("free", None),
+        ("free", None), ("free", None),
+    ]
+    malloc, calloc, realloc, aligned, usable, f1, f2, f3 = [f for _, f in mine[:8]]
+    assert malloc["size"] == "100" and calloc["size"] == "300"
+    assert realloc["old"] == malloc["addr"] and realloc["size"] == "1000"
+    assert aligned["align"] == "256" and aligned["size"] == "512"
+    assert usable["addr"] == calloc["addr"] == f1["addr"]
+    assert f2["addr"] == realloc["addr"] and f3["addr"] == aligned["addr"]
+    assert int(f1["usable"]) >= 300
+    # Then the mapping: the program's calls, and each kernel call once
+    # (tcmalloc's own mmap reaches the kernel through syscall(), which is
+    # recorded as well).
+    rest = mine[8:]
+    entries = [f["entry"] for n, f in rest if n == "syscall" and f["entry"] != "syscall"]
+    kernel = [f["sys"] for n, f in rest if n == "kernel_call"]
+    assert entries == ["mmap64", "madvise", "munmap"]
+    assert kernel == ["mmap", "madvise", "munmap"]
+    madvise = next(f for n, f in rest if n == "syscall" and f["entry"] == "madvise")
+    assert madvise["arg"] == "4"  # MADV_DONTNEED
+
+
+def replayed(path):
+    r = run([CLI, "stat", "--json", str(path)], clean_env())
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("backend", BACKEND_LIST)
+@pytest.mark.parametrize("cmd", [["known_calls", "50"], ["regions", "20"],
+                                 ["fork_exec", "leaf", "3000"]])
+def test_stat_of_the_trace_equals_the_live_summary(backend, cmd, tmp_path):
+    path, summary, _ = traced(tmp_path, [program(cmd[0])] + cmd[1:], backend)
+    assert replayed(path) == json.loads(summary.read_text())
+
+
+def test_stat_equals_live_for_numpy(tmp_path):
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "bench",
+                          "numpy_temporaries.py")
+    path, summary, _ = traced(
+        tmp_path, [PYTHON, script, "--epochs", "1", "--repeats", "10"],
+        PYTHONPATH=os.environ["MEMTRACE_PYTHON_DIR"])
+    assert replayed(path) == json.loads(summary.read_text())
+
+
+def test_compressed_trace_reads_the_same(tmp_path):
+    plain, summary, _ = traced(tmp_path, [program("known_calls"), "200"])
+    packed, summary2, _ = traced(tmp_path, [program("known_calls"), "200"],
+                                 name="z.mt", MEMTRACE_COMPRESS="1")
+    assert packed.stat().st_size < plain.stat().st_size / 2
+    assert replayed(packed) == json.loads(summary2.read_text())
+
+
+def test_killed_process_leaves_a_readable_trace(tmp_path):
+    path = tmp_path / "killed.mt"
+    env = shim_env("glibc", MEMTRACE_OUT=str(path))
+    p = subprocess.Popen([program("sequence"), "forever"], env=env,
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "sequence done\n"
+    started = time.monotonic()
+    time.sleep(0.6)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    ran = time.monotonic() - started
+    r = dump(path, "--salvage")
+    lines = [l for l in r.stdout.splitlines() if not l.startswith("#")]
+    assert any(" region_end " in l for l in lines)
+    last = float(lines[-1].split()[0])
+    # At most about 100 ms of events lost (chunks older than that are
+    # written out at the next event).
+    assert last >= ran - 0.25, (last, ran)
+    # No closing record: stat says what is missing, and fails.
+    s = run([CLI, "stat", str(path)], clean_env(), check=False)
+    assert s.returncode == 1 and "no closing record" in s.stderr
+
+
+def test_fork_writes_a_file_per_process(tmp_path):
+    tmpl = tmp_path / "f.%p.mt"
+    env = shim_env("glibc", summary=str(tmp_path / "s.%p.json"),
+                   MEMTRACE_OUT=str(tmpl))
+    r = run([program("fork_exec"), "fork", "100", "200"], env)
+    pids = {role: int(pid) for role, pid in (l.split() for l in r.stdout.splitlines())}
+    for role, pid in pids.items():
+        trace = tmp_path / f"f.{pid}.mt"
+        live = json.loads((tmp_path / f"s.{pid}.json").read_text())
+        assert replayed(trace) == live, role
+    child = events(tmp_path / f"f.{pids['child']}.mt")
+    assert ("forked", {"parent": str(pids["parent"])}) in child
+
+
+def test_exec_starts_a_new_file(tmp_path):
+    tmpl = tmp_path / "e.%p.mt"
+    env = shim_env("glibc", MEMTRACE_OUT=str(tmpl))
+    r = run([program("fork_exec"), "exec", "100", "200"], env)
+    pids = {role: int(pid) for role, pid in (l.split() for l in r.stdout.splitlines())}
+    leaf = pids["leaf"]
+    before = events(tmp_path / f"e.{leaf}.mt")    # the child, up to exec
+    after = tmp_path / f"e.{leaf}.mt.1"           # the new image
+    assert any(n == "exec" for n, _ in before)
+    assert json.loads(run([CLI, "stat", "--json", str(after)], clean_env()).stdout)[
+        "command"][1:] == ["leaf", "200"]
+
+
+def test_an_existing_file_is_never_overwritten(tmp_path):
+    path = tmp_path / "keep.mt"
+    path.write_text("precious")
+    env = shim_env("glibc", quiet=True, MEMTRACE_OUT=str(path))
+    r = run([program("exits"), "return", "3"], env, check=False)
+    assert r.returncode == 3 and path.read_text() == "precious"
+    assert "never overwrites" in r.stderr
+    r = run([CLI, "run", "-q", "-o", str(path), "--force", "--",
+             program("known_calls"), "5"], clean_env())
+    assert path.read_bytes()[:8] == b"MEMTRACE"
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_full_disk_stops_recording_and_the_program_runs_on(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    small = tmp_path / "small"
+    small.mkdir()
+    env = shim_env("glibc", quiet=True, MEMTRACE_OUT=str(small / "t.mt"))
+    settings = [f"{k}={v}" for k, v in env.items() if k.startswith(("MEMTRACE", "LD_"))]
+    script = (f"mount -t tmpfs -o size=64k none {small} || exit 200; "
+              "exec env \"$@\"")
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", *settings,
+                        program("known_calls"), "3000"],
+                       env=clean_env(), capture_output=True, text=True)
+    if r.returncode == 200:
+        pytest.skip("cannot mount tmpfs here")
+    assert r.returncode == 0
+    warned = [l for l in r.stderr.splitlines() if "memtrace" in l]
+    assert len(warned) == 1 and "recording stops" in warned[0]
+
+
+def damaged(tmp_path):
+    """A good trace and ways to break it: (name, bytes)."""
+    good, _, _ = traced(tmp_path, [program("known_calls"), "300"])
+    data = good.read_bytes()
+    meta_len = int.from_bytes(data[12:16], "little")
+    first_chunk = 24 + meta_len
+    flipped = bytearray(data)
+    flipped[first_chunk + 56 + 10] ^= 0xFF
+    bad_magic = bytearray(data)
+    bad_magic[first_chunk] ^= 0xFF
+    future = bytearray(data)
+    future[8] = 9
+    return data, [
+        ("empty", b""),
+        ("not a trace", b"hello world, this is not a trace file at all"),
+        ("header only", data[:20]),
+        ("cut in the metadata", data[:first_chunk - 5]),
+        ("cut in a chunk", data[:len(data) // 2]),
+        ("flipped payload byte", bytes(flipped)),
+        ("bad chunk magic", bytes(bad_magic)),
+        ("future version", bytes(future)),
+    ]
+
+
+def test_damaged_files_give_clean_errors(tmp_path):
+    _, cases = damaged(tmp_path)
+    for name, blob in cases:
+        path = tmp_path / "bad.mt"
+        path.write_bytes(blob)
+        for verb in (["dump"], ["stat"]):
+            r = run([CLI, *verb, str(path)], clean_env(), check=False)
+            assert r.returncode != 0, (name, verb)
+            assert r.returncode in (1, 2), (name, verb, r.returncode)
+            assert r.stderr.count("\n") <= 2, (name, r.stderr)
+        r = run([CLI, "dump", str(path)], clean_env(), check=False)
+        if name not in ("empty", "not a trace", "header only"):
+            assert "offset" in r.stderr, (name, r.stderr)
+        if name == "future version":
+            assert "format 9." in r.stderr
+
+
+def test_salvage_keeps_the_undamaged_chunks(tmp_path):
+    data, cases = damaged(tmp_path)
+    flipped = dict(cases)["flipped payload byte"]
+    path = tmp_path / "flipped.mt"
+    path.write_bytes(flipped)
+    r = dump(path, "--salvage")
+    assert "damaged chunks skipped" in r.stderr
+    assert len(r.stdout.splitlines()) > 100
+
+
+def test_reader_corpus_for_the_fuzzer(tmp_path):
+    """Keeps tests/fuzz/corpus in step with the format: every file there
+    must read (or fail) cleanly."""
+    corpus = os.path.join(os.path.dirname(__file__), "..", "fuzz", "corpus")
+    for name in sorted(os.listdir(corpus)):
+        r = run([CLI, "dump", "--salvage", os.path.join(corpus, name)],
+                clean_env(), check=False)
+        assert r.returncode in (0, 1), name
