@@ -163,7 +163,7 @@ static void write_chunk(struct mt_trace_buf *b)
 #endif
 }
 
-static void flush(struct mt_trace_buf *b)
+static __attribute__((noinline)) void flush(struct mt_trace_buf *b)
 {
 	spin_lock(&b->lock);
 	if (!b->closed)
@@ -176,12 +176,13 @@ static void flush(struct mt_trace_buf *b)
 /* ---- events ---------------------------------------------------------- */
 
 /* Start an event: its tag and time; the fields follow. */
-static unsigned char *begin_event(struct mt_trace_buf *b, int tag)
+static inline __attribute__((always_inline)) unsigned char *
+begin_event(struct mt_trace_buf *b, int tag)
 {
 	uint64_t now = ticks();
 	unsigned char *p = b->data + b->len;
 
-	if (b->events == 0) {
+	if (__builtin_expect(b->events == 0, 0)) {
 		b->first_tsc = b->last_tsc = now;
 		b->first_ns = mono_ns();
 		b->last_addr = 0;
@@ -192,13 +193,16 @@ static unsigned char *begin_event(struct mt_trace_buf *b, int tag)
 	return mt_put_varint(p, dt);
 }
 
-static void end_event(struct mt_trace_buf *b, unsigned char *p)
+static inline __attribute__((always_inline)) void
+end_event(struct mt_trace_buf *b, unsigned char *p)
 {
 	b->len = (uint32_t)(p - b->data);
 	b->events++;
 	__atomic_store_n(&b->committed, (uint64_t)b->len | (uint64_t)b->events << 32,
 			 __ATOMIC_RELEASE);
-	if (b->len >= CHUNK_BYTES || b->last_tsc - b->first_tsc > AGE_TICKS)
+	if (__builtin_expect(b->len >= CHUNK_BYTES ||
+				     b->last_tsc - b->first_tsc > AGE_TICKS,
+			     0))
 		flush(b);
 }
 
@@ -217,7 +221,7 @@ static struct mt_trace_buf *buffer(struct mt_thread *t)
 	return b;
 }
 
-static unsigned char *put_addr(struct mt_trace_buf *b, unsigned char *p,
+static inline unsigned char *put_addr(struct mt_trace_buf *b, unsigned char *p,
 			       const void *addr)
 {
 	uintptr_t a = (uintptr_t)addr;
