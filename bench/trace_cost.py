@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""What recording a trace costs, measured in one invocation:
+
+  * ns added per traced event on malloc+free pairs (1 and 2 threads),
+    against the bare run and against counting mode;
+  * bytes per event on the NumPy func1/func2 workload, plain and zstd, and
+    heaptrack's file for the same run when heaptrack is installed;
+  * how fast `memtrace stat TRACE` reads events;
+  * whether recording distorts what it measures: func2/func1 with the
+    trace against without memtrace (address-space layout fixed, since
+    glibc's behaviour here depends on where the heap starts).
+
+Minimum of --repeats interleaved runs.  A benchmark, not a test: it prints
+figures and the targets, and exits 0."""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.path.join(HERE, "..", "build")
+
+
+def env(**extra):
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith("MEMTRACE_") and k != "LD_PRELOAD"}
+    e.update(extra)
+    return e
+
+
+def pairs(bench, threads, extra):
+    out = subprocess.run([bench, "--threads", str(threads), "--iterations",
+                          "2000000", "16"], env=env(**extra), check=True,
+                         capture_output=True, text=True).stdout
+    return float(re.search(r"ns_per_pair=([\d.]+)", out).group(1))
+
+
+def numpy_run(cmd, extra, fixed=True):
+    prefix = ["setarch", os.uname().machine, "-R"] if fixed else []
+    out = subprocess.run(prefix + cmd, env=env(**extra), check=True,
+                         capture_output=True, text=True).stdout
+    best = re.search(r"best: func1 ([\d.]+) ms, func2 ([\d.]+) ms", out)
+    return float(best.group(2)) / float(best.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", default=os.path.join(BUILD, "bench", "malloc_pairs"))
+    ap.add_argument("--shim", default=os.path.join(BUILD, "shim", "libmemtrace.so"))
+    ap.add_argument("--cli", default=os.path.join(BUILD, "analyzers", "memtrace"))
+    ap.add_argument("--repeats", type=int, default=5)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="memtrace-bench-")
+    trace = os.path.join(tmp, "t.mt")
+
+    def traced():
+        if os.path.exists(trace):
+            os.unlink(trace)
+        return {"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1", "MEMTRACE_OUT": trace}
+
+    print("malloc+free pairs of 16 B (ns per pair, min of %d)" % a.repeats)
+    for threads in (1, 2):
+        best = {"bare": 1e9, "counting": 1e9, "tracing": 1e9}
+        for _ in range(a.repeats):
+            best["bare"] = min(best["bare"], pairs(a.bench, threads, {}))
+            best["counting"] = min(best["counting"], pairs(
+                a.bench, threads, {"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1"}))
+            best["tracing"] = min(best["tracing"], pairs(a.bench, threads, traced()))
+        per_event = (best["tracing"] - best["bare"]) / 2
+        print(f"  {threads} thread(s): bare {best['bare']:.2f}, counting "
+              f"{best['counting']:.2f}, tracing {best['tracing']:.2f}: "
+              f"+{per_event:.2f} ns per traced event (target 15)")
+
+    script = [sys.executable if False else "/usr/bin/python3",
+              os.path.join(HERE, "numpy_temporaries.py"), "--epochs", "1",
+              "--repeats", "100"]
+    sizes = {}
+    for name, extra in (("plain", {}), ("zstd", {"MEMTRACE_COMPRESS": "1"})):
+        e = traced()
+        e.update(extra)
+        subprocess.run(script, env=env(**e), check=True, capture_output=True)
+        sizes[name] = os.path.getsize(trace)
+        t0 = time.perf_counter()
+        r = subprocess.run([a.cli, "dump", trace], check=True,
+                           capture_output=True, text=True)
+        events = sum(1 for l in r.stdout.splitlines() if not l.startswith("#"))
+        t0 = time.perf_counter()
+        subprocess.run([a.cli, "stat", "--json", trace], check=True,
+                       capture_output=True)
+        read_s = time.perf_counter() - t0
+        print(f"NumPy workload, {name}: {sizes[name]} bytes, {events} events, "
+              f"{sizes[name] / events:.2f} bytes per event (target 8 plain); "
+              f"stat reads it in {read_s * 1e3:.0f} ms")
+    if shutil.which("heaptrack"):
+        hdir = os.path.join(tmp, "heaptrack")
+        os.mkdir(hdir)
+        subprocess.run(["heaptrack", "-o", os.path.join(hdir, "h")] + script,
+                       env=env(), check=True, capture_output=True)
+        hsize = sum(os.path.getsize(os.path.join(hdir, f)) for f in os.listdir(hdir))
+        print(f"  heaptrack's file for the same run: {hsize} bytes "
+              f"(memtrace zstd: {sizes['zstd']})")
+
+    ratios = {"bare": [], "tracing": []}
+    for _ in range(3):
+        ratios["bare"].append(numpy_run(script, {}))
+        ratios["tracing"].append(numpy_run(script, traced()))
+    bare, rec = min(ratios["bare"]), min(ratios["tracing"])
+    print(f"func2/func1: {bare:.3f} without memtrace, {rec:.3f} recording "
+          f"({(rec / bare - 1) * 100:+.1f}%, target within 3%)")
+    shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()
