@@ -231,7 +231,7 @@ uint64_t mt_trace_events(const struct mt_trace *t)
 static int fixed_fields(int tag)
 {
 	switch (tag) {
-	case MT_EV_ALLOC: return 5;
+	case MT_EV_ALLOC: return 4;
 	case MT_EV_FREE: return 2;
 	case MT_EV_REALLOC: return 7;
 	case MT_EV_USABLE_SIZE: return 1;
@@ -252,9 +252,26 @@ static int fixed_fields(int tag)
 /* Which fields are addresses (zigzag deltas from the previous one). */
 static bool is_address(int tag, int i)
 {
-	return (tag == MT_EV_ALLOC && i == 3) || (tag == MT_EV_FREE && i == 0) ||
+	return (tag == MT_EV_ALLOC && i == 2) || (tag == MT_EV_FREE && i == 0) ||
 	       (tag == MT_EV_REALLOC && (i == 2 || i == 5)) ||
 	       (tag == MT_EV_USABLE_SIZE && i == 0);
+}
+
+/* Fields stored compactly, given back whole: an allocation's entry and
+ * alignment apart, usable sizes absolute. */
+static void normalise(struct mt_event *e)
+{
+	if (e->tag == MT_EV_ALLOC && e->nv == 4) {
+		uint64_t packed = e->v[0], log = packed >> 5;
+		e->v[4] = e->v[1] + (uint64_t)mt_unzigzag(e->v[3]);
+		e->v[3] = e->v[2];
+		e->v[2] = e->v[1];
+		e->v[1] = log && log <= 64 ? 1ull << (log - 1) : 0;
+		e->v[0] = packed & 31;
+		e->nv = 5;
+	} else if (e->tag == MT_EV_REALLOC && e->nv == 7) {
+		e->v[6] = e->v[4] + (uint64_t)mt_unzigzag(e->v[6]);
+	}
 }
 
 /* Decode one chunk's events; false (with err) on malformed content. */
@@ -266,6 +283,7 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 	uint64_t tsc = h->first_tsc;
 	uintptr_t last_addr = 0;
 	uint32_t n = 0;
+	uint64_t counters[MT_COUNTERS_VALUES] = {0}; /* the chunk's last */
 
 	while (p < end) {
 		/* Not zeroed whole: v[] is large and only nv of it is read. */
@@ -302,9 +320,13 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 			if (is_address(e.tag, i)) {
 				last_addr += (uintptr_t)mt_unzigzag(e.v[e.nv]);
 				e.v[e.nv] = last_addr;
+			} else if (e.tag == MT_EV_COUNTERS && i < MT_COUNTERS_VALUES) {
+				counters[i] += (uint64_t)mt_unzigzag(e.v[e.nv]);
+				e.v[e.nv] = counters[i];
 			}
 			e.nv++;
 		}
+		normalise(&e);
 		if (count < 0) { /* a length, then text */
 			uint64_t len;
 			if (!mt_get_varint(&p, end, &len) || len > (uint64_t)(end - p))

@@ -69,4 +69,8 @@ struct mt_figure mt_figures_faults(const struct mt_figures *f, bool major);
  * length, or 0 when buf was too small. */
 size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len);
 
+/* Only what a trace cannot carry in its events (kernel totals, getrusage,
+ * wall time, peaks): the trace's closing record. */
+size_t mt_summary_exit_json(const struct mt_summary *s, char *buf, size_t len);
+
 #endif

@@ -242,3 +242,47 @@ size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 	mt_json_put(&o, "\n");
 	return o.overflow ? 0 : o.pos;
 }
+
+size_t mt_summary_exit_json(const struct mt_summary *s, char *buf, size_t len)
+{
+	struct mt_json_out o = {buf, len, 0, false};
+	struct mt_json_obj top = mt_json_begin(&o, NULL);
+	const struct mt_figures *f = &s->f;
+
+	struct mt_json_obj sys = mt_json_nested(&top, "syscalls");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		mt_json_u64(&sys, mt_sys_names[i], mt_figures_syscall(f, i).value);
+	mt_json_end(&sys);
+	struct mt_json_obj pf = mt_json_nested(&top, "page_faults");
+	mt_json_u64(&pf, "minor", mt_figures_faults(f, false).value);
+	mt_json_u64(&pf, "major", mt_figures_faults(f, true).value);
+	mt_json_end(&pf);
+	write_sources(&top, f);
+	struct mt_json_obj cpu = mt_json_nested(&top, "cpu_s");
+	mt_json_double(&cpu, "user", f->user_s);
+	mt_json_double(&cpu, "system", f->system_s);
+	mt_json_end(&cpu);
+	struct mt_json_obj bytes = mt_json_nested(&top, "bytes");
+	mt_json_u64(&bytes, "peak_live", s->peak_live);
+	mt_json_key(&bytes, "peak_live_exact");
+	mt_json_put(&o, s->peak_sampled ? "false" : "true");
+	mt_json_end(&bytes);
+	struct mt_json_obj shim = mt_json_nested(&top, "shim_syscalls");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		mt_json_u64(&shim, mt_sys_names[i], s->shim_syscalls[i]);
+	mt_json_end(&shim);
+	mt_json_double(&top, "wall_s", s->wall_s);
+	mt_json_u64(&top, "threads", s->threads);
+	mt_json_u64(&top, "peak_rss_bytes", s->peak_rss_bytes);
+	if (s->glibc_heap) {
+		struct mt_json_obj g = mt_json_nested(&top, "glibc_thresholds");
+		mt_json_u64(&g, "mmap", s->mmap_threshold);
+		mt_json_u64(&g, "trim", s->trim_threshold);
+		mt_json_u64(&g, "raises", s->threshold_raises);
+		mt_json_key(&g, "dynamic");
+		mt_json_put(&o, s->thresholds_dynamic ? "true" : "false");
+		mt_json_end(&g);
+	}
+	mt_json_end(&top);
+	return o.overflow ? 0 : o.pos;
+}

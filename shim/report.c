@@ -195,7 +195,11 @@ static void write_json(const struct mt_summary *s)
 			mt_warn("cannot write the summary to '%s': path too long",
 				mt_opt.summary_path);
 	}
-	mt_trace_finish(json, len);
+	if (mt_tracing && json) {
+		char closing[4096];
+		size_t n = mt_summary_exit_json(s, closing, sizeof closing);
+		mt_trace_finish(closing, n);
+	}
 	if (json)
 		mt_raw_munmap(json, size);
 }

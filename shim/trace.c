@@ -49,6 +49,9 @@ struct mt_trace_buf {
 	uint64_t committed;
 	uint64_t first_tsc, first_ns, last_tsc;
 	uintptr_t last_addr;
+	/* The chunk's previous counters: each snapshot is stored as the
+	 * change from it (from zero at a chunk's start). */
+	uint64_t last_counters[MT_COUNTERS_VALUES];
 	unsigned char data[CHUNK_BYTES + EVENT_MAX];
 };
 
@@ -186,6 +189,7 @@ begin_event(struct mt_trace_buf *b, int tag)
 		b->first_tsc = b->last_tsc = now;
 		b->first_ns = mono_ns();
 		b->last_addr = 0;
+		memset(b->last_counters, 0, sizeof b->last_counters);
 	}
 	uint64_t dt = (now - b->last_tsc) >> MT_TSC_SHIFT;
 	b->last_tsc += dt << MT_TSC_SHIFT; /* no drift from the rounding */
@@ -254,11 +258,10 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 		return;
 	}
 	unsigned char *q = begin_event(b, MT_EV_ALLOC);
-	q = mt_put_varint(q, (uint64_t)entry);
-	q = mt_put_varint(q, align);
+	q = mt_put_varint(q, mt_entry_align(entry, align));
 	q = mt_put_varint(q, size);
 	q = put_addr(b, q, p);
-	q = mt_put_varint(q, usable);
+	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));
 	end_event(b, q);
 }
 
@@ -291,7 +294,7 @@ void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
 	q = mt_put_varint(q, old_usable);
 	q = mt_put_varint(q, size);
 	q = put_addr(b, q, p);
-	q = mt_put_varint(q, usable);
+	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));
 	end_event(b, q);
 }
 
@@ -363,18 +366,24 @@ void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
 	struct mt_trace_buf *b = buffer(t);
 	if (!b)
 		return;
-	unsigned char *q = begin_event(b, MT_EV_COUNTERS);
-	q = mt_put_varint(q, MT_KERNEL_COUNT + MT_SYS_COUNT + 4);
+	uint64_t v[MT_COUNTERS_VALUES];
+	size_t n = 0;
 	for (int i = 0; i < MT_KERNEL_COUNT; i++)
-		q = mt_put_varint(q, k->valid[i] ? k->value[i] + 1 : 0);
+		v[n++] = k->valid[i] ? k->value[i] + 1 : 0;
 	for (int i = 0; i < MT_SYS_COUNT; i++)
-		q = mt_put_varint(q, shim[i]);
-	q = mt_put_varint(q, (uint64_t)ru->ru_utime.tv_sec * 1000000u +
-				     (uint64_t)ru->ru_utime.tv_usec);
-	q = mt_put_varint(q, (uint64_t)ru->ru_stime.tv_sec * 1000000u +
-				     (uint64_t)ru->ru_stime.tv_usec);
-	q = mt_put_varint(q, (uint64_t)ru->ru_minflt);
-	q = mt_put_varint(q, (uint64_t)ru->ru_majflt);
+		v[n++] = shim[i];
+	v[n++] = (uint64_t)ru->ru_utime.tv_sec * 1000000u +
+		 (uint64_t)ru->ru_utime.tv_usec;
+	v[n++] = (uint64_t)ru->ru_stime.tv_sec * 1000000u +
+		 (uint64_t)ru->ru_stime.tv_usec;
+	v[n++] = (uint64_t)ru->ru_minflt;
+	v[n++] = (uint64_t)ru->ru_majflt;
+	unsigned char *q = begin_event(b, MT_EV_COUNTERS);
+	q = mt_put_varint(q, n);
+	for (size_t i = 0; i < n; i++) {
+		q = mt_put_varint(q, mt_zigzag((int64_t)(v[i] - b->last_counters[i])));
+		b->last_counters[i] = v[i];
+	}
 	end_event(b, q);
 }
 

@@ -14,9 +14,11 @@
 
 #include <stdint.h>
 
+#include "memtrace/events.h"
+
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 0
+#define MT_TRACE_MINOR 1
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
@@ -46,8 +48,21 @@ struct mt_chunk_header {
 _Static_assert(sizeof(struct mt_file_header) == 24, "file header layout");
 _Static_assert(sizeof(struct mt_chunk_header) == 56, "chunk header layout");
 
-/* Time deltas are in units of 2^MT_TSC_SHIFT TSC ticks (about 5 ns). */
-#define MT_TSC_SHIFT 4
+/* Time deltas are in units of 2^MT_TSC_SHIFT TSC ticks (about 20 ns). */
+#define MT_TSC_SHIFT 6
+
+/* The values of a COUNTERS event. */
+#define MT_COUNTERS_VALUES (MT_KERNEL_COUNT + MT_SYS_COUNT + 4)
+
+/* An allocation's entry point and alignment in one varint: the entry in
+ * the low 5 bits, log2(alignment) + 1 above them (0: no alignment). */
+static inline uint64_t mt_entry_align(int entry, uint64_t align)
+{
+	unsigned log = 0;
+	while (align && (1ull << log) < align)
+		log++;
+	return (uint64_t)entry | (uint64_t)(align ? log + 1 : 0) << 5;
+}
 
 /* Event tags.  Every event starts with its tag and "dt", the time since
  * the thread's previous event (units of 2^MT_TSC_SHIFT TSC ticks).  "addr"
@@ -55,12 +70,13 @@ _Static_assert(sizeof(struct mt_chunk_header) == 56, "chunk header layout");
  * the shim's probes one to one, so a reader that applies the same counting
  * rules gets the same figures as the live summary. */
 enum mt_tag {
-	/* entry (enum mt_call), alignment, size, addr, usable */
+	/* entry and alignment (mt_entry_align), size, addr, usable - size
+	 * (zigzag) */
 	MT_EV_ALLOC = 1,
 	/* addr, usable (0 with addr 0: free(NULL)) */
 	MT_EV_FREE,
-	/* entry, old addr, old usable, size, addr, usable; old usable is
-	 * counted freed only when flags bit 0 says so */
+	/* entry, freed (1: the old block was given back), old addr, old
+	 * usable, size, addr, usable - size (zigzag) */
 	MT_EV_REALLOC,
 	/* addr */
 	MT_EV_USABLE_SIZE,
@@ -82,10 +98,12 @@ enum mt_tag {
 	MT_EV_REGION_BEGIN,
 	/* id, wall ns */
 	MT_EV_REGION_END,
-	/* count, then count values: kernel counters (MT_KERNEL_COUNT, each
-	 * + 1, 0 meaning not available), the shim's own syscalls
-	 * (MT_SYS_COUNT), user and system CPU in microseconds, minor and major
-	 * faults (getrusage of the thread) */
+	/* count, then count values, each as the change (zigzag) from the
+	 * same value in the chunk's previous COUNTERS event (from 0 in its
+	 * first): kernel counters (MT_KERNEL_COUNT, each + 1, 0 meaning not
+	 * available), the shim's own syscalls (MT_SYS_COUNT), user and system
+	 * CPU in microseconds, minor and major faults (getrusage of the
+	 * thread) */
 	MT_EV_COUNTERS,
 	/* tid: the thread's first event, and its last */
 	MT_EV_THREAD_START,
