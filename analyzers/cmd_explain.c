@@ -10,19 +10,21 @@
 #include "cli.h"
 #include "explain.h"
 #include "measure.h"
+#include "replay.h"
+#include "memtrace/trace_format.h"
 #include "rules/rules.h"
 
 static const char usage[] =
 	"usage: memtrace explain [--backend B[,B...]] [--repeat N] [--verify] "
 	"[--json] [-o FILE]\n"
-	"                        (SUMMARY.json... | -- CMD ARGS...)\n"
+	"                        (TRACE|SUMMARY.json... | -- CMD ARGS...)\n"
 	"\n"
 	"Finds what the allocator and the kernel cost a program, region by\n"
 	"region, and says why, with the measured figures: heap-trim-churn,\n"
 	"mmap-churn, purge-churn, temporaries, threshold, first-touch.  Each\n"
 	"finding lists fixes; --verify runs CMD again with each one and reports\n"
-	"what it changed.  Reads summaries (MEMTRACE_SUMMARY files) or runs\n"
-	"CMD under each backend.\n"
+	"what it changed.  Reads traces (MEMTRACE_OUT) or summaries\n"
+	"(MEMTRACE_SUMMARY), or runs CMD under each backend.\n"
 	"\n"
 	"  -b, --backend LIST  backends to run CMD on (default: glibc)\n"
 	"  -r, --repeat N      runs per backend and per fix (default 3)\n"
@@ -254,16 +256,44 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 	}
 }
 
-/* Stored summaries: one "run" each, its backend its own. */
+/* A recorded trace, replayed into its summary. */
+static json_t *load_trace(const char *path, json_error_t *jerr)
+{
+	char err[512];
+	struct mt_trace *t = mt_trace_open(path, err, sizeof err);
+	char *json = t ? mt_replay_summary(t, false, err, sizeof err) : NULL;
+	mt_trace_close(t);
+	if (!json) {
+		snprintf(jerr->text, sizeof jerr->text, "%.150s", err);
+		return NULL;
+	}
+	json_t *s = json_loads(json, 0, jerr);
+	free(json);
+	return s;
+}
+
+static bool is_trace_file(const char *path)
+{
+	char magic[8];
+	FILE *f = fopen(path, "rbe");
+	bool yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, MT_TRACE_MAGIC, 8);
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+/* Stored runs (summaries, or traces): one "run" each, its backend its own. */
 static bool load_summaries(char **files, int n, struct measured *m, int *count)
 {
 	*count = 0;
 	for (int i = 0; i < n && *count < MAX_RUNS; i++) {
 		json_error_t err;
-		json_t *s = json_load_file(files[i], 0, &err);
+		json_t *s = is_trace_file(files[i]) ? load_trace(files[i], &err)
+						    : json_load_file(files[i], 0, &err);
 		if (!s || !json_object_get(s, "schema")) {
 			fprintf(stderr, "memtrace: explain: %s: %s (expected a "
-					"memtrace summary, as MEMTRACE_SUMMARY writes)\n",
+					"memtrace trace or summary, as MEMTRACE_OUT and "
+					"MEMTRACE_SUMMARY write)\n",
 				files[i], s ? "not a memtrace summary" : err.text);
 			json_decref(s);
 			return false;

@@ -148,8 +148,9 @@ static void calibrate(struct mt_trace *t)
 	}
 	t->tsc0 = lo_tsc == UINT64_MAX ? 0 : lo_tsc;
 	t->ns0 = lo_ns;
-	t->ns_per_tick = hi_tsc > lo_tsc ? (double)(hi_ns - lo_ns) / (double)(hi_tsc - lo_tsc)
-					 : 1.0;
+	t->ns_per_tick = hi_tsc > lo_tsc && hi_ns > lo_ns
+				 ? (double)(hi_ns - lo_ns) / (double)(hi_tsc - lo_tsc)
+				 : 1.0;
 	t->offset = t->data_start;
 }
 
@@ -257,6 +258,15 @@ static bool is_address(int tag, int i)
 	       (tag == MT_EV_USABLE_SIZE && i == 0);
 }
 
+/* A damaged file can claim any time: clamp rather than overflow. */
+static uint64_t ticks_to_ns(const struct mt_trace *t, uint64_t tsc)
+{
+	double ns = (double)(tsc - t->tsc0) * t->ns_per_tick;
+	if (!(ns > 0))
+		return 0;
+	return ns >= 1.8e19 ? UINT64_MAX : (uint64_t)ns;
+}
+
 /* Fields stored compactly, given back whole: an allocation's entry and
  * alignment apart, usable sizes absolute. */
 static void normalise(struct mt_event *e)
@@ -300,7 +310,7 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 				    "a known event tag expected, found %d",
 				    (unsigned long long)at, h->tid, n, e.tag);
 		tsc += dt << MT_TSC_SHIFT;
-		e.ns = (uint64_t)((double)(tsc - t->tsc0) * t->ns_per_tick);
+		e.ns = ticks_to_ns(t, tsc);
 		int count = fixed_fields(e.tag);
 		if (e.tag == MT_EV_COUNTERS || e.tag == MT_EV_BASELINE) {
 			uint64_t c;

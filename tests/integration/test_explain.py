@@ -103,6 +103,14 @@ def test_verify_reports_before_and_after():
         0.1 * verified["tcmalloc"]["page_faults_per_call_before"]
 
 
+def test_explain_a_trace(tmp_path):
+    trace = tmp_path / "t.mt"
+    run([program("churn"), "trim", str(CALLS)],
+        shim_env("glibc", MEMTRACE_OUT=str(trace)))
+    report = explain(str(trace))
+    assert "heap-trim-churn" in ids(report, "trim", "glibc")
+
+
 def test_explain_stored_summaries(tmp_path):
     path = tmp_path / "s.json"
     run([program("churn"), "trim", str(CALLS)], shim_env("glibc", summary=str(path)))
