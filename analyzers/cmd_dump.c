@@ -36,6 +36,8 @@ static const char *const fields[MT_EV_COUNT][8] = {
 	[MT_EV_THREAD_EXIT] = {"tid"},
 	[MT_EV_FORKED] = {"parent"},
 	[MT_EV_LOST] = {"events"},
+	[MT_EV_FAULT] = {"tid", "addr", "ip", "time_ns"},
+	[MT_EV_SAMPLES_LOST] = {"samples"},
 };
 
 static bool print(const struct mt_event *e, void *arg)
@@ -54,6 +56,7 @@ static bool print(const struct mt_event *e, void *arg)
 		} else if (!strcmp(name, "result")) {
 			fprintf(out, " result=%" PRId64, mt_unzigzag_value(v));
 		} else if (!strcmp(name, "addr") || !strcmp(name, "old") ||
+			   !strcmp(name, "ip") ||
 			   !strcmp(name, "from") || !strcmp(name, "to")) {
 			fprintf(out, " %s=0x%" PRIx64, name, v);
 		} else {

@@ -46,6 +46,7 @@ struct replay {
 	size_t nthreads, cap;
 	struct region regions[MAX_REGIONS];
 	int64_t live, peak;
+	uint64_t fault_samples, fault_samples_lost;
 	json_t *exit;
 };
 
@@ -235,6 +236,12 @@ static bool on_event(const struct mt_event *e, void *arg)
 		}
 		break;
 	}
+	case MT_EV_FAULT:
+		r->fault_samples++;
+		break;
+	case MT_EV_SAMPLES_LOST:
+		r->fault_samples_lost += v[0];
+		break;
 	case MT_EV_EXIT:
 		json_decref(r->exit);
 		r->exit = json_loadb(e->text, e->text_len, 0, NULL);
@@ -288,6 +295,7 @@ static void from_exit(json_t *x, struct mt_summary *s)
 	json_t *shim = json_object_get(x, "shim_syscalls");
 	for (int i = 0; i < MT_SYS_COUNT; i++)
 		s->shim_syscalls[i] = u64(shim, mt_sys_names[i]);
+	s->fault_period = (unsigned)u64(x, "fault_period");
 	json_t *g = json_object_get(x, "glibc_thresholds");
 	if (g) {
 		s->glibc_heap = s->f.glibc_inference = true;
@@ -343,6 +351,8 @@ char *mt_replay_summary(struct mt_trace *t, bool salvage, char *err, size_t errl
 	}
 	s.peak_live = r->peak > 0 ? (uint64_t)r->peak : 0;
 	from_exit(r->exit, &s);
+	s.fault_samples = r->fault_samples;
+	s.fault_samples_lost = r->fault_samples_lost;
 
 	for (int k = 0; k < MAX_REGIONS; k++) {
 		struct region *g = &r->regions[k];

@@ -43,7 +43,8 @@ static const char *const names[MT_EV_COUNT] = {
 	[MT_EV_THREAD_EXIT] = "thread_exit",
 	[MT_EV_FORKED] = "forked",	  [MT_EV_EXEC] = "exec",
 	[MT_EV_LOST] = "lost",		  [MT_EV_EXIT] = "exit",
-	[MT_EV_BASELINE] = "baseline",
+	[MT_EV_BASELINE] = "baseline",	  [MT_EV_FAULT] = "fault",
+	[MT_EV_SAMPLES_LOST] = "samples_lost",
 };
 
 const char *mt_event_name(int tag)
@@ -245,7 +246,9 @@ static int fixed_fields(int tag)
 	case MT_EV_THREAD_START:
 	case MT_EV_THREAD_EXIT:
 	case MT_EV_FORKED:
-	case MT_EV_LOST: return 1;
+	case MT_EV_LOST:
+	case MT_EV_SAMPLES_LOST: return 1;
+	case MT_EV_FAULT: return 4;
 	default: return -1;
 	}
 }
@@ -337,6 +340,8 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 			e.nv++;
 		}
 		normalise(&e);
+		if (e.tag == MT_EV_FAULT && e.nv == 4) /* time: absolute ns */
+			e.v[3] = h->first_ns + (uint64_t)mt_unzigzag(e.v[3]);
 		if (count < 0) { /* a length, then text */
 			uint64_t len;
 			if (!mt_get_varint(&p, end, &len) || len > (uint64_t)(end - p))

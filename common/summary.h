@@ -51,6 +51,9 @@ struct mt_summary {
 	bool glibc_heap;
 	bool thresholds_dynamic;
 	uint64_t mmap_threshold, trim_threshold, threshold_raises;
+	/* Page-fault samples recorded into the trace (MEMTRACE_FAULTS). */
+	unsigned fault_period; /* 0: not sampled */
+	uint64_t fault_samples, fault_samples_lost;
 };
 
 /* A figure with where it came from, and whether it covers every call. */

@@ -237,6 +237,13 @@ size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 		mt_json_put(&o, s->thresholds_dynamic ? "true" : "false");
 		mt_json_end(&g);
 	}
+	if (s->fault_period) {
+		struct mt_json_obj fs = mt_json_nested(&top, "fault_samples");
+		mt_json_u64(&fs, "period", s->fault_period);
+		mt_json_u64(&fs, "recorded", s->fault_samples);
+		mt_json_u64(&fs, "lost", s->fault_samples_lost);
+		mt_json_end(&fs);
+	}
 	write_regions(&top, s);
 	mt_json_end(&top);
 	mt_json_put(&o, "\n");
@@ -283,6 +290,7 @@ size_t mt_summary_exit_json(const struct mt_summary *s, char *buf, size_t len)
 		mt_json_put(&o, s->thresholds_dynamic ? "true" : "false");
 		mt_json_end(&g);
 	}
+	mt_json_u64(&top, "fault_period", s->fault_period);
 	mt_json_end(&top);
 	return o.overflow ? 0 : o.pos;
 }

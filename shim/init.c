@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "diag.h"
+#include "ksamples.h"
 #include "options.h"
 #include "regions.h"
 #include "report.h"
@@ -20,6 +22,18 @@ static const char *get_env(const char *name)
 	return getenv(name);
 }
 
+static void start_fault_samples(void)
+{
+	if (!mt_opt.fault_period)
+		return;
+	if (!mt_tracing) {
+		mt_warn("MEMTRACE_FAULTS records samples into the trace: set "
+			"MEMTRACE_OUT too (or memtrace run -o FILE)");
+		return;
+	}
+	mt_ksamples_start(mt_opt.fault_period);
+}
+
 /* The child of a fork counts on its own, from zero. */
 static void child_after_fork(void)
 {
@@ -27,7 +41,10 @@ static void child_after_fork(void)
 	mt_threads_reset_after_fork();
 	mt_regions_reset_after_fork();
 	mt_report_restart_in_child();
+	mt_ksamples_forget();
 	mt_trace_restart_in_child(getppid());
+	if (mt_tracing && mt_opt.fault_period)
+		mt_ksamples_start(mt_opt.fault_period);
 	mt_tls.hidden--;
 }
 
@@ -46,6 +63,7 @@ __attribute__((constructor)) static void mt_init(void)
 		mt_threads_init();
 		mt_report_start(true);
 		mt_trace_start();
+		start_fault_samples();
 		pthread_atfork(NULL, NULL, child_after_fork);
 	}
 	mt_tls.hidden--;

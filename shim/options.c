@@ -97,6 +97,32 @@ static int parse_force(struct mt_options *opt, const char *v)
 	return parse_switch("MEMTRACE_FORCE", v, &opt->force);
 }
 
+/* "sample" (every fault), "sample:N" (1 in N), or off. */
+static int parse_faults(struct mt_options *opt, const char *v)
+{
+	bool on;
+	if (mt_parse_bool(v, &on) && !on) {
+		opt->fault_period = 0;
+		return 0;
+	}
+	if (strcmp(v, "sample") == 0) {
+		opt->fault_period = 1;
+		return 0;
+	}
+	char *end;
+	if (strncmp(v, "sample:", 7) == 0) {
+		unsigned long n = strtoul(v + 7, &end, 10);
+		if (!*end && v[7] && n >= 1 && n <= 1000000000) {
+			opt->fault_period = (unsigned)n;
+			return 0;
+		}
+	}
+	mt_warn("MEMTRACE_FAULTS='%s' is not a setting (accepted: sample, "
+		"sample:N with N from 1, or 0/off); not sampling faults",
+		v);
+	return 1;
+}
+
 static int parse_compress(struct mt_options *opt, const char *v)
 {
 	return parse_switch("MEMTRACE_COMPRESS", v, &opt->compress);
@@ -108,6 +134,7 @@ static const struct {
 } table[] = {
 	{"MEMTRACE_BACKEND", parse_backend},
 	{"MEMTRACE_COMPRESS", parse_compress},
+	{"MEMTRACE_FAULTS", parse_faults},
 	{"MEMTRACE_FORCE", parse_force},
 	{"MEMTRACE_OUT", parse_out},
 	{"MEMTRACE_PERF", parse_perf},

@@ -13,6 +13,7 @@ struct mt_options {
 	const char *trace_path;	  /* MEMTRACE_OUT, "%p" = pid; NULL = none */
 	bool force;		  /* overwrite an existing trace */
 	bool compress;		  /* zstd chunks */
+	unsigned fault_period;	  /* sample 1 fault in N; 0: none */
 };
 
 extern struct mt_options mt_opt;

@@ -7,6 +7,7 @@
 
 #include "diag.h"
 #include "kcounters.h"
+#include "ksamples.h"
 #include "rawsys.h"
 #include "regions.h"
 #include "symbols.h"
@@ -168,6 +169,7 @@ EXPORT void memtrace_region_begin(const char *name)
 	m->large_live = (int64_t)(t->c.large_allocs - t->c.large_frees);
 	t->large_peak = m->large_live;
 	take_marks(&m->k, m->shim, &m->ru);
+	mt_ksamples_drain(t);
 	if (mt_tracing && region >= 0) {
 		mt_trace_counters(t, &m->k, m->shim, &m->ru);
 		mt_trace_region(t, MT_EV_REGION_BEGIN, region, NULL, 0);
@@ -195,6 +197,7 @@ EXPORT void memtrace_region_end(const char *name)
 		goto out;
 	struct mt_region_mark *m = &t->marks[depth];
 	take_marks(&e.k, e.shim, &e.ru);
+	mt_ksamples_drain(t);
 	if (mt_tracing && m->region >= 0) {
 		mt_trace_region(t, MT_EV_REGION_END, m->region, NULL,
 				e.wall_ns - m->wall_ns);

@@ -10,6 +10,7 @@
 #include "diag.h"
 #include "glibc_heap.h"
 #include "kcounters.h"
+#include "ksamples.h"
 #include "symbols.h"
 #include "options.h"
 #include "rawsys.h"
@@ -79,6 +80,12 @@ static void gather(struct mt_summary *s)
 	s->backend_name = mt_backend_id.name;
 	s->backend_library = mt_backend_id.library;
 	s->backend_version = mt_backend_id.version;
+	/* Samples still in the kernel's buffer go into the trace first, so
+	 * the count below is what the trace holds. */
+	mt_ksamples_finish(mt_self());
+	s->fault_period = mt_tracing ? mt_opt.fault_period : 0;
+	s->fault_samples = mt_ksamples_taken();
+	s->fault_samples_lost = mt_ksamples_lost();
 	mt_threads_sum(&s->f.c);
 	s->f.large_max_live = mt_threads_large_peak();
 	s->regions = mt_regions_summarise(&s->region_count);

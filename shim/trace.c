@@ -23,6 +23,7 @@
 #include "backend.h"
 #include "diag.h"
 #include "json_writer.h"
+#include "ksamples.h"
 #include "memtrace/trace_format.h"
 #include "options.h"
 #include "rawsys.h"
@@ -325,6 +326,25 @@ void mt_trace_heap_move(struct mt_thread *t, uintptr_t from, uintptr_t to,
 			unsigned inferred_syscalls)
 {
 	EVENT(t, MT_EV_HEAP_MOVE, from, to, inferred_syscalls);
+}
+
+void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
+		    uint64_t ip, uint64_t time_ns)
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b)
+		return;
+	unsigned char *q = begin_event(b, MT_EV_FAULT);
+	q = mt_put_varint(q, tid);
+	q = mt_put_varint(q, addr);
+	q = mt_put_varint(q, ip);
+	q = mt_put_varint(q, mt_zigzag((int64_t)(time_ns - b->first_ns)));
+	end_event(b, q);
+}
+
+void mt_trace_lost_samples(struct mt_thread *t, uint64_t count)
+{
+	EVENT(t, MT_EV_SAMPLES_LOST, count);
 }
 
 void mt_trace_chunk_map(struct mt_thread *t, int sys, uint64_t bytes)
@@ -640,6 +660,7 @@ void mt_trace_thread_exit(struct mt_thread *t)
 	struct mt_trace_buf *b = t->trace;
 	if (!mt_tracing || !b || b->closed)
 		return;
+	mt_ksamples_drain(t);
 	EVENT(t, MT_EV_THREAD_EXIT, b->tid);
 	flush(b);
 }

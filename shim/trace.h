@@ -39,6 +39,9 @@ void mt_trace_sys_count(struct mt_thread *t, int sys, bool by_allocator,
 void mt_trace_heap_move(struct mt_thread *t, uintptr_t from, uintptr_t to,
 			unsigned inferred_syscalls);
 void mt_trace_chunk_map(struct mt_thread *t, int sys, uint64_t bytes);
+void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
+		    uint64_t ip, uint64_t time_ns);
+void mt_trace_lost_samples(struct mt_thread *t, uint64_t count);
 void mt_trace_region(struct mt_thread *t, int tag, int id, const char *name,
 		     uint64_t wall_ns);
 void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,

@@ -18,7 +18,7 @@
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 1
+#define MT_TRACE_MINOR 2
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
@@ -123,6 +123,12 @@ enum mt_tag {
 	 * trace was opened (start-up) is in here, so that the replayed figures
 	 * equal the live ones. */
 	MT_EV_BASELINE,
+	/* tid, addr, ip, time (ns of CLOCK_MONOTONIC, zigzag from the
+	 * chunk's first_ns): a sampled page fault (MEMTRACE_FAULTS), recorded
+	 * by whichever thread collected it */
+	MT_EV_FAULT,
+	/* count: page-fault samples the kernel dropped (its buffer was full) */
+	MT_EV_SAMPLES_LOST,
 	MT_EV_COUNT
 };
 
