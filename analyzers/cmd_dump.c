@@ -40,9 +40,30 @@ static const char *const fields[MT_EV_COUNT][8] = {
 	[MT_EV_SAMPLES_LOST] = {"samples"},
 };
 
+/* A kernel-side syscall: entry with arguments, or exit with result. */
+static void print_kcall(FILE *out, const struct mt_event *e)
+{
+	unsigned sys = (unsigned)(e->v[1] & 15);
+	bool exit = (e->v[1] >> 4) & 1;
+	fprintf(out, " tid=%" PRIu64 " sys=%s %s time_ns=%" PRIu64, e->v[0],
+		sys < MT_SYS_COUNT ? mt_sys_names[sys] : "?", exit ? "exit" : "enter",
+		e->v[2]);
+	if (exit && e->nv > 3)
+		fprintf(out, " result=%" PRId64, mt_unzigzag_value(e->v[3]));
+	else
+		for (int i = 3; i < e->nv; i++)
+			fprintf(out, " arg%d=0x%" PRIx64, i - 3, e->v[i]);
+	fputc('\n', out);
+}
+
 static bool print(const struct mt_event *e, void *arg)
 {
 	FILE *out = arg;
+	if (e->tag == MT_EV_KCALL) {
+		fprintf(out, "%.9f %u kernel", (double)e->ns / 1e9, e->tid);
+		print_kcall(out, e);
+		return !ferror(out);
+	}
 	fprintf(out, "%.9f %u %s", (double)e->ns / 1e9, e->tid, mt_event_name(e->tag));
 	for (int i = 0; i < e->nv; i++) {
 		const char *name = i < 8 ? fields[e->tag][i] : NULL;
@@ -108,7 +129,8 @@ int mt_cmd_dump(int argc, char **argv)
 		return 1;
 	}
 	char *meta = json_dumps(mt_trace_metadata(t), JSON_COMPACT);
-	printf("# %s\n", meta ? meta : "{}");
+	printf("# %s\n# start_ns %" PRIu64 "\n", meta ? meta : "{}",
+	       mt_trace_start_ns(t));
 	free(meta);
 	bool ok = mt_trace_each(t, salvage, print, stdout, err, sizeof err);
 	if (!ok)

@@ -44,7 +44,7 @@ static const char *const names[MT_EV_COUNT] = {
 	[MT_EV_FORKED] = "forked",	  [MT_EV_EXEC] = "exec",
 	[MT_EV_LOST] = "lost",		  [MT_EV_EXIT] = "exit",
 	[MT_EV_BASELINE] = "baseline",	  [MT_EV_FAULT] = "fault",
-	[MT_EV_SAMPLES_LOST] = "samples_lost",
+	[MT_EV_SAMPLES_LOST] = "samples_lost", [MT_EV_KCALL] = "kernel",
 };
 
 const char *mt_event_name(int tag)
@@ -224,6 +224,11 @@ uint64_t mt_trace_skipped(const struct mt_trace *t)
 	return t->skipped;
 }
 
+uint64_t mt_trace_start_ns(const struct mt_trace *t)
+{
+	return t->ns0;
+}
+
 uint64_t mt_trace_events(const struct mt_trace *t)
 {
 	return t->events;
@@ -249,6 +254,7 @@ static int fixed_fields(int tag)
 	case MT_EV_LOST:
 	case MT_EV_SAMPLES_LOST: return 1;
 	case MT_EV_FAULT: return 4;
+	case MT_EV_KCALL: return -2; /* 4 at exit, 6 at entry */
 	default: return -1;
 	}
 }
@@ -322,6 +328,13 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 				goto truncated;
 			count = (int)c;
 		}
+		if (e.tag == MT_EV_KCALL) {
+			/* tid, which; then the rest depends on which */
+			for (; e.nv < 2; e.nv++)
+				if (!mt_get_varint(&p, end, &e.v[e.nv]))
+					goto truncated;
+			count = (e.v[1] >> 4) & 1 ? 2 : 4;
+		}
 		if (e.tag == MT_EV_REGION_NAME) {
 			if (!mt_get_varint(&p, end, &e.v[0]))
 				goto truncated;
@@ -342,7 +355,9 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 		normalise(&e);
 		if (e.tag == MT_EV_FAULT && e.nv == 4) /* time: absolute ns */
 			e.v[3] = h->first_ns + (uint64_t)mt_unzigzag(e.v[3]);
-		if (count < 0) { /* a length, then text */
+		if (e.tag == MT_EV_KCALL && e.nv >= 3)
+			e.v[2] = h->first_ns + (uint64_t)mt_unzigzag(e.v[2]);
+		if (count == -1) { /* a length, then text */
 			uint64_t len;
 			if (!mt_get_varint(&p, end, &len) || len > (uint64_t)(end - p))
 				goto truncated;

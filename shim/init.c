@@ -22,16 +22,15 @@ static const char *get_env(const char *name)
 	return getenv(name);
 }
 
-static void start_fault_samples(void)
+/* With a trace, the kernel's view too: every memory syscall with its
+ * arguments and result, and sampled page faults when asked for. */
+static void start_kernel_samples(void)
 {
-	if (!mt_opt.fault_period)
-		return;
-	if (!mt_tracing) {
+	if (mt_opt.fault_period && !mt_tracing)
 		mt_warn("MEMTRACE_FAULTS records samples into the trace: set "
 			"MEMTRACE_OUT too (or memtrace run -o FILE)");
-		return;
-	}
-	mt_ksamples_start(mt_opt.fault_period);
+	if (mt_tracing && mt_opt.perf)
+		mt_ksamples_start(mt_opt.fault_period);
 }
 
 /* The child of a fork counts on its own, from zero. */
@@ -43,7 +42,7 @@ static void child_after_fork(void)
 	mt_report_restart_in_child();
 	mt_ksamples_forget();
 	mt_trace_restart_in_child(getppid());
-	if (mt_tracing && mt_opt.fault_period)
+	if (mt_tracing && mt_opt.perf)
 		mt_ksamples_start(mt_opt.fault_period);
 	mt_tls.hidden--;
 }
@@ -63,7 +62,7 @@ __attribute__((constructor)) static void mt_init(void)
 		mt_threads_init();
 		mt_report_start(true);
 		mt_trace_start();
-		start_fault_samples();
+		start_kernel_samples();
 		pthread_atfork(NULL, NULL, child_after_fork);
 	}
 	mt_tls.hidden--;

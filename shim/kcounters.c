@@ -41,13 +41,21 @@ struct failure {
 	int perf_errno;	   /* perf_event_open */
 };
 
-/* The tracepoint id of syscalls:sys_enter_NAME, or -1. */
-static long tracepoint_id(const char *name, struct failure *why)
+static long tracepoint_id(const char *event, struct failure *why);
+
+long mt_tracepoint_id(const char *event)
+{
+	struct failure why = {0, 0};
+	return tracepoint_id(event, &why);
+}
+
+/* The tracepoint id of syscalls:EVENT (sys_enter_brk, ...), or -1. */
+static long tracepoint_id(const char *event, struct failure *why)
 {
 	for (size_t i = 0; i < sizeof tracefs_roots / sizeof *tracefs_roots; i++) {
 		char path[256], buf[32];
-		snprintf(path, sizeof path, "%s/events/syscalls/sys_enter_%s/id",
-			 tracefs_roots[i], name);
+		snprintf(path, sizeof path, "%s/events/syscalls/%s/id",
+			 tracefs_roots[i], event);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			if (!why->tracefs_errno || errno != ENOENT)
@@ -66,7 +74,7 @@ static long tracepoint_id(const char *name, struct failure *why)
 
 /* Out of the way of the program: at the top of its descriptor range, where
  * "the lowest free number" never lands, and closed on exec. */
-static int move_high(int fd)
+int mt_fd_out_of_the_way(int fd)
 {
 	struct rlimit rl;
 	long top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
@@ -98,7 +106,7 @@ static int open_event(uint32_t type, uint64_t config, int group)
 		errno = (int)-fd;
 		return -1;
 	}
-	return move_high((int)fd);
+	return mt_fd_out_of_the_way((int)fd);
 }
 
 static int open_one(int k, struct failure *why)
@@ -111,7 +119,9 @@ static int open_one(int k, struct failure *why)
 		config = k == MT_KERNEL_MINOR_FAULTS ? PERF_COUNT_SW_PAGE_FAULTS_MIN
 						: PERF_COUNT_SW_PAGE_FAULTS_MAJ;
 	} else {
-		long id = tracepoint_id(mt_sys_names[k], why);
+		char event[64];
+		snprintf(event, sizeof event, "sys_enter_%s", mt_sys_names[k]);
+		long id = tracepoint_id(event, why);
 		if (id < 0)
 			return -1;
 		type = PERF_TYPE_TRACEPOINT;

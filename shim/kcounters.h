@@ -25,4 +25,10 @@ void mt_kcounters_forget(void);
  * program has since closed, are not valid. */
 void mt_kcounters_read(struct mt_ksnapshot *out);
 
+/* The id of tracepoint syscalls:EVENT (e.g. "sys_enter_brk"), or -1. */
+long mt_tracepoint_id(const char *event);
+/* Move a descriptor of the shim's to the top of the range (closed on
+ * exec); returns the new number. */
+int mt_fd_out_of_the_way(int fd);
+
 #endif

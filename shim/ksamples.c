@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -10,61 +11,136 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "kcounters.h"
 #include "ksamples.h"
 #include "rawsys.h"
 #include "thread.h"
 #include "trace.h"
 
-/* 256 KiB of ring per CPU: about 6,500 samples between two drains.  One
- * event per CPU, as perf record does: the kernel does not map the buffer
- * of a per-task event that is inherited by new threads. */
-enum { RING_PAGES = 64, MAX_CPUS = 64 };
+/* 256 KiB of ring per CPU.  Events per CPU, as perf record does: the
+ * kernel does not map the buffer of a per-task event that is inherited by
+ * new threads.  On each CPU the first event owns the ring and the others
+ * write into it (PERF_EVENT_IOC_SET_OUTPUT); a sample's identifier says
+ * which event it is. */
+enum { RING_PAGES = 64, MAX_CPUS = 64, MAX_EVENTS = MAX_CPUS * (1 + 2 * MT_SYS_COUNT) };
+
+/* What an event samples: a page fault, or a syscall's entry or exit. */
+struct source {
+	uint64_t id;
+	int sys;    /* -1: page fault */
+	bool exit;
+};
 
 static int fds[MAX_CPUS];
 static struct perf_event_mmap_page *rings[MAX_CPUS];
 static int ncpus;
+static int others[MAX_EVENTS]; /* descriptors writing into a ring */
+static struct source sources[MAX_EVENTS];
+static int nothers, nsources;
 static size_t ring_bytes, page_size;
 static int lock;
 static bool finished; /* the summary has counted them: no more */
 static uint64_t taken, lost;
 
-static bool open_cpu(int cpu, unsigned period)
+/* Open one sampling event on cpu for this process and its threads. */
+static int open_sampler(int cpu, uint32_t type, uint64_t config,
+			uint64_t period, uint64_t sample_type)
 {
 	struct perf_event_attr a;
 
 	memset(&a, 0, sizeof a);
 	a.size = sizeof a;
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_PAGE_FAULTS;
+	a.type = type;
+	a.config = config;
 	a.sample_period = period;
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			PERF_SAMPLE_ADDR;
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | sample_type;
 	a.inherit = 1;
 	a.inherit_thread = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC; /* the trace's own clock */
-	a.exclude_kernel = 1;	     /* the program's faults, with its ip */
 	a.watermark = 1;	     /* wake the collector half way full */
 	a.wakeup_watermark = (uint32_t)(ring_bytes / 2);
+	if (type == PERF_TYPE_SOFTWARE)
+		a.exclude_kernel = 1; /* the program's faults, with its ip */
 	long fd = mt_raw(-1, SYS_perf_event_open, (long)&a, 0, cpu, -1,
 			 PERF_FLAG_FD_CLOEXEC, 0);
 	if (fd < 0) {
-		mt_warn("no page-fault samples (perf_event_open: %s); "
-			"MEMTRACE_FAULTS is ignored",
-			strerror((int)-fd));
-		return false;
+		errno = (int)-fd;
+		return -1;
 	}
+	return mt_fd_out_of_the_way((int)fd);
+}
+
+static bool add_source(int fd, int sys, bool exit)
+{
+	if (nsources == MAX_EVENTS ||
+	    ioctl(fd, PERF_EVENT_IOC_ID, &sources[nsources].id) != 0)
+		return false;
+	sources[nsources].sys = sys;
+	sources[nsources++].exit = exit;
+	return true;
+}
+
+/* The ring of this cpu, owned by fd. */
+static bool map_ring(int fd)
+{
 	long m = mt_raw(MT_SYS_MMAP, SYS_mmap, 0, (long)(ring_bytes + page_size),
 			PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m < 0 && m > -4096) {
-		mt_warn("no page-fault samples (mmap of the sample buffer: %s)",
-			strerror((int)-m));
-		close((int)fd);
+		errno = (int)-m;
 		return false;
 	}
-	fds[ncpus] = (int)fd;
+	fds[ncpus] = fd;
 	rings[ncpus++] = (void *)m;
 	return true;
+}
+
+/* Another event of the same cpu, writing into its ring. */
+static bool join_ring(int fd)
+{
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, fds[ncpus - 1]) != 0 ||
+	    nothers == MAX_EVENTS)
+		return false;
+	others[nothers++] = fd;
+	return true;
+}
+
+static bool open_cpu(int cpu, unsigned fault_period)
+{
+	bool owner = true;
+	int fd;
+
+	if (fault_period) {
+		fd = open_sampler(cpu, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+				  fault_period,
+				  PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					  PERF_SAMPLE_ADDR);
+		if (fd < 0 || !map_ring(fd) || !add_source(fd, -1, false))
+			return false;
+		owner = false;
+	}
+	/* Every memory syscall's entry (its arguments) and exit (its
+	 * result), whoever makes it: glibc's malloc included. */
+	for (int sys = 0; sys < MT_SYS_COUNT; sys++)
+		for (int exit = 0; exit < 2; exit++) {
+			char event[64];
+			snprintf(event, sizeof event, "sys_%s_%s",
+				 exit ? "exit" : "enter", mt_sys_names[sys]);
+			long id = mt_tracepoint_id(event);
+			if (id < 0)
+				continue;
+			fd = open_sampler(cpu, PERF_TYPE_TRACEPOINT, (uint64_t)id, 1,
+					  PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+						  PERF_SAMPLE_RAW);
+			if (fd < 0)
+				return fault_period != 0; /* faults alone, then */
+			if (owner ? !map_ring(fd) : !join_ring(fd))
+				return false;
+			owner = false;
+			if (!add_source(fd, sys, exit))
+				return false;
+		}
+	return !owner;
 }
 
 /* The collector: a thread of the shim's own that moves samples into the
@@ -75,6 +151,7 @@ static void *collect(void *arg)
 	struct pollfd p[MAX_CPUS];
 	(void)arg;
 	mt_tls.hidden++;
+	mt_tls.shim_thread = true;
 	for (int i = 0; i < ncpus; i++)
 		p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 	while (__atomic_load_n(&ncpus, __ATOMIC_RELAXED) && mt_tracing) {
@@ -94,6 +171,10 @@ void mt_ksamples_start(unsigned period)
 	ring_bytes = RING_PAGES * page_size;
 	for (int cpu = 0; cpu < cpus && cpu < MAX_CPUS; cpu++)
 		if (!open_cpu(cpu, period)) {
+			if (period)
+				mt_warn("no page-fault samples (perf_event_open or its "
+					"buffer: %s); MEMTRACE_FAULTS is ignored",
+					strerror(errno));
 			mt_ksamples_forget();
 			return;
 		}
@@ -108,6 +189,14 @@ void mt_ksamples_start(unsigned period)
 			"collected at region boundaries and exit only, and "
 			"samples beyond the kernel's buffer are counted as lost");
 	pthread_attr_destroy(&attr);
+}
+
+static const struct source *source_of(uint64_t id)
+{
+	for (int i = 0; i < nsources; i++)
+		if (sources[i].id == id)
+			return &sources[i];
+	return NULL;
 }
 
 /* Copy len bytes at ring offset `at` (which may wrap). */
@@ -134,11 +223,26 @@ static void drain_ring(struct perf_event_mmap_page *ring, struct mt_thread *t)
 			break;
 		copy_out(ring, rec, tail, h.size);
 		const uint64_t *f = (const uint64_t *)(rec + sizeof h);
-		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 32) {
-			/* ip, pid|tid, time, addr (sample_type order) */
-			uint32_t tid = (uint32_t)(f[1] >> 32);
-			mt_trace_fault(t, tid, f[3], f[0], f[2]);
+		const struct source *from =
+			h.type == PERF_RECORD_SAMPLE ? source_of(f[0]) : NULL;
+		if (from && from->sys < 0 && h.size >= sizeof h + 40) {
+			/* id, ip, pid|tid, time, addr (sample_type order) */
+			mt_trace_fault(t, (uint32_t)(f[2] >> 32), f[4], f[1], f[3]);
 			taken++;
+		} else if (from && h.size >= sizeof h + 24 + 4 + 16) {
+			/* id, pid|tid, time, raw size, raw: the tracepoint's
+			 * record, its arguments (or result) from offset 16 */
+			uint32_t raw_size;
+			memcpy(&raw_size, rec + sizeof h + 24, 4);
+			const unsigned char *raw = rec + sizeof h + 28;
+			uint64_t arg[3] = {0, 0, 0};
+			size_t n = raw_size > 16 ? (raw_size - 16) / 8 : 0;
+			if (n > 3)
+				n = 3;
+			if (28 + 16 + n * 8 <= (size_t)(h.size - sizeof h))
+				memcpy(arg, raw + 16, n * 8);
+			mt_trace_kernel_call(t, (uint32_t)(f[1] >> 32), from->sys,
+					     from->exit, f[2], arg);
 		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
 			lost += f[1];
 			mt_trace_lost_samples(t, f[1]);
@@ -160,6 +264,9 @@ void mt_ksamples_drain(struct mt_thread *t)
 
 void mt_ksamples_forget(void)
 {
+	for (int i = 0; i < nothers; i++)
+		close(others[i]);
+	nothers = nsources = 0;
 	for (int i = 0; i < ncpus; i++) {
 		mt_raw(MT_SYS_MUNMAP, SYS_munmap, (long)rings[i],
 		       (long)(ring_bytes + page_size), 0, 0, 0, 0);

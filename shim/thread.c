@@ -72,9 +72,9 @@ struct mt_thread *mt_thread_attach(void)
 		t = &overflow_block;
 	t->live_mark = (int64_t)(t->c.allocated - t->c.freed);
 	mt_tls.thread = t;
-	/* The shim's own threads (the fault-sample collector) are not the
+	/* The shim's own threads (the sample collector) are not the
 	 * program's. */
-	if (!mt_tls.hidden)
+	if (!mt_tls.shim_thread)
 		__atomic_fetch_add(&threads_seen, 1, __ATOMIC_RELAXED);
 	if (exit_key_ready && t != &overflow_block)
 		pthread_setspecific(exit_key, t);

@@ -36,6 +36,7 @@ struct mt_tls {
 	unsigned sys_depth;	  /* syscall wrappers on this thread's stack */
 	bool sys_by_allocator;	  /* the outermost one was called by it */
 	bool resolving;		  /* inside dlsym: serve from the boot arena */
+	bool shim_thread;	  /* a thread of the shim's own */
 };
 extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 

@@ -342,6 +342,25 @@ void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 	end_event(b, q);
 }
 
+void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
+			  bool exit, uint64_t time_ns, const uint64_t arg[3])
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b)
+		return;
+	unsigned char *q = begin_event(b, MT_EV_KCALL);
+	q = mt_put_varint(q, tid);
+	q = mt_put_varint(q, (uint64_t)sys | (uint64_t)exit << 4);
+	q = mt_put_varint(q, mt_zigzag((int64_t)(time_ns - b->first_ns)));
+	if (exit) {
+		q = mt_put_varint(q, mt_zigzag((int64_t)arg[0]));
+	} else {
+		for (int i = 0; i < 3; i++)
+			q = mt_put_varint(q, arg[i]);
+	}
+	end_event(b, q);
+}
+
 void mt_trace_lost_samples(struct mt_thread *t, uint64_t count)
 {
 	EVENT(t, MT_EV_SAMPLES_LOST, count);

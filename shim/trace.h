@@ -42,6 +42,10 @@ void mt_trace_chunk_map(struct mt_thread *t, int sys, uint64_t bytes);
 void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 		    uint64_t ip, uint64_t time_ns);
 void mt_trace_lost_samples(struct mt_thread *t, uint64_t count);
+/* A memory syscall seen by the kernel: its arguments at entry, its result
+ * (arg[0]) at exit. */
+void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
+			  bool exit, uint64_t time_ns, const uint64_t arg[3]);
 void mt_trace_region(struct mt_thread *t, int tag, int id, const char *name,
 		     uint64_t wall_ns);
 void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,

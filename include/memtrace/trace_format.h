@@ -18,7 +18,7 @@
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 2
+#define MT_TRACE_MINOR 3
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
@@ -127,8 +127,13 @@ enum mt_tag {
 	 * chunk's first_ns): a sampled page fault (MEMTRACE_FAULTS), recorded
 	 * by whichever thread collected it */
 	MT_EV_FAULT,
-	/* count: page-fault samples the kernel dropped (its buffer was full) */
+	/* count: samples the kernel dropped (its buffer was full) */
 	MT_EV_SAMPLES_LOST,
+	/* tid, sys | exit << 4, time (as MT_EV_FAULT), then at entry the
+	 * first three arguments, at exit the result (zigzag): a memory
+	 * syscall as the kernel saw it (syscalls:sys_enter_* / sys_exit_*
+	 * sampled), whoever made it */
+	MT_EV_KCALL,
 	MT_EV_COUNT
 };
 

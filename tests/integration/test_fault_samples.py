@@ -49,3 +49,26 @@ def test_needs_a_trace_and_a_good_value():
     r = run([program("faults"), "10"],
             shim_env("glibc", quiet=True, MEMTRACE_FAULTS="sample:0"))
     assert "MEMTRACE_FAULTS='sample:0'" in r.stderr and "accepted" in r.stderr
+
+
+def test_kernel_calls_carry_arguments_and_results(tmp_path):
+    """With a trace, every memory syscall as the kernel saw it: so a brk
+    inside glibc's free appears with its new break, and the result."""
+    trace = tmp_path / "k.mt"
+    run([program("churn"), "trim", "10"],
+        shim_env("glibc", quiet=True, MEMTRACE_OUT=str(trace)))
+    enters, exits, moves = [], [], []
+    for line in run([CLI, "dump", str(trace)], clean_env()).stdout.splitlines():
+        parts = line.split()
+        if len(parts) < 3 or line.startswith("#"):
+            continue
+        f = dict(p.split("=", 1) for p in parts[3:] if "=" in p)
+        if parts[2] == "kernel" and f.get("sys") == "brk":
+            (exits if "exit" in parts else enters).append(f)
+        if parts[2] == "heap_move" and f["inferred_calls"] != "0":
+            moves.append(int(f["to"], 16))
+    # Each brk's argument is the break asked for; its result the break.
+    asked = [int(f["arg0"], 16) for f in enters]
+    assert len(enters) == len(exits) >= len(moves) >= 20
+    assert all(to in asked for to in moves)
+    assert all(int(f["result"]) in asked or int(f["result"]) > 0 for f in exits)

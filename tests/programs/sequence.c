@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "forever") == 0)
 		for (unsigned long i = 0;; i++) {
 			free(escape(malloc(64 + i % 512)));
-			if (i % 100000 == 0)
+			if (i % 1000 == 0)
 				usleep(1000);
 		}
 	return 0;
