@@ -13,6 +13,8 @@
 #ifndef MEMTRACE_H
 #define MEMTRACE_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -20,6 +22,23 @@ extern "C" {
 /* Defined by libmemtrace.so.  Weak, so that they are NULL without it. */
 void memtrace_region_begin(const char *name) __attribute__((weak));
 void memtrace_region_end(const char *name) __attribute__((weak));
+
+/* The process's kernel counters now (every thread, since the shim
+ * started), on demand.  A field is UINT64_MAX when its counter is not
+ * available (perf_event_open denied, tracefs missing).  With a trace, the
+ * reading is recorded in it too.  Returns 0, or -1 without the shim. */
+struct memtrace_kernel_counters {
+	uint64_t brk, mmap, munmap, mremap, madvise, mprotect;
+	uint64_t minor_faults, major_faults;
+};
+int memtrace_read_kernel_counters(struct memtrace_kernel_counters *out)
+	__attribute__((weak));
+
+static inline int memtrace_kernel_counters(struct memtrace_kernel_counters *out)
+{
+	return memtrace_read_kernel_counters ? memtrace_read_kernel_counters(out)
+					     : -1;
+}
 
 static inline void memtrace_begin(const char *name)
 {

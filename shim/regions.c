@@ -9,7 +9,9 @@
 #include "kcounters.h"
 #include "ksamples.h"
 #include "rawsys.h"
+#include "memtrace.h"
 #include "regions.h"
+#include "report.h"
 #include "symbols.h"
 #include "thread.h"
 #include "trace.h"
@@ -254,4 +256,30 @@ void mt_regions_reset_after_fork(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	region_count = 0;
+}
+
+EXPORT int memtrace_read_kernel_counters(struct memtrace_kernel_counters *out)
+{
+	struct mt_ksnapshot k;
+	uint64_t shim[MT_SYS_COUNT], v[MT_KERNEL_COUNT];
+	struct rusage ru;
+
+	if (!out)
+		return -1;
+	mt_tls.hidden++;
+	struct mt_thread *t = mt_self();
+	take_marks(&k, shim, &ru);
+	if (mt_tracing)
+		mt_trace_counters(t, &k, shim, &ru);
+	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
+		/* The shim's own calls since the counters opened, taken out. */
+		uint64_t own = i < MT_SYS_COUNT ? mt_report_shim_since_open(i) : 0;
+		v[i] = k.valid[i] ? k.value[i] - own : UINT64_MAX;
+	}
+	*out = (struct memtrace_kernel_counters){
+		v[MT_SYS_BRK], v[MT_SYS_MMAP], v[MT_SYS_MUNMAP], v[MT_SYS_MREMAP],
+		v[MT_SYS_MADVISE], v[MT_SYS_MPROTECT], v[MT_KERNEL_MINOR_FAULTS],
+		v[MT_KERNEL_MAJOR_FAULTS]};
+	mt_tls.hidden--;
+	return 0;
 }

@@ -57,6 +57,12 @@ void mt_report_start(bool announce)
 			__atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
 }
 
+uint64_t mt_report_shim_since_open(int sys)
+{
+	return __atomic_load_n(&mt_shim_syscalls[sys], __ATOMIC_RELAXED) -
+	       shim_at_open[sys];
+}
+
 void mt_report_restart_in_child(void)
 {
 	mt_kcounters_forget();

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* At start-up: remember the command line and the start time, and open the
  * kernel counters (saying what is missing when `announce`). */
@@ -12,6 +13,8 @@ void mt_report_start(bool announce);
 /* In a child after fork: the same, for the child's own figures. */
 void mt_report_restart_in_child(void);
 void mt_report_at_exit(void);
+/* The shim's own syscalls of kind sys since the kernel counters opened. */
+uint64_t mt_report_shim_since_open(int sys);
 /* The command line, read at start-up. */
 const char *const *mt_report_command(void);
 /* A path template: "%p" -> the pid, "%%" -> "%".  False if too long. */

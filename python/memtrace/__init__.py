@@ -19,7 +19,14 @@ Plain Python with ctypes: no build step.
 import ctypes
 import functools
 
-__all__ = ["region", "active"]
+__all__ = ["region", "active", "kernel_counters"]
+
+_COUNTERS = ("brk", "mmap", "munmap", "mremap", "madvise", "mprotect",
+             "minor_faults", "major_faults")
+
+
+class _KernelCounters(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in _COUNTERS]
 
 
 def _lookup():
@@ -38,6 +45,33 @@ def _lookup():
 
 
 _begin, _end = _lookup()
+
+
+def _lookup_counters():
+    try:
+        f = ctypes.CDLL(None).memtrace_read_kernel_counters
+    except (OSError, AttributeError):
+        return None
+    f.argtypes = [ctypes.POINTER(_KernelCounters)]
+    f.restype = ctypes.c_int
+    return f
+
+
+_read_counters = _lookup_counters()
+
+
+def kernel_counters():
+    """The process's kernel counters now (every memory syscall kind, minor
+    and major faults, every thread, since the shim started), as a dict;
+    None for a counter the kernel denied, and None altogether without the
+    shim."""
+    if _read_counters is None:
+        return None
+    c = _KernelCounters()
+    if _read_counters(ctypes.byref(c)) != 0:
+        return None
+    return {name: (None if getattr(c, name) == 2**64 - 1 else getattr(c, name))
+            for name in _COUNTERS}
 
 
 def active():

@@ -182,3 +182,27 @@ def test_tracefs_missing_is_named():
     lines = [l for l in r.stderr.splitlines() if l.startswith("memtrace:")]
     assert len(lines) == 1, r.stderr
     assert "tracefs" in lines[0]
+
+
+ON_DEMAND = """
+import memtrace, mmap, sys
+a = memtrace.kernel_counters()
+for _ in range(int(sys.argv[1])):
+    m = mmap.mmap(-1, 1 << 20)
+    m[0] = 1
+    m.close()
+b = memtrace.kernel_counters()
+print(None if a is None else " ".join(f"{k}={b[k] - a[k]}" for k in sorted(a)))
+"""
+
+
+def test_counters_on_demand():
+    """memtrace.kernel_counters() (memtrace_read_kernel_counters in C)
+    between two points of a program: exactly its 25 mappings."""
+    pydir = os.environ["MEMTRACE_PYTHON_DIR"]
+    r = run([PYTHON, "-c", ON_DEMAND, "25"], shim_env("glibc", PYTHONPATH=pydir))
+    got = dict(kv.split("=") for kv in r.stdout.split())
+    assert got["mmap"] == "25" and got["munmap"] == "25" and got["brk"] == "0"
+    assert int(got["minor_faults"]) >= 25
+    bare = run([PYTHON, "-c", ON_DEMAND, "1"], clean_env(PYTHONPATH=pydir))
+    assert bare.stdout == "None\n"
