@@ -175,6 +175,28 @@ static void write_figures(struct mt_json_obj *top, const struct mt_figures *f,
 	mt_json_end(&cpu);
 }
 
+/* The whole process's figures that no region has. */
+static void write_process(struct mt_json_obj *top, const struct mt_summary *s)
+{
+	struct mt_json_obj shim = mt_json_nested(top, "shim_syscalls");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		mt_json_u64(&shim, mt_sys_names[i], s->shim_syscalls[i]);
+	mt_json_end(&shim);
+
+	mt_json_double(top, "wall_s", s->wall_s);
+	mt_json_u64(top, "threads", s->threads);
+	mt_json_u64(top, "peak_rss_bytes", s->peak_rss_bytes);
+	if (s->glibc_heap) {
+		struct mt_json_obj g = mt_json_nested(top, "glibc_thresholds");
+		mt_json_u64(&g, "mmap", s->mmap_threshold);
+		mt_json_u64(&g, "trim", s->trim_threshold);
+		mt_json_u64(&g, "raises", s->threshold_raises);
+		mt_json_key(&g, "dynamic");
+		mt_json_put(top->o, s->thresholds_dynamic ? "true" : "false");
+		mt_json_end(&g);
+	}
+}
+
 static void write_regions(struct mt_json_obj *top, const struct mt_summary *s)
 {
 	mt_json_key(top, "regions");
@@ -220,23 +242,7 @@ size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 
 	write_figures(&top, &s->f, s);
 
-	struct mt_json_obj shim = mt_json_nested(&top, "shim_syscalls");
-	for (int i = 0; i < MT_SYS_COUNT; i++)
-		mt_json_u64(&shim, mt_sys_names[i], s->shim_syscalls[i]);
-	mt_json_end(&shim);
-
-	mt_json_double(&top, "wall_s", s->wall_s);
-	mt_json_u64(&top, "threads", s->threads);
-	mt_json_u64(&top, "peak_rss_bytes", s->peak_rss_bytes);
-	if (s->glibc_heap) {
-		struct mt_json_obj g = mt_json_nested(&top, "glibc_thresholds");
-		mt_json_u64(&g, "mmap", s->mmap_threshold);
-		mt_json_u64(&g, "trim", s->trim_threshold);
-		mt_json_u64(&g, "raises", s->threshold_raises);
-		mt_json_key(&g, "dynamic");
-		mt_json_put(&o, s->thresholds_dynamic ? "true" : "false");
-		mt_json_end(&g);
-	}
+	write_process(&top, s);
 	if (s->fault_period) {
 		struct mt_json_obj fs = mt_json_nested(&top, "fault_samples");
 		mt_json_u64(&fs, "period", s->fault_period);
@@ -274,22 +280,7 @@ size_t mt_summary_exit_json(const struct mt_summary *s, char *buf, size_t len)
 	mt_json_key(&bytes, "peak_live_exact");
 	mt_json_put(&o, s->peak_sampled ? "false" : "true");
 	mt_json_end(&bytes);
-	struct mt_json_obj shim = mt_json_nested(&top, "shim_syscalls");
-	for (int i = 0; i < MT_SYS_COUNT; i++)
-		mt_json_u64(&shim, mt_sys_names[i], s->shim_syscalls[i]);
-	mt_json_end(&shim);
-	mt_json_double(&top, "wall_s", s->wall_s);
-	mt_json_u64(&top, "threads", s->threads);
-	mt_json_u64(&top, "peak_rss_bytes", s->peak_rss_bytes);
-	if (s->glibc_heap) {
-		struct mt_json_obj g = mt_json_nested(&top, "glibc_thresholds");
-		mt_json_u64(&g, "mmap", s->mmap_threshold);
-		mt_json_u64(&g, "trim", s->trim_threshold);
-		mt_json_u64(&g, "raises", s->threshold_raises);
-		mt_json_key(&g, "dynamic");
-		mt_json_put(&o, s->thresholds_dynamic ? "true" : "false");
-		mt_json_end(&g);
-	}
+	write_process(&top, s);
 	mt_json_u64(&top, "fault_period", s->fault_period);
 	mt_json_end(&top);
 	return o.overflow ? 0 : o.pos;

@@ -235,14 +235,21 @@ static inline unsigned char *put_addr(struct mt_trace_buf *b, unsigned char *p,
 	return p;
 }
 
+/* t's buffer, or NULL (the event counted as lost) once recording stopped. */
+static struct mt_trace_buf *recording(struct mt_thread *t)
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b)
+		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
+	return b;
+}
+
 /* An event with only varint fields. */
 #define EVENT(t, tag, ...)                                                   \
 	do {                                                                 \
-		struct mt_trace_buf *b_ = buffer(t);                         \
-		if (!b_) {                                                   \
-			__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);      \
+		struct mt_trace_buf *b_ = recording(t);                      \
+		if (!b_)                                                     \
 			break;                                               \
-		}                                                            \
 		unsigned char *p_ = begin_event(b_, tag);                    \
 		uint64_t f_[] = {__VA_ARGS__};                               \
 		for (size_t i_ = 0; i_ < sizeof f_ / sizeof *f_; i_++)       \
@@ -253,11 +260,9 @@ static inline unsigned char *put_addr(struct mt_trace_buf *b, unsigned char *p,
 void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 		    const void *p, size_t usable)
 {
-	struct mt_trace_buf *b = buffer(t);
-	if (!b) {
-		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
+	struct mt_trace_buf *b = recording(t);
+	if (!b)
 		return;
-	}
 	unsigned char *q = begin_event(b, MT_EV_ALLOC);
 	q = mt_put_varint(q, mt_entry_align(entry, align));
 	q = mt_put_varint(q, size);
@@ -268,11 +273,9 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 
 void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
 {
-	struct mt_trace_buf *b = buffer(t);
-	if (!b) {
-		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
+	struct mt_trace_buf *b = recording(t);
+	if (!b)
 		return;
-	}
 	unsigned char *q = begin_event(b, MT_EV_FREE);
 	q = put_addr(b, q, p);
 	q = mt_put_varint(q, usable);
@@ -283,11 +286,9 @@ void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
 		      size_t old_usable, bool old_freed, size_t size,
 		      const void *p, size_t usable)
 {
-	struct mt_trace_buf *b = buffer(t);
-	if (!b) {
-		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
+	struct mt_trace_buf *b = recording(t);
+	if (!b)
 		return;
-	}
 	unsigned char *q = begin_event(b, MT_EV_REALLOC);
 	q = mt_put_varint(q, (uint64_t)entry);
 	q = mt_put_varint(q, old_freed);
