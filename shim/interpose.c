@@ -50,8 +50,8 @@ EXPORT void free(void *p)
 	struct mt_thread *t = mt_tls.thread;
 	bool counted = mt_program_call(CALLER);
 
-	if (__builtin_expect(t && counted && p && mt_glibc_chunks &&
-				     !mt_tracing && !mt_in_boot_arena(p),
+	if (__builtin_expect(mt_fast == MT_FAST_GLIBC && t && counted && p &&
+				     !mt_in_boot_arena(p),
 			     1)) {
 		size_t head = mt_chunk_head(p);
 		size_t usable = mt_chunk_usable(head);
@@ -62,6 +62,16 @@ EXPORT void free(void *p)
 			mt_count_free(&t->c, usable);
 			mt_real.free(p);
 			mt_probe_after_free();
+			return;
+		}
+	} else if (mt_fast == MT_FAST_OTHER && t && counted && p &&
+		   !mt_in_boot_arena(p)) {
+		/* Other allocators: no break to watch, so a jump to free. */
+		size_t usable = mt_real.malloc_usable_size(p);
+		if (__builtin_expect(usable < MT_LARGE_BYTES, 1)) {
+			mt_count_call(&t->c, MT_CALL_FREE);
+			mt_count_free(&t->c, usable);
+			mt_real.free(p);
 			return;
 		}
 	}

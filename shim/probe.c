@@ -55,11 +55,22 @@ void *mt_probe_aligned(enum mt_call call, size_t align, size_t requested,
 	return alloc_slow(call, align, requested, p, true);
 }
 
+/* Other allocators: their usable size costs a call, so a frame; kept out
+ * of glibc's path, which needs none. */
+static __attribute__((noinline)) void *
+alloc_other(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
+{
+	size_t usable = mt_real.malloc_usable_size(p);
+	if (__builtin_expect(usable < MT_LARGE_BYTES, 1))
+		return count_alloc(t, call, requested, p, usable);
+	return alloc_slow(call, 0, requested, p, true);
+}
+
 void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 {
 	struct mt_thread *t = mt_tls.thread;
 
-	if (__builtin_expect(t && p && mt_glibc_chunks && !mt_tracing, 1)) {
+	if (__builtin_expect(mt_fast == MT_FAST_GLIBC && t && p, 1)) {
 		size_t head = mt_chunk_head(p);
 		size_t usable = mt_chunk_usable(head);
 		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
@@ -67,6 +78,8 @@ void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 					     !mt_break_moved(),
 				     1))
 			return count_alloc(t, call, requested, p, usable);
+	} else if (mt_fast == MT_FAST_OTHER && t && p) {
+		return alloc_other(t, call, requested, p);
 	}
 	return alloc_slow(call, 0, requested, p, true);
 }

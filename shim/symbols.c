@@ -8,6 +8,7 @@
 
 #include "diag.h"
 #include "glibc_heap.h"
+#include "trace.h"
 #include "symbols.h"
 #include "thread.h"
 
@@ -226,6 +227,14 @@ static void *fill_pvalloc(size_t n)
 static uintptr_t *libc_curbrk;
 static bool libc_brk;
 bool mt_glibc_chunks;
+unsigned char mt_fast;
+
+void mt_fast_update(void)
+{
+	unsigned char fast = mt_glibc_chunks ? MT_FAST_GLIBC : MT_FAST_OTHER;
+	__atomic_store_n(&mt_fast, mt_tracing ? MT_FAST_NONE : fast,
+			 __ATOMIC_RELAXED);
+}
 bool mt_allocator_nests;
 uintptr_t mt_allocator_lo, mt_allocator_hi;
 
@@ -361,6 +370,7 @@ void mt_symbols_resolve(void)
 		dlclose(libc);
 	}
 	allocator_range((void *)r.malloc);
+	mt_fast_update();
 	mt_real = r;
 	mt_tls.resolving = false;
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);

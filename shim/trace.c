@@ -27,6 +27,7 @@
 #include "memtrace/trace_format.h"
 #include "options.h"
 #include "rawsys.h"
+#include "symbols.h"
 #include "report.h"
 #include "trace.h"
 #include "chunk_hash.h"
@@ -92,6 +93,7 @@ static void stop_tracing(const char *why, int err)
 {
 	if (!__atomic_exchange_n(&mt_tracing, false, __ATOMIC_RELAXED))
 		return;
+	mt_fast_update();
 	mt_warn("trace %s: %s: %s; recording stops, the program runs on",
 		trace_path, why, strerror(err));
 }
@@ -642,6 +644,7 @@ void mt_trace_start(void)
 	}
 #endif
 	mt_tracing = open_trace(0);
+	mt_fast_update();
 	if (mt_tracing)
 		baseline(mt_self());
 }
@@ -669,6 +672,7 @@ void mt_trace_restart_in_child(pid_t parent)
 	pthread_mutex_init(&zstd_lock, NULL);
 #endif
 	mt_tracing = open_trace(parent);
+	mt_fast_update();
 	if (mt_tracing && self) {
 		baseline(self);
 		EVENT(self, MT_EV_FORKED, (uint64_t)parent);
