@@ -303,6 +303,7 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 	uintptr_t last_addr = 0;
 	uint32_t n = 0;
 	uint64_t counters[MT_COUNTERS_VALUES] = {0}; /* the chunk's last */
+	uint64_t sample_ns = h->first_ns;	     /* its last kernel sample */
 
 	while (p < end) {
 		/* Not zeroed whole: v[] is large and only nv of it is read. */
@@ -329,11 +330,11 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 			count = (int)c;
 		}
 		if (e.tag == MT_EV_KCALL) {
-			/* tid, which; then the rest depends on which */
-			for (; e.nv < 2; e.nv++)
+			/* tid, time, which; then the rest depends on which */
+			for (; e.nv < 3; e.nv++)
 				if (!mt_get_varint(&p, end, &e.v[e.nv]))
 					goto truncated;
-			count = (e.v[1] >> 4) & 1 ? 2 : 4;
+			count = (e.v[2] >> 4) & 1 ? 1 : 3;
 		}
 		if (e.tag == MT_EV_REGION_NAME) {
 			if (!mt_get_varint(&p, end, &e.v[0]))
@@ -353,10 +354,27 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 			e.nv++;
 		}
 		normalise(&e);
-		if (e.tag == MT_EV_FAULT && e.nv == 4) /* time: absolute ns */
-			e.v[3] = h->first_ns + (uint64_t)mt_unzigzag(e.v[3]);
-		if (e.tag == MT_EV_KCALL && e.nv >= 3)
-			e.v[2] = h->first_ns + (uint64_t)mt_unzigzag(e.v[2]);
+		if ((e.tag == MT_EV_FAULT || e.tag == MT_EV_KCALL) && e.nv >= 3) {
+			/* A kernel sample: tid and time made absolute, and
+			 * given back in the order tid, which/addr..., time */
+			uint64_t tid = (uint64_t)((int64_t)h->tid + mt_unzigzag(e.v[0]));
+			sample_ns += (uint64_t)mt_unzigzag(e.v[1]);
+			uint64_t rest[8];
+			int n = e.nv - 2 < 8 ? e.nv - 2 : 8;
+			memcpy(rest, e.v + 2, (size_t)n * sizeof *rest);
+			e.v[0] = tid;
+			if (e.tag == MT_EV_FAULT) { /* tid, addr, ip, time */
+				e.v[1] = rest[0];
+				e.v[2] = rest[1];
+				e.v[3] = sample_ns;
+				e.nv = 4;
+			} else { /* tid, which, time, args or result */
+				e.v[1] = rest[0];
+				e.v[2] = sample_ns;
+				memcpy(e.v + 3, rest + 1, (size_t)(n - 1) * sizeof *rest);
+				e.nv = n + 2;
+			}
+		}
 		if (count == -1) { /* a length, then text */
 			uint64_t len;
 			if (!mt_get_varint(&p, end, &len) || len > (uint64_t)(end - p))

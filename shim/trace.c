@@ -54,6 +54,7 @@ struct mt_trace_buf {
 	/* The chunk's previous counters: each snapshot is stored as the
 	 * change from it (from zero at a chunk's start). */
 	uint64_t last_counters[MT_COUNTERS_VALUES];
+	uint64_t last_sample_ns; /* the chunk's previous kernel sample */
 	unsigned char data[CHUNK_BYTES + EVENT_MAX];
 };
 
@@ -193,6 +194,7 @@ begin_event(struct mt_trace_buf *b, int tag)
 		b->first_ns = mono_ns();
 		b->last_addr = 0;
 		memset(b->last_counters, 0, sizeof b->last_counters);
+		b->last_sample_ns = b->first_ns;
 	}
 	uint64_t dt = (now - b->last_tsc) >> MT_TSC_SHIFT;
 	b->last_tsc += dt << MT_TSC_SHIFT; /* no drift from the rounding */
@@ -331,6 +333,17 @@ void mt_trace_heap_move(struct mt_thread *t, uintptr_t from, uintptr_t to,
 	EVENT(t, MT_EV_HEAP_MOVE, from, to, inferred_syscalls);
 }
 
+/* A kernel sample's thread (as a change from the chunk's own) and time
+ * (as a change from the chunk's previous sample). */
+static unsigned char *put_sample_head(struct mt_trace_buf *b, unsigned char *q,
+				      uint32_t tid, uint64_t time_ns)
+{
+	q = mt_put_varint(q, mt_zigzag((int64_t)tid - (int64_t)b->tid));
+	q = mt_put_varint(q, mt_zigzag((int64_t)(time_ns - b->last_sample_ns)));
+	b->last_sample_ns = time_ns;
+	return q;
+}
+
 void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 		    uint64_t ip, uint64_t time_ns)
 {
@@ -338,10 +351,9 @@ void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 	if (!b)
 		return;
 	unsigned char *q = begin_event(b, MT_EV_FAULT);
-	q = mt_put_varint(q, tid);
+	q = put_sample_head(b, q, tid, time_ns);
 	q = mt_put_varint(q, addr);
 	q = mt_put_varint(q, ip);
-	q = mt_put_varint(q, mt_zigzag((int64_t)(time_ns - b->first_ns)));
 	end_event(b, q);
 }
 
@@ -352,9 +364,8 @@ void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
 	if (!b)
 		return;
 	unsigned char *q = begin_event(b, MT_EV_KCALL);
-	q = mt_put_varint(q, tid);
+	q = put_sample_head(b, q, tid, time_ns);
 	q = mt_put_varint(q, (uint64_t)sys | (uint64_t)exit << 4);
-	q = mt_put_varint(q, mt_zigzag((int64_t)(time_ns - b->first_ns)));
 	if (exit) {
 		q = mt_put_varint(q, mt_zigzag((int64_t)arg[0]));
 	} else {

@@ -18,7 +18,7 @@
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 3
+#define MT_TRACE_MINOR 4
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
@@ -123,13 +123,14 @@ enum mt_tag {
 	 * trace was opened (start-up) is in here, so that the replayed figures
 	 * equal the live ones. */
 	MT_EV_BASELINE,
-	/* tid, addr, ip, time (ns of CLOCK_MONOTONIC, zigzag from the
-	 * chunk's first_ns): a sampled page fault (MEMTRACE_FAULTS), recorded
-	 * by whichever thread collected it */
+	/* tid (zigzag change from the chunk's tid), time (ns of
+	 * CLOCK_MONOTONIC, zigzag change from the chunk's previous sample, or
+	 * from its first_ns), addr, ip: a sampled page fault
+	 * (MEMTRACE_FAULTS), recorded by whichever thread collected it */
 	MT_EV_FAULT,
 	/* count: samples the kernel dropped (its buffer was full) */
 	MT_EV_SAMPLES_LOST,
-	/* tid, sys | exit << 4, time (as MT_EV_FAULT), then at entry the
+	/* tid and time (as MT_EV_FAULT), sys | exit << 4, then at entry the
 	 * first three arguments, at exit the result (zigzag): a memory
 	 * syscall as the kernel saw it (syscalls:sys_enter_* / sys_exit_*
 	 * sampled), whoever made it */
