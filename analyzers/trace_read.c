@@ -28,7 +28,7 @@ struct mt_trace {
 	double ns_per_tick;
 	unsigned char *payload, *raw; /* grown to the largest chunk */
 	size_t payload_cap, raw_cap;
-	uint64_t skipped, events;
+	uint64_t skipped;
 };
 
 static const char *const names[MT_EV_COUNT] = {
@@ -229,11 +229,6 @@ uint64_t mt_trace_start_ns(const struct mt_trace *t)
 	return t->ns0;
 }
 
-uint64_t mt_trace_events(const struct mt_trace *t)
-{
-	return t->events;
-}
-
 /* How many varint fields follow the dt of each tag; -1: variable. */
 static int fixed_fields(int tag)
 {
@@ -384,7 +379,6 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 			p += len;
 		}
 		n++;
-		t->events++;
 		if (!fn(&e, arg)) {
 			*stop = true;
 			return true;

@@ -41,7 +41,6 @@ bool mt_trace_each(struct mt_trace *t, bool salvage,
 		   char *err, size_t errlen);
 /* After mt_trace_each with salvage: chunks skipped as damaged. */
 uint64_t mt_trace_skipped(const struct mt_trace *t);
-uint64_t mt_trace_events(const struct mt_trace *t);
 /* CLOCK_MONOTONIC ns of the first event: event times are counted from it. */
 uint64_t mt_trace_start_ns(const struct mt_trace *t);
 

@@ -173,7 +173,8 @@ void mt_backend_ensure(void)
 	char buf[4096];
 
 	identify();
-	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)malloc)
+	/* (With MEMTRACE_BACKEND the restart below puts the shim first.) */
+	if (!mt_opt.backend_explicit && dlsym(RTLD_DEFAULT, "malloc") != (void *)malloc)
 		mt_warn("%s defines malloc and comes before libmemtrace.so in "
 			"LD_PRELOAD, so memtrace sees none of the program's "
 			"malloc calls; put libmemtrace.so first",
