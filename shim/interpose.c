@@ -64,6 +64,20 @@ EXPORT void free(void *p)
 			mt_probe_after_free();
 			return;
 		}
+	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && counted && p &&
+		   !mt_in_boot_arena(p)) {
+		size_t head = mt_chunk_head(p);
+		size_t usable = mt_chunk_usable(head);
+		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
+					     usable < MT_LARGE_BYTES,
+				     1)) {
+			mt_count_call(&t->c, MT_CALL_FREE);
+			mt_count_free(&t->c, usable);
+			mt_trace_free(t, p, usable);
+			mt_real.free(p);
+			mt_probe_after_free();
+			return;
+		}
 	} else if (mt_fast == MT_FAST_OTHER && t && counted && p &&
 		   !mt_in_boot_arena(p)) {
 		/* Other allocators: no break to watch, so a jump to free. */

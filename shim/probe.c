@@ -80,6 +80,16 @@ void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 			return count_alloc(t, call, requested, p, usable);
 	} else if (mt_fast == MT_FAST_OTHER && t && p) {
 		return alloc_other(t, call, requested, p);
+	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
+		size_t head = mt_chunk_head(p);
+		size_t usable = mt_chunk_usable(head);
+		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
+					     usable < MT_LARGE_BYTES &&
+					     !mt_break_moved(),
+				     1)) {
+			mt_trace_alloc(t, call, 0, requested, p, usable);
+			return count_alloc(t, call, requested, p, usable);
+		}
 	}
 	return alloc_slow(call, 0, requested, p, true);
 }

@@ -232,8 +232,9 @@ unsigned char mt_fast;
 void mt_fast_update(void)
 {
 	unsigned char fast = mt_glibc_chunks ? MT_FAST_GLIBC : MT_FAST_OTHER;
-	__atomic_store_n(&mt_fast, mt_tracing ? MT_FAST_NONE : fast,
-			 __ATOMIC_RELAXED);
+	if (mt_tracing)
+		fast = mt_glibc_chunks ? MT_FAST_GLIBC_TRACING : MT_FAST_NONE;
+	__atomic_store_n(&mt_fast, fast, __ATOMIC_RELAXED);
 }
 bool mt_allocator_nests;
 uintptr_t mt_allocator_lo, mt_allocator_hi;

@@ -40,9 +40,13 @@ extern struct mt_real mt_real;
 /* True when malloc is glibc's and its chunk headers give usable sizes. */
 extern bool mt_glibc_chunks;
 
-/* Which fast path the hot functions may take: one byte to test.  None
- * while a trace is recorded (every event goes the long way, into it). */
-enum mt_fast_path { MT_FAST_NONE, MT_FAST_GLIBC, MT_FAST_OTHER };
+/* Which fast path the hot functions may take: one byte to test. */
+enum mt_fast_path {
+	MT_FAST_NONE,
+	MT_FAST_GLIBC,
+	MT_FAST_OTHER,
+	MT_FAST_GLIBC_TRACING, /* glibc, each event also into the trace */
+};
 extern unsigned char mt_fast;
 /* Set mt_fast from the backend and whether a trace is recorded. */
 void mt_fast_update(void);
