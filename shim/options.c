@@ -128,6 +128,11 @@ static int parse_compress(struct mt_options *opt, const char *v)
 	return parse_switch("MEMTRACE_COMPRESS", v, &opt->compress);
 }
 
+static int parse_lttng(struct mt_options *opt, const char *v)
+{
+	return parse_switch("MEMTRACE_LTTNG", v, &opt->lttng);
+}
+
 static const struct {
 	const char *name;
 	int (*parse)(struct mt_options *, const char *);
@@ -136,6 +141,7 @@ static const struct {
 	{"MEMTRACE_COMPRESS", parse_compress},
 	{"MEMTRACE_FAULTS", parse_faults},
 	{"MEMTRACE_FORCE", parse_force},
+	{"MEMTRACE_LTTNG", parse_lttng},
 	{"MEMTRACE_OUT", parse_out},
 	{"MEMTRACE_PERF", parse_perf},
 	{"MEMTRACE_QUIET", parse_quiet},

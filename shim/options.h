@@ -14,6 +14,7 @@ struct mt_options {
 	bool force;		  /* overwrite an existing trace */
 	bool compress;		  /* zstd chunks */
 	unsigned fault_period;	  /* sample 1 fault in N; 0: none */
+	bool lttng;		  /* events to LTTng-UST too (MEMTRACE_LTTNG) */
 };
 
 extern struct mt_options mt_opt;

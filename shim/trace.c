@@ -29,6 +29,7 @@
 #include "rawsys.h"
 #include "symbols.h"
 #include "report.h"
+#include "lttng.h"
 #include "trace.h"
 #include "chunk_hash.h"
 #include "varint.h"
@@ -220,6 +221,8 @@ static struct mt_trace_buf *buffer(struct mt_thread *t)
 	struct mt_trace_buf *b = t->trace;
 	if (__builtin_expect(b != NULL, 1))
 		return b->closed ? NULL : b;
+	if (trace_fd < 0) /* LTTng's events only */
+		return NULL;
 	b = mt_raw_mmap(sizeof *b);
 	if (!b)
 		return NULL;
@@ -243,10 +246,21 @@ static inline unsigned char *put_addr(struct mt_trace_buf *b, unsigned char *p,
 static struct mt_trace_buf *recording(struct mt_thread *t)
 {
 	struct mt_trace_buf *b = buffer(t);
-	if (!b)
+	if (!b && t->trace)
 		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
 	return b;
 }
+
+/* The event to LTTng too, when on.  What lttng-ust allocates meanwhile is
+ * not the program's. */
+#define TO_LTTNG(event, ...)                                                 \
+	do {                                                                 \
+		if (__builtin_expect(mt_lttng != NULL, 0)) {                 \
+			mt_tls.hidden++;                                     \
+			mt_lttng->event(__VA_ARGS__);                        \
+			mt_tls.hidden--;                                     \
+		}                                                            \
+	} while (0)
 
 /* An event with only varint fields. */
 #define EVENT(t, tag, ...)                                                   \
@@ -264,6 +278,7 @@ static struct mt_trace_buf *recording(struct mt_thread *t)
 void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 		    const void *p, size_t usable)
 {
+	TO_LTTNG(alloc, entry, align, size, p, usable);
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
@@ -277,6 +292,7 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 
 void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
 {
+	TO_LTTNG(free, p, usable);
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
@@ -290,6 +306,7 @@ void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
 		      size_t old_usable, bool old_freed, size_t size,
 		      const void *p, size_t usable)
 {
+	TO_LTTNG(realloc, entry, old, old_usable, old_freed, size, p, usable);
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
@@ -306,6 +323,7 @@ void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
 
 void mt_trace_usable(struct mt_thread *t, const void *p)
 {
+	TO_LTTNG(usable, p);
 	struct mt_trace_buf *b = buffer(t);
 	if (!b)
 		return;
@@ -316,6 +334,7 @@ void mt_trace_usable(struct mt_thread *t, const void *p)
 void mt_trace_syscall(struct mt_thread *t, int entry, bool by_allocator,
 		      uint64_t addr, uint64_t len, uint64_t arg, int64_t result)
 {
+	TO_LTTNG(syscall, entry, by_allocator, addr, len, arg, result);
 	EVENT(t, MT_EV_SYSCALL, (uint64_t)entry, by_allocator, addr, len, arg,
 	      mt_zigzag(result));
 }
@@ -323,6 +342,7 @@ void mt_trace_syscall(struct mt_thread *t, int entry, bool by_allocator,
 void mt_trace_sys_count(struct mt_thread *t, int sys, bool by_allocator,
 			uint64_t bytes, int advice)
 {
+	TO_LTTNG(sys_count, sys, by_allocator, bytes, advice);
 	EVENT(t, MT_EV_SYS_COUNT, (uint64_t)sys, by_allocator, bytes,
 	      (uint64_t)(unsigned)advice);
 }
@@ -330,6 +350,7 @@ void mt_trace_sys_count(struct mt_thread *t, int sys, bool by_allocator,
 void mt_trace_heap_move(struct mt_thread *t, uintptr_t from, uintptr_t to,
 			unsigned inferred_syscalls)
 {
+	TO_LTTNG(heap_move, from, to, inferred_syscalls);
 	EVENT(t, MT_EV_HEAP_MOVE, from, to, inferred_syscalls);
 }
 
@@ -347,6 +368,7 @@ static unsigned char *put_sample_head(struct mt_trace_buf *b, unsigned char *q,
 void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 		    uint64_t ip, uint64_t time_ns)
 {
+	TO_LTTNG(page_fault, tid, addr, ip, time_ns);
 	struct mt_trace_buf *b = buffer(t);
 	if (!b)
 		return;
@@ -360,6 +382,7 @@ void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
 			  bool exit, uint64_t time_ns, const uint64_t arg[3])
 {
+	TO_LTTNG(kernel_call, tid, sys, exit, time_ns, arg);
 	struct mt_trace_buf *b = buffer(t);
 	if (!b)
 		return;
@@ -377,11 +400,13 @@ void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
 
 void mt_trace_lost_samples(struct mt_thread *t, uint64_t count)
 {
+	TO_LTTNG(samples_lost, count);
 	EVENT(t, MT_EV_SAMPLES_LOST, count);
 }
 
 void mt_trace_chunk_map(struct mt_thread *t, int sys, uint64_t bytes)
 {
+	TO_LTTNG(chunk_map, sys, bytes);
 	EVENT(t, MT_EV_CHUNK_MAP, (uint64_t)sys, bytes);
 }
 
@@ -403,6 +428,7 @@ static void put_text_event(struct mt_thread *t, int tag, const uint64_t *pre,
 void mt_trace_region(struct mt_thread *t, int tag, int id, const char *name,
 		     uint64_t wall_ns)
 {
+	TO_LTTNG(region, tag, id, name, wall_ns);
 	if (tag == MT_EV_REGION_NAME) {
 		uint64_t pre[] = {(uint64_t)id};
 		put_text_event(t, tag, pre, 1, name, 63);
@@ -416,9 +442,6 @@ void mt_trace_region(struct mt_thread *t, int tag, int id, const char *name,
 void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
 		       const uint64_t *shim, const struct rusage *ru)
 {
-	struct mt_trace_buf *b = buffer(t);
-	if (!b)
-		return;
 	uint64_t v[MT_COUNTERS_VALUES];
 	size_t n = 0;
 	for (int i = 0; i < MT_KERNEL_COUNT; i++)
@@ -431,6 +454,10 @@ void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
 		 (uint64_t)ru->ru_stime.tv_usec;
 	v[n++] = (uint64_t)ru->ru_minflt;
 	v[n++] = (uint64_t)ru->ru_majflt;
+	TO_LTTNG(counters, v, n);
+	struct mt_trace_buf *b = buffer(t);
+	if (!b)
+		return;
 	unsigned char *q = begin_event(b, MT_EV_COUNTERS);
 	q = mt_put_varint(q, n);
 	for (size_t i = 0; i < n; i++) {
@@ -626,25 +653,28 @@ static bool open_trace(pid_t parent)
 /* The counters as they stood when recording began. */
 static void baseline(struct mt_thread *t)
 {
+	uint64_t v[sizeof t->c / sizeof(uint64_t) + 1];
+	size_t n = sizeof v / sizeof *v;
+	memcpy(v, &t->c, sizeof t->c);
+	v[n - 1] = mt_peak_live();
+	TO_LTTNG(baseline, v, n);
 	struct mt_trace_buf *b = buffer(t);
-	const uint64_t *c = (const uint64_t *)&t->c;
-	size_t n = sizeof t->c / sizeof(uint64_t);
 	if (!b)
 		return;
 	/* Larger than one event's room: a chunk of its own. */
 	flush(b);
 	unsigned char *q = begin_event(b, MT_EV_BASELINE);
-	q = mt_put_varint(q, n + 1);
+	q = mt_put_varint(q, n);
 	for (size_t i = 0; i < n; i++)
-		q = mt_put_varint(q, c[i]);
-	q = mt_put_varint(q, mt_peak_live());
+		q = mt_put_varint(q, v[i]);
 	end_event(b, q);
 }
 
-void mt_trace_start(void)
+/* The native trace file, when MEMTRACE_OUT names one. */
+static bool start_native(void)
 {
 	if (!mt_opt.trace_path)
-		return;
+		return false;
 #ifdef MT_HAVE_ZSTD
 	if (mt_opt.compress) {
 		size_t need = ZSTD_estimateCCtxSize(1);
@@ -654,7 +684,13 @@ void mt_trace_start(void)
 		cctx = work && zbuf ? ZSTD_initStaticCCtx(work, need) : NULL;
 	}
 #endif
-	mt_tracing = open_trace(0);
+	return open_trace(0);
+}
+
+void mt_trace_start(void)
+{
+	bool lttng = mt_lttng_start();
+	mt_tracing = start_native() || lttng;
 	mt_fast_update();
 	if (mt_tracing)
 		baseline(mt_self());
@@ -682,7 +718,7 @@ void mt_trace_restart_in_child(pid_t parent)
 #ifdef MT_HAVE_ZSTD
 	pthread_mutex_init(&zstd_lock, NULL);
 #endif
-	mt_tracing = open_trace(parent);
+	mt_tracing = open_trace(parent) || mt_lttng;
 	mt_fast_update();
 	if (mt_tracing && self) {
 		baseline(self);
@@ -716,6 +752,7 @@ void mt_trace_finish(const char *exit_json, size_t len)
 
 	if (!mt_tracing)
 		return;
+	TO_LTTNG(exit, exit_json, len);
 	uint64_t n = __atomic_load_n(&lost, __ATOMIC_RELAXED);
 	if (n)
 		EVENT(self, MT_EV_LOST, n);
@@ -744,6 +781,8 @@ void mt_trace_finish(const char *exit_json, size_t len)
 		spin_unlock(&tb->lock);
 	}
 	mt_tracing = false;
-	close(trace_fd);
+	mt_fast_update(); /* the hot paths stop recording too */
+	if (trace_fd >= 0)
+		close(trace_fd);
 	trace_fd = -1;
 }
