@@ -4,11 +4,14 @@
 
 #include "cli.h"
 #include "launch.h"
+#include "lttng_session.h"
 
 static const char usage[] =
 	"usage: memtrace run [--backend B] [--summary FILE] [-o TRACE [--force] "
 	"[--compress]]\n"
 	"                    [--quiet] -- CMD ARGS...\n"
+	"       memtrace run --lttng [-o DIR] [--backend B] [--quiet] -- CMD "
+	"ARGS...\n"
 	"\n"
 	"Runs CMD with libmemtrace.so preloaded, on the allocator B (glibc,\n"
 	"jemalloc, tcmalloc, mimalloc, or the path of a malloc library).  At\n"
@@ -23,6 +26,9 @@ static const char usage[] =
 	"  -f, --force         overwrite TRACE if it exists\n"
 	"  -z, --compress      compress the trace's chunks (zstd)\n"
 	"  -q, --quiet         no summary on stderr\n"
+	"  -L, --lttng         record LTTng-UST events (memtrace:*) in a session\n"
+	"                      of their own, written to DIR (-o); needs\n"
+	"                      lttng-tools; read it with babeltrace2 DIR\n"
 	"  -h, --help          this text\n";
 
 int mt_cmd_run(int argc, char **argv)
@@ -34,14 +40,16 @@ int mt_cmd_run(int argc, char **argv)
 		{"out", required_argument, NULL, 'o'},
 		{"force", no_argument, NULL, 'f'},
 		{"compress", no_argument, NULL, 'z'},
+		{"lttng", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	struct mt_launch l = {MT_LAUNCH_DEFAULTS};
+	bool lttng = false;
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:s:qo:fzh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:s:qo:fzLh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			l.backend = optarg;
@@ -65,6 +73,9 @@ int mt_cmd_run(int argc, char **argv)
 		case 'z':
 			l.compress = true;
 			break;
+		case 'L':
+			lttng = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -75,8 +86,17 @@ int mt_cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return mt_usage_error(usage, "run: no command given");
+	if (lttng && (l.force || l.compress))
+		return mt_usage_error(usage, "run: --force and --compress are for "
+					     "memtrace's own trace, not --lttng");
 	if (!mt_launch_check(&l))
 		return MT_EXIT_USAGE;
+	if (lttng) {
+		/* -o names LTTng's output directory. */
+		const char *dir = l.trace;
+		l.trace = NULL;
+		return mt_lttng_run(&l, dir, argv + optind);
+	}
 	mt_launch_exec(&l, argv + optind);
 	return 127;
 }

@@ -144,6 +144,8 @@ static void setup_env(const struct mt_launch *l)
 		setenv("MEMTRACE_FORCE", "1", 1);
 	if (l->compress)
 		setenv("MEMTRACE_COMPRESS", "1", 1);
+	if (l->lttng)
+		setenv("MEMTRACE_LTTNG", "1", 1);
 	for (char *const *e = l->env; e && *e; e++)
 		putenv(*e);
 	prepend_pythonpath(in_build_tree ? MT_SOURCE_PYTHON : MT_INSTALLED_PYTHON);

@@ -11,6 +11,7 @@ struct mt_launch {
 	const char *trace;   /* MEMTRACE_OUT, or NULL */
 	bool force, compress; /* MEMTRACE_FORCE, MEMTRACE_COMPRESS */
 	bool quiet;
+	bool lttng;	     /* MEMTRACE_LTTNG: events to LTTng-UST too */
 	char *const *env;    /* more NAME=VALUE settings, or NULL */
 	int stdout_fd, stderr_fd; /* the command's, or -1 for ours */
 };

@@ -1,0 +1,165 @@
+"""LTTng-UST output, with a real session daemon: `memtrace run --lttng`
+records the memtrace:* tracepoints, babeltrace2 lists them, and one run
+recording both ways gives LTTng exactly the events of the native trace.
+Without MEMTRACE_LTTNG, lttng-ust is not even loaded."""
+import collections
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from mt import CLI, PYTHON, SHIM, clean_env, program, run, shim_env
+
+PROVIDER = os.path.join(os.path.dirname(SHIM), "libmemtrace-lttng.so")
+NUMPY_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "bench",
+                            "numpy_temporaries.py")
+
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("lttng") and shutil.which("babeltrace2")
+         and os.path.exists(PROVIDER)),
+    reason="needs lttng-tools, babeltrace2 and the provider (liblttng-ust-dev)")
+
+
+def _sessiond_pids():
+    r = subprocess.run(["pgrep", "-x", "lttng-sessiond"], capture_output=True,
+                       text=True)
+    return set(r.stdout.split())
+
+
+@pytest.fixture(scope="module")
+def sessiond():
+    """A session daemon for the tests: the one running, or one started here
+    and stopped at the end."""
+    before = _sessiond_pids()
+    if subprocess.run(["lttng", "list"], capture_output=True).returncode != 0:
+        subprocess.run(["lttng-sessiond", "--daemonize"], check=True,
+                       capture_output=True)
+    yield
+    for pid in _sessiond_pids() - before:
+        subprocess.run(["kill", pid])
+
+
+def lttng(*args):
+    run(["lttng", *args], clean_env())
+
+
+def record(tmp_path, name, cmd, env):
+    """cmd under a session of our own that records memtrace:* into a
+    directory; returns it."""
+    out = tmp_path / name
+    session = f"mt-test-{os.getpid()}-{name}"
+    lttng("create", session, "--output", str(out))
+    try:
+        lttng("enable-event", "--userspace", "memtrace:*", "-s", session)
+        lttng("add-context", "--userspace", "-s", session, "-t", "vtid")
+        lttng("start", session)
+        run(cmd, env)
+        lttng("stop", session)
+    finally:
+        lttng("destroy", session)
+    return out
+
+
+def lttng_counts(trace_dir):
+    """How many of each memtrace:* event babeltrace2 lists."""
+    out = run(["babeltrace2", str(trace_dir)], clean_env()).stdout
+    names = [line.split()[3].rstrip(":") for line in out.splitlines()]
+    return collections.Counter(n.split(":", 1)[1] for n in names
+                               if n.startswith("memtrace:"))
+
+
+# The native dump's event kinds under their tracepoint names (the malloc
+# API and libc calls are named after their entry point).
+NATIVE_AS_LTTNG = {"free": "free", "usable_size": "malloc_usable_size",
+                   "kernel_call": "sys", "kernel": "kernel_call",
+                   "heap_move": "heap_move", "chunk_map": "chunk_map",
+                   "fault": "page_fault", "baseline": "baseline",
+                   "exit": "exit", "counters": "counters",
+                   "region_name": "region_name",
+                   "region_begin": "region_begin",
+                   "region_end": "region_end",
+                   "samples_lost": "samples_lost"}
+
+
+def native_counts(path):
+    counts = collections.Counter()
+    for line in run([CLI, "dump", str(path)], clean_env()).stdout.splitlines():
+        if line.startswith("#"):
+            continue
+        parts = line.split()
+        kind = parts[2]
+        fields = dict(p.split("=", 1) for p in parts[3:] if "=" in p)
+        if kind in ("alloc", "realloc", "syscall"):
+            counts[fields["entry"]] += 1
+        elif kind in NATIVE_AS_LTTNG:
+            counts[NATIVE_AS_LTTNG[kind]] += 1
+    return counts
+
+
+def both_ways(tmp_path, name, cmd, **extra):
+    native = tmp_path / (name + ".mt")
+    env = shim_env("glibc", MEMTRACE_OUT=str(native), MEMTRACE_LTTNG="1",
+                   **extra)
+    trace_dir = record(tmp_path, name, cmd, env)
+    return native_counts(native), lttng_counts(trace_dir)
+
+
+def test_known_calls_reach_lttng_exactly_as_the_native_trace(sessiond,
+                                                             tmp_path):
+    native, recorded = both_ways(tmp_path, "known", [program("known_calls"),
+                                                     "50"])
+    # The program's own calls (tests/programs/known_calls.c), 50 rounds.
+    assert recorded["malloc_usable_size"] >= 50
+    assert recorded["posix_memalign"] >= 50
+    assert recorded == native
+
+
+def test_numpy_func2_loop_reaches_lttng_exactly(sessiond, tmp_path):
+    native, recorded = both_ways(
+        tmp_path, "numpy",
+        [PYTHON, NUMPY_SCRIPT, "--epochs", "1", "--repeats", "10"],
+        PYTHONPATH=os.environ["MEMTRACE_PYTHON_DIR"])
+    # The script's regions (func1 and func2, 10 calls each) with their
+    # counter snapshots at both ends.
+    assert recorded["region_begin"] == 20 and recorded["counters"] == 40
+    assert recorded == native
+
+
+def test_memtrace_run_lttng_leaves_a_trace_babeltrace2_lists(sessiond,
+                                                             tmp_path):
+    out = tmp_path / "run"
+    r = run([CLI, "run", "--lttng", "-o", str(out), "--quiet", "--",
+             program("known_calls"), "7"], clean_env())
+    assert f"LTTng trace in {out}" in r.stderr
+    counts = lttng_counts(out)
+    assert counts["valloc"] == 7 and counts["exit"] == 1
+    listing = run(["babeltrace2", str(out)], clean_env()).stdout
+    assert 'procname = "known_calls"' in listing
+
+
+def test_run_lttng_keeps_the_exit_status(sessiond, tmp_path):
+    r = run([CLI, "run", "--lttng", "-o", str(tmp_path / "s"), "--quiet",
+             "--", "sh", "-c", "exit 7"], clean_env(), check=False)
+    assert r.returncode == 7
+
+
+def test_without_the_switch_lttng_ust_is_not_loaded(tmp_path):
+    maps = run(["cat", "/proc/self/maps"], shim_env("glibc")).stdout
+    assert "libmemtrace.so" in maps and "lttng" not in maps
+    maps = run(["cat", "/proc/self/maps"],
+               shim_env("glibc", MEMTRACE_LTTNG="1")).stdout
+    assert "liblttng-ust" in maps
+
+
+def test_missing_lttng_tools_names_the_package(tmp_path):
+    r = run([CLI, "run", "--lttng", "--", "true"],
+            clean_env(PATH="/nonexistent"), check=False)
+    assert r.returncode != 0
+    assert "lttng-tools" in r.stderr
+
+
+def test_lttng_flags_that_do_not_apply_are_refused():
+    r = run([CLI, "run", "--lttng", "--compress", "--", "true"], clean_env(),
+            check=False)
+    assert r.returncode == 2 and "--lttng" in r.stderr
