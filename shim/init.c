@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "diag.h"
 #include "ksamples.h"
+#include "lttng.h"
 #include "options.h"
 #include "regions.h"
 #include "report.h"
@@ -38,6 +39,7 @@ static void child_after_fork(void)
 {
 	mt_tls.hidden++;
 	mt_threads_reset_after_fork();
+	mt_lttng_after_fork_child();
 	mt_regions_reset_after_fork();
 	mt_report_restart_in_child();
 	mt_ksamples_forget();

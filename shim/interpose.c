@@ -386,6 +386,40 @@ EXPORT long syscall(long nr, ...)
 	}
 }
 
+/* ---- threads the shim's own work starts ------------------------------ */
+
+/* A thread started while the shim does its own work (lttng-ust's listener
+ * threads, started when the shim loads it) does the shim's work too: its
+ * allocations are not the program's.  The program's threads pass straight
+ * through. */
+struct hidden_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *start_hidden(void *p)
+{
+	struct hidden_start s = *(struct hidden_start *)p;
+	mt_real.free(p);
+	mt_tls.hidden++;
+	return s.fn(s.arg);
+}
+
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	if (__builtin_expect(mt_tls.hidden == 0, 1))
+		return mt_real.pthread_create(thread, attr, fn, arg);
+	struct hidden_start *s = mt_real.malloc(sizeof *s);
+	if (!s)
+		return EAGAIN;
+	*s = (struct hidden_start){fn, arg};
+	int err = mt_real.pthread_create(thread, attr, start_hidden, s);
+	if (err)
+		mt_real.free(s);
+	return err;
+}
+
 /* ---- exec: what this image recorded goes out before it is replaced --- */
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,18 @@ static bool provider_path(char *out, size_t size)
 	int dir = slash ? (int)(slash - info.dli_fname + 1) : 0;
 	int n = snprintf(out, size, "%.*s%s", dir, info.dli_fname, PROVIDER);
 	return n > 0 && (size_t)n < size;
+}
+
+/* lttng-ust's locks are taken across fork (it would otherwise hold them
+ * in a child with none of its threads). */
+static void fork_prepare(void)
+{
+	mt_lttng->fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	mt_lttng->fork_parent();
 }
 
 bool mt_lttng_start(void)
@@ -53,5 +66,12 @@ bool mt_lttng_start(void)
 		return false;
 	}
 	mt_lttng = sink;
+	pthread_atfork(fork_prepare, fork_parent, NULL);
 	return true;
+}
+
+void mt_lttng_after_fork_child(void)
+{
+	if (mt_lttng)
+		mt_lttng->fork_child();
 }

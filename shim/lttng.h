@@ -12,4 +12,7 @@ extern const struct mt_lttng_sink *mt_lttng;
  * LTTng output is on; a missing provider gets one warning. */
 bool mt_lttng_start(void);
 
+/* In the child of a fork: lttng-ust's own restart. */
+void mt_lttng_after_fork_child(void);
+
 #endif

@@ -40,6 +40,12 @@ struct mt_lttng_sink {
 	void (*counters)(const uint64_t *values, size_t n);
 	void (*baseline)(const uint64_t *values, size_t n);
 	void (*exit)(const char *json, size_t len);
+	/* lttng-ust's fork handling (what liblttng-ust-fork.so does), called
+	 * by the shim around fork so that the child registers as a process
+	 * of its own, with its threads started as the shim's work. */
+	void (*fork_prepare)(void);
+	void (*fork_parent)(void);
+	void (*fork_child)(void);
 };
 
 #endif

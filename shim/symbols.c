@@ -137,6 +137,10 @@ BOOT_FORWARD(int, execv, (const char *p, char *const a[]), (p, a))
 BOOT_FORWARD(int, execvp, (const char *p, char *const a[]), (p, a))
 BOOT_FORWARD(int, execvpe, (const char *p, char *const a[], char *const e[]),
 	     (p, a, e))
+BOOT_FORWARD(int, pthread_create,
+	     (pthread_t *t, const pthread_attr_t *at, void *(*fn)(void *),
+	      void *arg),
+	     (t, at, fn, arg))
 
 static void *boot_mremap(void *old, size_t old_len, size_t new_len, int flags,
 			 ...)
@@ -183,6 +187,7 @@ struct mt_real mt_real = {
 	.execv = boot_execv,
 	.execvp = boot_execvp,
 	.execvpe = boot_execvpe,
+	.pthread_create = boot_pthread_create,
 };
 
 /* ---- completing a backend ------------------------------------------- */
@@ -346,10 +351,12 @@ void mt_symbols_resolve(void)
 	r.execv = next_symbol("execv");
 	r.execvp = next_symbol("execvp");
 	r.execvpe = next_symbol("execvpe");
+	r.pthread_create = next_symbol("pthread_create");
 	if (!r.malloc || !r.free || !r.calloc || !r.realloc || !r.memalign ||
 	    !r.malloc_usable_size || !r.mmap || !r.mmap64 || !r.munmap ||
 	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall ||
-	    !r.execve || !r.execv || !r.execvp || !r.execvpe)
+	    !r.execve || !r.execv || !r.execvp || !r.execvpe ||
+	    !r.pthread_create)
 		mt_fatal("cannot find the next definition of a malloc or memory "
 			 "function (dlsym: %s); is libc loaded?", dlerror());
 	r.posix_memalign = backend_symbol("posix_memalign", r.malloc,

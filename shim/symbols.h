@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sys/types.h>
 
 struct mt_real {
@@ -31,6 +32,8 @@ struct mt_real {
 	int (*execv)(const char *, char *const[]);
 	int (*execvp)(const char *, char *const[]);
 	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*pthread_create)(pthread_t *, const pthread_attr_t *,
+			      void *(*)(void *), void *);
 };
 
 /* Starts out pointing at bootstrap functions that resolve everything on

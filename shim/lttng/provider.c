@@ -2,7 +2,6 @@
  * shim calls into.  Loaded by the shim (never linked to it) so that only
  * processes asked to use LTTng map lttng-ust. */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <signal.h>
 
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
@@ -147,26 +146,6 @@ static void on_exit_summary(const char *json, size_t len)
 	lttng_ust_tracepoint(memtrace, exit, json, len);
 }
 
-__attribute__((visibility("default"))) const struct mt_lttng_sink
-	memtrace_lttng_sink = {
-		.version = MT_LTTNG_SINK_VERSION,
-		.alloc = on_alloc,
-		.free = on_free,
-		.realloc = on_realloc,
-		.usable = on_usable,
-		.syscall = on_syscall,
-		.sys_count = on_sys_count,
-		.heap_move = on_heap_move,
-		.chunk_map = on_chunk_map,
-		.page_fault = on_page_fault,
-		.kernel_call = on_kernel_call,
-		.samples_lost = on_samples_lost,
-		.region = on_region,
-		.counters = on_counters,
-		.baseline = on_baseline,
-		.exit = on_exit_summary,
-};
-
 /* What liblttng-ust-fork.so does, for a program that did not preload it:
  * the child of a fork gets its own registration with the session daemon,
  * so its events are recorded too. */
@@ -187,7 +166,25 @@ static void after_fork_child(void)
 	lttng_ust_after_fork_child(&fork_sigset);
 }
 
-__attribute__((constructor)) static void register_fork_handlers(void)
-{
-	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-}
+__attribute__((visibility("default"))) const struct mt_lttng_sink
+	memtrace_lttng_sink = {
+		.version = MT_LTTNG_SINK_VERSION,
+		.alloc = on_alloc,
+		.free = on_free,
+		.realloc = on_realloc,
+		.usable = on_usable,
+		.syscall = on_syscall,
+		.sys_count = on_sys_count,
+		.heap_move = on_heap_move,
+		.chunk_map = on_chunk_map,
+		.page_fault = on_page_fault,
+		.kernel_call = on_kernel_call,
+		.samples_lost = on_samples_lost,
+		.region = on_region,
+		.counters = on_counters,
+		.baseline = on_baseline,
+		.exit = on_exit_summary,
+		.fork_prepare = before_fork,
+		.fork_parent = after_fork_parent,
+		.fork_child = after_fork_child,
+};

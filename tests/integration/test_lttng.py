@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from mt import CLI, PYTHON, SHIM, clean_env, program, run, shim_env
+from mt import CLI, PYTHON, SHIM, clean_env, program, run, shim_env, summary
 
 PROVIDER = os.path.join(os.path.dirname(SHIM), "libmemtrace-lttng.so")
 NUMPY_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "bench",
@@ -142,6 +142,20 @@ def test_run_lttng_keeps_the_exit_status(sessiond, tmp_path):
     r = run([CLI, "run", "--lttng", "-o", str(tmp_path / "s"), "--quiet",
              "--", "sh", "-c", "exit 7"], clean_env(), check=False)
     assert r.returncode == 7
+
+
+def test_lttng_ust_threads_are_not_counted_as_the_program(sessiond):
+    """lttng-ust's listener threads allocate hundreds of blocks; they are
+    the shim's work, so the program's malloc API calls come out the same.
+    (lttng-ust's memory syscalls, mapping its shared buffers, are real
+    syscalls of the process and stay counted.)"""
+    cmd = [program("known_calls"), "20"]
+    plain = summary(cmd, "glibc")["calls"]
+    with_lttng = summary(cmd, "glibc", MEMTRACE_LTTNG="1")["calls"]
+    malloc_api = ["malloc", "free", "calloc", "realloc", "reallocarray",
+                  "posix_memalign", "aligned_alloc", "memalign", "valloc",
+                  "pvalloc", "malloc_usable_size"]
+    assert [with_lttng[c] for c in malloc_api] == [plain[c] for c in malloc_api]
 
 
 def test_without_the_switch_lttng_ust_is_not_loaded(tmp_path):
