@@ -11,14 +11,20 @@ import pytest
 
 from mt import CLI, PYTHON, SHIM, clean_env, program, run, shim_env, summary
 
-PROVIDER = os.path.join(os.path.dirname(SHIM), "libmemtrace-lttng.so")
+# Set by meson when it builds the provider (liblttng-ust-dev found).
+PROVIDER = os.environ.get("MEMTRACE_LTTNG_PROVIDER")
 NUMPY_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "bench",
                             "numpy_temporaries.py")
 
 pytestmark = pytest.mark.skipif(
-    not (shutil.which("lttng") and shutil.which("babeltrace2")
-         and os.path.exists(PROVIDER)),
-    reason="needs lttng-tools, babeltrace2 and the provider (liblttng-ust-dev)")
+    not (PROVIDER and shutil.which("lttng") and shutil.which("babeltrace2")),
+    reason="needs lttng-tools, babeltrace2 and liblttng-ust-dev")
+
+
+def test_the_provider_is_built_next_to_the_shim():
+    assert PROVIDER == os.path.join(os.path.dirname(SHIM),
+                                    "libmemtrace-lttng.so")
+    assert os.path.exists(PROVIDER)
 
 
 def _sessiond_pids():
