@@ -37,6 +37,7 @@ struct mt_tls {
 	bool sys_by_allocator;	  /* the outermost one was called by it */
 	bool resolving;		  /* inside dlsym: serve from the boot arena */
 	bool shim_thread;	  /* a thread of the shim's own */
+	bool in_lttng;		  /* inside lttng-ust, emitting an event */
 };
 extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 

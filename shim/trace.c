@@ -252,12 +252,18 @@ static struct mt_trace_buf *recording(struct mt_thread *t)
 }
 
 /* The event to LTTng too, when on.  What lttng-ust allocates meanwhile is
- * not the program's. */
+ * not the program's, and its own memory calls are not sent back into it:
+ * a thread's first event registers it with lttng-ust's RCU under a lock,
+ * and the registry's mmap would otherwise emit an event that waits for
+ * that same lock. */
 #define TO_LTTNG(event, ...)                                                 \
 	do {                                                                 \
-		if (__builtin_expect(mt_lttng != NULL, 0)) {                 \
+		if (__builtin_expect(mt_lttng != NULL, 0) &&                 \
+		    !mt_tls.in_lttng) {                                      \
 			mt_tls.hidden++;                                     \
+			mt_tls.in_lttng = true;                              \
 			mt_lttng->event(__VA_ARGS__);                        \
+			mt_tls.in_lttng = false;                             \
 			mt_tls.hidden--;                                     \
 		}                                                            \
 	} while (0)

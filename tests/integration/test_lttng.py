@@ -13,6 +13,8 @@ from mt import CLI, PYTHON, SHIM, clean_env, program, run, shim_env, summary
 
 # Set by meson when it builds the provider (liblttng-ust-dev found).
 PROVIDER = os.environ.get("MEMTRACE_LTTNG_PROVIDER")
+# A run that takes longer is a deadlock (seconds; each takes well under 5).
+HANG = 120
 NUMPY_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "bench",
                             "numpy_temporaries.py")
 
@@ -60,7 +62,7 @@ def record(tmp_path, name, cmd, env):
         lttng("enable-event", "--userspace", "memtrace:*", "-s", session)
         lttng("add-context", "--userspace", "-s", session, "-t", "vtid")
         lttng("start", session)
-        run(cmd, env)
+        run(cmd, env, timeout=HANG)
         lttng("stop", session)
     finally:
         lttng("destroy", session)
@@ -183,3 +185,38 @@ def test_lttng_flags_that_do_not_apply_are_refused():
     r = run([CLI, "run", "--lttng", "--compress", "--", "true"], clean_env(),
             check=False)
     assert r.returncode == 2 and "--lttng" in r.stderr
+
+
+EXITS = [("return", 3), ("exit", 5), ("_exit", 6), ("thread", 4),
+         ("abort", 0), ("signal", 0)]
+
+
+@pytest.mark.parametrize("how,code", EXITS)
+def test_recording_to_lttng_keeps_output_and_status(sessiond, tmp_path, how,
+                                                    code):
+    cmd = [program("exits"), how, str(code)]
+    bare = run(cmd, clean_env(), check=False)
+    out = tmp_path / "t"
+    session = f"mt-test-{os.getpid()}-exits"
+    lttng("create", session, "--output", str(out))
+    try:
+        lttng("enable-event", "--userspace", "memtrace:*", "-s", session)
+        lttng("start", session)
+        traced = run(cmd, shim_env("glibc", MEMTRACE_LTTNG="1"), check=False,
+                     timeout=HANG)
+        lttng("stop", session)
+    finally:
+        lttng("destroy", session)
+    assert (traced.stdout, traced.returncode) == (bare.stdout, bare.returncode)
+    assert lttng_counts(out)["malloc"] >= 1
+
+
+def test_threads_record_to_lttng(sessiond, tmp_path):
+    """64 threads allocating at once, their events under their own vtid."""
+    cmd = [program("threads"), "64", "50"]
+    env = shim_env("glibc", MEMTRACE_LTTNG="1")
+    trace_dir = record(tmp_path, "threads", cmd, env)
+    out = run(["babeltrace2", str(trace_dir)], clean_env()).stdout
+    tids = {line.split("vtid = ")[1].split(" ")[0].rstrip("},")
+            for line in out.splitlines() if "memtrace:malloc:" in line}
+    assert len(tids) >= 64
