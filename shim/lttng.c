@@ -8,6 +8,7 @@
 #include "diag.h"
 #include "lttng.h"
 #include "options.h"
+#include "thread.h"
 
 const struct mt_lttng_sink *mt_lttng;
 
@@ -26,15 +27,23 @@ static bool provider_path(char *out, size_t size)
 }
 
 /* lttng-ust's locks are taken across fork (it would otherwise hold them
- * in a child with none of its threads). */
+ * in a child with none of its threads); what it does meanwhile is not sent
+ * back to it (trace.c's TO_LTTNG). */
+#define INSIDE_LTTNG(call)                                                   \
+	do {                                                                 \
+		mt_tls.in_lttng = true;                                      \
+		call;                                                        \
+		mt_tls.in_lttng = false;                                     \
+	} while (0)
+
 static void fork_prepare(void)
 {
-	mt_lttng->fork_prepare();
+	INSIDE_LTTNG(mt_lttng->fork_prepare());
 }
 
 static void fork_parent(void)
 {
-	mt_lttng->fork_parent();
+	INSIDE_LTTNG(mt_lttng->fork_parent());
 }
 
 bool mt_lttng_start(void)
@@ -73,5 +82,5 @@ bool mt_lttng_start(void)
 void mt_lttng_after_fork_child(void)
 {
 	if (mt_lttng)
-		mt_lttng->fork_child();
+		INSIDE_LTTNG(mt_lttng->fork_child());
 }

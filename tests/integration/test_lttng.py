@@ -220,3 +220,16 @@ def test_threads_record_to_lttng(sessiond, tmp_path):
     tids = {line.split("vtid = ")[1].split(" ")[0].rstrip("},")
             for line in out.splitlines() if "memtrace:malloc:" in line}
     assert len(tids) >= 64
+
+
+def test_a_forked_child_records_as_a_process_of_its_own(sessiond, tmp_path):
+    out = tmp_path / "fork"
+    run([CLI, "run", "--lttng", "-o", str(out), "--quiet", "--",
+         program("fork_exec"), "fork", "500", "300"], clean_env(), timeout=HANG)
+    listing = run(["babeltrace2", str(out)], clean_env()).stdout
+    per_pid = collections.Counter(
+        line.split("vpid = ")[1].split(",")[0]
+        for line in listing.splitlines() if "memtrace:malloc:" in line)
+    # The parent's 500 and the child's 300 (and libc's one or two each).
+    assert sorted(per_pid.values()) == [pytest.approx(300, abs=3),
+                                        pytest.approx(500, abs=3)]
