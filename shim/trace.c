@@ -475,19 +475,27 @@ void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
 
 /* ---- the file -------------------------------------------------------- */
 
+/* A small kernel file's text (its first size - 1 bytes), or false. */
+static bool read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, size - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
 /* The transparent-huge-page mode: the bracketed word of the setting. */
 static void thp_mode(char *out, size_t len)
 {
 	char buf[256];
-	int fd = open("/sys/kernel/mm/transparent_hugepage/enabled",
-		      O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
 	out[0] = '\0';
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
+	if (!read_small_file("/sys/kernel/mm/transparent_hugepage/enabled", buf,
+			     sizeof buf))
 		return;
-	buf[n] = '\0';
 	char *open_b = strchr(buf, '['), *close_b = open_b ? strchr(open_b, ']') : NULL;
 	if (close_b)
 		snprintf(out, len, "%.*s", (int)(close_b - open_b - 1), open_b + 1);
@@ -496,14 +504,9 @@ static void thp_mode(char *out, size_t len)
 static void cpu_model(char *out, size_t len)
 {
 	char buf[4096];
-	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
 	out[0] = '\0';
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
+	if (!read_small_file("/proc/cpuinfo", buf, sizeof buf))
 		return;
-	buf[n] = '\0';
 	char *m = strstr(buf, "model name");
 	char *colon = m ? strchr(m, ':') : NULL;
 	if (colon)
