@@ -161,6 +161,8 @@ static void *collect(void *arg)
 	return NULL;
 }
 
+static void release(bool unmap);
+
 void mt_ksamples_start(unsigned period)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
@@ -175,7 +177,7 @@ void mt_ksamples_start(unsigned period)
 				mt_warn("no page-fault samples (perf_event_open or its "
 					"buffer: %s); MEMTRACE_FAULTS is ignored",
 					strerror(errno));
-			mt_ksamples_forget();
+			release(true);
 			return;
 		}
 	pthread_attr_init(&attr);
@@ -262,20 +264,31 @@ void mt_ksamples_drain(struct mt_thread *t)
 	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
 }
 
-void mt_ksamples_forget(void)
+/* Close the descriptors and, where they are ours, unmap the rings. */
+static void release(bool unmap)
 {
 	for (int i = 0; i < nothers; i++)
 		close(others[i]);
 	nothers = nsources = 0;
 	for (int i = 0; i < ncpus; i++) {
-		mt_raw(MT_SYS_MUNMAP, SYS_munmap, (long)rings[i],
-		       (long)(ring_bytes + page_size), 0, 0, 0, 0);
+		if (unmap)
+			mt_raw(MT_SYS_MUNMAP, SYS_munmap, (long)rings[i],
+			       (long)(ring_bytes + page_size), 0, 0, 0, 0);
 		close(fds[i]);
 	}
 	ncpus = 0;
 	lock = 0;
 	finished = false;
 	taken = lost = 0;
+}
+
+/* The kernel does not copy perf rings into a child (VM_DONTCOPY): their
+ * addresses are holes there, which the child may already have filled
+ * (lttng-ust's fork handling maps memory before this runs), so they are
+ * not unmapped. */
+void mt_ksamples_forget(void)
+{
+	release(false);
 }
 
 void mt_ksamples_finish(struct mt_thread *t)
