@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define MT_LTTNG_SINK_SYMBOL "memtrace_lttng_sink"
-#define MT_LTTNG_SINK_VERSION 1
+#define MT_LTTNG_SINK_VERSION 2
 
 struct mt_lttng_sink {
 	unsigned version;
@@ -40,6 +40,9 @@ struct mt_lttng_sink {
 	void (*counters)(const uint64_t *values, size_t n);
 	void (*baseline)(const uint64_t *values, size_t n);
 	void (*exit)(const char *json, size_t len);
+	/* The native trace's header metadata (JSON): a process's first
+	 * event, and again after fork and exec. */
+	void (*metadata)(const char *json, size_t len);
 	/* lttng-ust's fork handling (what liblttng-ust-fork.so does), called
 	 * by the shim around fork so that the child registers as a process
 	 * of its own, with its threads started as the shim's work. */

@@ -618,10 +618,14 @@ static bool open_trace(pid_t parent)
 
 	if (!mt_expand_path(mt_opt.trace_path, base, sizeof base))
 		return false;
-	/* A forked child writes a file of its own. */
-	if (parent && !strstr(mt_opt.trace_path, "%p"))
-		snprintf(base + strlen(base), sizeof base - strlen(base), ".%ld",
-			 (long)getpid());
+	/* A forked child writes a file of its own, and so do its images
+	 * after exec (which know it from that file). */
+	if (!strstr(mt_opt.trace_path, "%p")) {
+		size_t len = strlen(base);
+		snprintf(base + len, sizeof base - len, ".%ld", (long)getpid());
+		if (!parent && !earlier_image(base))
+			base[len] = '\0';
+	}
 	snprintf(trace_path, sizeof trace_path, "%s", base);
 	int fd = create(trace_path);
 	for (int i = 1; fd < 0 && errno == EEXIST && earlier_image(trace_path) &&
@@ -679,6 +683,16 @@ static void baseline(struct mt_thread *t)
 	end_event(b, q);
 }
 
+/* An LTTng trace has no file header: the same metadata is its process's
+ * first event. */
+static void lttng_metadata(pid_t parent)
+{
+	static char json[16384];
+	size_t len = metadata(json, sizeof json, parent);
+	if (len)
+		TO_LTTNG(metadata, json, len);
+}
+
 /* The native trace file, when MEMTRACE_OUT names one. */
 static bool start_native(void)
 {
@@ -699,6 +713,8 @@ static bool start_native(void)
 void mt_trace_start(void)
 {
 	bool lttng = mt_lttng_start();
+	if (lttng)
+		lttng_metadata(0);
 	mt_tracing = start_native() || lttng;
 	mt_fast_update();
 	if (mt_tracing)
@@ -708,11 +724,14 @@ void mt_trace_start(void)
 void mt_trace_restart_in_child(pid_t parent)
 {
 	struct mt_thread *self = mt_tls.thread;
+	bool native = trace_fd >= 0;
 
-	if (trace_fd < 0)
+	if (!native && !mt_lttng)
 		return;
-	close(trace_fd); /* the parent's file */
-	trace_fd = -1;
+	if (native) {
+		close(trace_fd); /* the parent's file */
+		trace_fd = -1;
+	}
 	/* The events in the buffers are the parent's, and it writes them. */
 	for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
 		if (t->trace) {
@@ -727,7 +746,9 @@ void mt_trace_restart_in_child(pid_t parent)
 #ifdef MT_HAVE_ZSTD
 	pthread_mutex_init(&zstd_lock, NULL);
 #endif
-	mt_tracing = open_trace(parent) || mt_lttng;
+	if (mt_lttng)
+		lttng_metadata(parent);
+	mt_tracing = (native && open_trace(parent)) || mt_lttng;
 	mt_fast_update();
 	if (mt_tracing && self) {
 		baseline(self);

@@ -169,6 +169,14 @@ LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(memtrace, values_class, memtrace,
 LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(memtrace, values_class, memtrace,
 	baseline, LTTNG_UST_TP_ARGS(const uint64_t *, values, size_t, n))
 
+/* The process's metadata (docs/trace-format.md): what a native trace
+ * holds in its file header. */
+LTTNG_UST_TRACEPOINT_EVENT(memtrace, metadata,
+	LTTNG_UST_TP_ARGS(const char *, json, size_t, len),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_sequence_text(char, json, json, uint32_t,
+					      len)))
+
 /* The process's summary at exit (docs/summary-json.md). */
 LTTNG_UST_TRACEPOINT_EVENT(memtrace, exit,
 	LTTNG_UST_TP_ARGS(const char *, json, size_t, len),

@@ -146,6 +146,11 @@ static void on_exit_summary(const char *json, size_t len)
 	lttng_ust_tracepoint(memtrace, exit, json, len);
 }
 
+static void on_metadata(const char *json, size_t len)
+{
+	lttng_ust_tracepoint(memtrace, metadata, json, len);
+}
+
 /* What liblttng-ust-fork.so does, for a program that did not preload it:
  * the child of a fork gets its own registration with the session daemon,
  * so its events are recorded too. */
@@ -184,6 +189,7 @@ __attribute__((visibility("default"))) const struct mt_lttng_sink
 		.counters = on_counters,
 		.baseline = on_baseline,
 		.exit = on_exit_summary,
+		.metadata = on_metadata,
 		.fork_prepare = before_fork,
 		.fork_parent = after_fork_parent,
 		.fork_child = after_fork_child,
