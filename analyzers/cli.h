@@ -2,6 +2,7 @@
 #ifndef MEMTRACE_CLI_H
 #define MEMTRACE_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Exit status for a command-line mistake (after a usage message). */
@@ -16,5 +17,14 @@ int mt_cmd_dump(int argc, char **argv);
 /* "memtrace VERB: MESSAGE\nusage..." on stderr; returns MT_EXIT_USAGE. */
 int mt_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Which process of a recording a verb reads (--pid PID[.N]: the image
+ * after N execs, as native traces name their files). */
+struct mt_pick {
+	long pid; /* 0: the first process */
+	unsigned image;
+};
+bool mt_parse_pick(const char *text, struct mt_pick *pick);
+
 
 #endif

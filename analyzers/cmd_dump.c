@@ -8,14 +8,18 @@
 #include "trace_read.h"
 
 static const char usage[] =
-	"usage: memtrace dump [--salvage] FILE\n"
+	"usage: memtrace dump [--salvage] [--pid PID[.N]] TRACE\n"
 	"\n"
-	"Prints a trace (MEMTRACE_OUT, memtrace run -o) one event per line:\n"
-	"seconds since the first event, thread, event, fields as name=value.\n"
-	"A damaged or truncated file is an error naming the offset; with\n"
-	"--salvage the damaged chunks are skipped (and counted) instead.\n"
+	"Prints a trace (MEMTRACE_OUT, memtrace run -o, or the directory of an\n"
+	"LTTng trace) one event per line: seconds since the first event,\n"
+	"thread, event, fields as name=value.  A damaged or truncated file is\n"
+	"an error naming the offset; with --salvage the damaged chunks are\n"
+	"skipped (and counted) instead.\n"
 	"\n"
-	"  -s, --salvage  skip damaged chunks\n"
+	"  -s, --salvage  skip damaged chunks (in an LTTng trace: go on past\n"
+	"                 events LTTng discarded)\n"
+	"  -p, --pid PID[.N]  the process of an LTTng trace to print (default:\n"
+	"                 the first one started); .N: its image after N execs\n"
 	"  -h, --help     this text\n";
 
 /* Field names of each event, in order. */
@@ -98,17 +102,26 @@ int mt_cmd_dump(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"salvage", no_argument, NULL, 's'},
+		{"pid", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	bool salvage = false;
+	struct mt_pick pick = {0};
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "sh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "sp:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			salvage = true;
+			break;
+		case 'p':
+			if (!mt_parse_pick(optarg, &pick))
+				return mt_usage_error(usage, "dump: --pid needs a "
+							     "process id (PID or "
+							     "PID.N), not '%s'",
+						      optarg);
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -123,7 +136,7 @@ int mt_cmd_dump(int argc, char **argv)
 
 	char err[512];
 	const char *path = argv[optind];
-	struct mt_trace *t = mt_trace_open(path, err, sizeof err);
+	struct mt_trace *t = mt_trace_open_process(path, pick.pid, pick.image, err, sizeof err);
 	if (!t) {
 		fprintf(stderr, "memtrace: dump: %s: %s\n", path, err);
 		return 1;
@@ -138,9 +151,11 @@ int mt_cmd_dump(int argc, char **argv)
 				"chunks)\n",
 			path, err);
 	else if (mt_trace_skipped(t))
-		fprintf(stderr, "memtrace: dump: %s: %" PRIu64 " damaged chunks "
-				"skipped\n",
-			path, mt_trace_skipped(t));
+		fprintf(stderr, "memtrace: dump: %s: %" PRIu64 " %s skipped\n",
+			path, mt_trace_skipped(t), mt_trace_skipped_what(t));
+	const char *note = ok ? mt_trace_note(t) : NULL;
+	if (note)
+		fprintf(stderr, "memtrace: dump: %s\n", note);
 	mt_trace_close(t);
 	return ok ? 0 : 1;
 }

@@ -11,26 +11,29 @@
 #include "explain.h"
 #include "measure.h"
 #include "replay.h"
-#include "memtrace/trace_format.h"
 #include "rules/rules.h"
 
 static const char usage[] =
 	"usage: memtrace explain [--backend B[,B...]] [--repeat N] [--verify] "
 	"[--json] [-o FILE]\n"
-	"                        (TRACE|SUMMARY.json... | -- CMD ARGS...)\n"
+	"                        [--pid PID[.N]] (TRACE|SUMMARY.json... | -- CMD ARGS...)\n"
 	"\n"
 	"Finds what the allocator and the kernel cost a program, region by\n"
 	"region, and says why, with the measured figures: heap-trim-churn,\n"
 	"mmap-churn, purge-churn, temporaries, threshold, first-touch.  Each\n"
 	"finding lists fixes; --verify runs CMD again with each one and reports\n"
-	"what it changed.  Reads traces (MEMTRACE_OUT) or summaries\n"
-	"(MEMTRACE_SUMMARY), or runs CMD under each backend.\n"
+	"what it changed.  Reads traces (MEMTRACE_OUT, or the directory of an\n"
+	"LTTng trace) or summaries (MEMTRACE_SUMMARY), or runs CMD under each\n"
+	"backend.\n"
 	"\n"
 	"  -b, --backend LIST  backends to run CMD on (default: glibc)\n"
 	"  -r, --repeat N      runs per backend and per fix (default 3)\n"
 	"  -v, --verify        try each fix (needs CMD)\n"
 	"  -j, --json          {\"findings\": [...]} instead of text\n"
 	"  -o, --output FILE   write there instead of stdout\n"
+	"  -p, --pid PID[.N]   the process of an LTTng trace to read (default:\n"
+	"                      the first one started); .N: its image after N\n"
+	"                      execs\n"
 	"  -h, --help          this text\n";
 
 mt_rule *const mt_rules[] = {
@@ -257,11 +260,15 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 }
 
 /* A recorded trace, replayed into its summary. */
-static json_t *load_trace(const char *path, json_error_t *jerr)
+static json_t *load_trace(const char *path, struct mt_pick pick,
+			  json_error_t *jerr)
 {
 	char err[512];
-	struct mt_trace *t = mt_trace_open(path, err, sizeof err);
+	struct mt_trace *t = mt_trace_open_process(path, pick.pid, pick.image, err, sizeof err);
 	char *json = t ? mt_replay_summary(t, false, err, sizeof err) : NULL;
+	const char *note = t && json ? mt_trace_note(t) : NULL;
+	if (note)
+		fprintf(stderr, "memtrace: explain: %s\n", note);
 	mt_trace_close(t);
 	if (!json) {
 		snprintf(jerr->text, sizeof jerr->text, "%.150s", err);
@@ -272,23 +279,15 @@ static json_t *load_trace(const char *path, json_error_t *jerr)
 	return s;
 }
 
-static bool is_trace_file(const char *path)
-{
-	char magic[8];
-	FILE *f = fopen(path, "rbe");
-	bool yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, MT_TRACE_MAGIC, 8);
-	if (f)
-		fclose(f);
-	return yes;
-}
-
 /* Stored runs (summaries, or traces): one "run" each, its backend its own. */
-static bool load_summaries(char **files, int n, struct measured *m, int *count)
+static bool load_summaries(char **files, int n, struct mt_pick pick,
+			   struct measured *m,
+			   int *count)
 {
 	*count = 0;
 	for (int i = 0; i < n && *count < MAX_RUNS; i++) {
 		json_error_t err;
-		json_t *s = is_trace_file(files[i]) ? load_trace(files[i], &err)
+		json_t *s = mt_is_recording(files[i]) ? load_trace(files[i], pick, &err)
 						    : json_load_file(files[i], 0, &err);
 		if (!s || !json_object_get(s, "schema")) {
 			fprintf(stderr, "memtrace: explain: %s: %s (expected a "
@@ -315,10 +314,12 @@ int mt_cmd_explain(int argc, char **argv)
 		{"verify", no_argument, NULL, 'v'},
 		{"json", no_argument, NULL, 'j'},
 		{"output", required_argument, NULL, 'o'},
+		{"pid", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	char default_list[] = "glibc";
+	struct mt_pick pick = {0};
 	char *list = default_list;
 	const char *output = NULL;
 	bool json = false, do_verify = false;
@@ -326,7 +327,7 @@ int mt_cmd_explain(int argc, char **argv)
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:r:vjo:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:r:vjo:p:h", options, NULL)) != -1) {
 		char *end;
 		switch (opt) {
 		case 'b':
@@ -347,6 +348,13 @@ int mt_cmd_explain(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'p':
+			if (!mt_parse_pick(optarg, &pick))
+				return mt_usage_error(usage, "explain: --pid needs a "
+							     "process id (PID or "
+							     "PID.N), not '%s'",
+						      optarg);
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -381,7 +389,7 @@ int mt_cmd_explain(int argc, char **argv)
 			fprintf(stderr, "memtrace: explain: no run succeeded\n");
 			return 1;
 		}
-	} else if (!load_summaries(argv + optind, argc - optind, m, &nm)) {
+	} else if (!load_summaries(argv + optind, argc - optind, pick, m, &nm)) {
 		return 1;
 	}
 

@@ -15,7 +15,7 @@
 
 static const char usage[] =
 	"usage: memtrace stat [--backend B] [--json] [-o FILE] -- CMD ARGS...\n"
-	"       memtrace stat [--json] [--salvage] [-o FILE] TRACE\n"
+	"       memtrace stat [--json] [--salvage] [--pid PID[.N]] [-o FILE] TRACE\n"
 	"\n"
 	"Runs CMD under libmemtrace.so and prints, for each process it\n"
 	"started, its allocator calls, heap bytes, memory system calls, page\n"
@@ -27,32 +27,46 @@ static const char usage[] =
 	"  -j, --json       print each process's summary as one JSON line\n"
 	"                   (the MEMTRACE_SUMMARY schema) instead of a table\n"
 	"  -o, --output FILE  write to FILE instead of stderr\n"
-	"  -s, --salvage    with TRACE: skip damaged chunks\n"
+	"  -s, --salvage    with TRACE: skip damaged chunks (or, in an LTTng\n"
+	"                   trace, events LTTng discarded)\n"
+	"  -p, --pid PID[.N]  with an LTTng TRACE: the process to read\n"
+	"                   (default: the first one started); .N: its image\n"
+	"                   after N execs\n"
 	"\n"
-	"With TRACE (MEMTRACE_OUT, memtrace run -o), the summary is computed\n"
+	"With TRACE (MEMTRACE_OUT, memtrace run -o, or the directory of an\n"
+	"LTTng trace: memtrace run --lttng -o DIR), the summary is computed\n"
 	"from the recorded events: the same figures as the live summary.\n"
 	"  -h, --help       this text\n";
 
-/* `stat X` (no "--"): X is a trace when it is a file that is not a
- * program to run. */
+/* `stat X` (no "--"): X is a trace when it is a directory (LTTng's), or a
+ * file that is not a program to run. */
 static bool is_trace(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	       access(path, X_OK) != 0;
+	return stat(path, &st) == 0 &&
+	       (S_ISDIR(st.st_mode) ||
+		(S_ISREG(st.st_mode) && access(path, X_OK) != 0));
 }
 
 /* The summary of a recorded run, computed from its events. */
-static int stat_trace(const char *path, bool as_json, bool salvage,
+static int stat_trace(const char *path, struct mt_pick pick, bool as_json, bool salvage,
 		      const char *output)
 {
 	char err[512];
-	struct mt_trace *t = mt_trace_open(path, err, sizeof err);
+	struct mt_trace *t = mt_trace_open_process(path, pick.pid, pick.image, err, sizeof err);
 	if (!t) {
 		fprintf(stderr, "memtrace: stat: %s: %s\n", path, err);
 		return 1;
 	}
 	char *json = mt_replay_summary(t, salvage, err, sizeof err);
+	const char *note = json ? mt_trace_note(t) : NULL;
+	if (note)
+		fprintf(stderr, "memtrace: stat: %s\n", note);
+	if (mt_trace_skipped(t))
+		fprintf(stderr, "memtrace: stat: %s: %llu %s skipped: the figures "
+				"are short\n",
+			path, (unsigned long long)mt_trace_skipped(t),
+			mt_trace_skipped_what(t));
 	mt_trace_close(t);
 	if (!json) {
 		fprintf(stderr, "memtrace: stat: %s: %s\n", path, err);
@@ -84,16 +98,18 @@ int mt_cmd_stat(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"output", required_argument, NULL, 'o'},
 		{"salvage", no_argument, NULL, 's'},
+		{"pid", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	struct mt_pick pick = {0};
 	struct mt_launch l = {MT_LAUNCH_DEFAULTS, .quiet = true};
 	bool as_json = false, salvage = false;
 	const char *output = NULL;
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:jo:sh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:jo:sp:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			l.backend = optarg;
@@ -106,6 +122,13 @@ int mt_cmd_stat(int argc, char **argv)
 			break;
 		case 's':
 			salvage = true;
+			break;
+		case 'p':
+			if (!mt_parse_pick(optarg, &pick))
+				return mt_usage_error(usage, "stat: --pid needs a "
+							     "process id (PID or "
+							     "PID.N), not '%s'",
+						      optarg);
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -120,7 +143,7 @@ int mt_cmd_stat(int argc, char **argv)
 	/* stat FILE: a recorded trace, not a command. */
 	bool with_cmd = strcmp(argv[optind - 1], "--") == 0;
 	if (!with_cmd && optind == argc - 1 && is_trace(argv[optind]))
-		return stat_trace(argv[optind], as_json, salvage, output);
+		return stat_trace(argv[optind], pick, as_json, salvage, output);
 
 	FILE *out = stderr;
 	if (output && !(out = fopen(output, "we"))) {

@@ -1,3 +1,5 @@
+#include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +28,24 @@ int mt_usage_error(const char *verb_usage, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n%s", verb_usage);
 	return MT_EXIT_USAGE;
+}
+
+bool mt_parse_pick(const char *text, struct mt_pick *pick)
+{
+	char *end;
+	errno = 0;
+	pick->pid = strtol(text, &end, 10);
+	pick->image = 0;
+	if (errno || end == text || pick->pid <= 0)
+		return false;
+	if (*end == '.') {
+		const char *n = end + 1;
+		unsigned long image = strtoul(n, &end, 10);
+		if (errno || end == n || image > 1000)
+			return false;
+		pick->image = (unsigned)image;
+	}
+	return !*end;
 }
 
 int main(int argc, char **argv)

@@ -4,12 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 #ifdef MT_HAVE_ZSTD
 #include <zstd.h>
 #endif
 
 #include "trace_read.h"
+#ifdef MT_HAVE_BABELTRACE2
+#include "ctf_read.h"
+#endif
 #include "chunk_hash.h"
 #include "varint.h"
 
@@ -17,6 +21,7 @@
 enum { MAX_METADATA = 1 << 20, MAX_RAW = 1 << 20, MAX_PAYLOAD = 2 << 20 };
 
 struct mt_trace {
+	struct mt_ctf *ctf;		 /* an LTTng trace, read as events */
 	FILE *f;			 /* or NULL when reading memory */
 	const unsigned char *mem;
 	size_t mem_len;
@@ -178,8 +183,35 @@ static struct mt_trace *finish_open(struct mt_trace *t, char *err, size_t errlen
 	return t;
 }
 
-struct mt_trace *mt_trace_open(const char *path, char *err, size_t errlen)
+/* An LTTng session's output: a directory of CTF traces. */
+static struct mt_trace *open_ctf(const char *dir, long pid, unsigned image,
+				 char *err, size_t errlen)
 {
+#ifdef MT_HAVE_BABELTRACE2
+	struct mt_trace *t = calloc(1, sizeof *t);
+	if (t && !(t->ctf = mt_ctf_open(dir, pid, image, err, errlen))) {
+		free(t);
+		return NULL;
+	}
+	return t;
+#else
+	(void)pid;
+	(void)image;
+	fail(err, errlen,
+	     "%s is a directory, and this memtrace was built without "
+	     "libbabeltrace2, which reads LTTng traces (Debian: "
+	     "libbabeltrace2-dev, then rebuild)",
+	     dir);
+	return NULL;
+#endif
+}
+
+struct mt_trace *mt_trace_open_process(const char *path, long pid,
+				       unsigned image, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return open_ctf(path, pid, image, err, errlen);
 	struct mt_trace *t = calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
@@ -188,7 +220,35 @@ struct mt_trace *mt_trace_open(const char *path, char *err, size_t errlen)
 		free(t);
 		return NULL;
 	}
-	return finish_open(t, err, errlen);
+	t = finish_open(t, err, errlen);
+	long has = t ? (long)json_integer_value(json_object_get(t->metadata, "pid")) : 0;
+	if (t && pid && has != pid) {
+		fail(err, errlen,
+		     "this is the trace of process %ld, not %ld (--pid chooses a "
+		     "process in an LTTng trace directory)",
+		     has, pid);
+		mt_trace_close(t);
+		return NULL;
+	}
+	return t;
+}
+
+bool mt_is_recording(const char *path)
+{
+	struct stat st;
+	char magic[8];
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return true;
+	FILE *f = fopen(path, "rbe");
+	bool yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, MT_TRACE_MAGIC, 8);
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+struct mt_trace *mt_trace_open(const char *path, char *err, size_t errlen)
+{
+	return mt_trace_open_process(path, 0, 0, err, errlen);
 }
 
 struct mt_trace *mt_trace_from_memory(const void *data, size_t len, char *err,
@@ -206,6 +266,9 @@ void mt_trace_close(struct mt_trace *t)
 {
 	if (!t)
 		return;
+#ifdef MT_HAVE_BABELTRACE2
+	mt_ctf_close(t->ctf);
+#endif
 	if (t->f)
 		fclose(t->f);
 	json_decref(t->metadata);
@@ -214,19 +277,43 @@ void mt_trace_close(struct mt_trace *t)
 	free(t);
 }
 
+#ifdef MT_HAVE_BABELTRACE2
+#define IF_CTF(t, call)                                                      \
+	do {                                                                 \
+		if ((t)->ctf)                                                \
+			return call;                                         \
+	} while (0)
+#else
+#define IF_CTF(t, call) ((void)0)
+#endif
+
 json_t *mt_trace_metadata(struct mt_trace *t)
 {
+	IF_CTF(t, mt_ctf_metadata(t->ctf));
 	return t->metadata;
 }
 
 uint64_t mt_trace_skipped(const struct mt_trace *t)
 {
+	IF_CTF(t, mt_ctf_skipped(t->ctf));
 	return t->skipped;
+}
+
+const char *mt_trace_skipped_what(const struct mt_trace *t)
+{
+	return t->ctf ? "events LTTng discarded" : "damaged chunks";
 }
 
 uint64_t mt_trace_start_ns(const struct mt_trace *t)
 {
+	IF_CTF(t, mt_ctf_start_ns(t->ctf));
 	return t->ns0;
+}
+
+const char *mt_trace_note(struct mt_trace *t)
+{
+	IF_CTF(t, mt_ctf_note(t->ctf));
+	return NULL;
 }
 
 /* How many varint fields follow the dt of each tag; -1: variable. */
@@ -479,6 +566,7 @@ bool mt_trace_each(struct mt_trace *t, bool salvage,
 		   bool (*fn)(const struct mt_event *, void *), void *arg,
 		   char *err, size_t errlen)
 {
+	IF_CTF(t, mt_ctf_each(t->ctf, salvage, fn, arg, err, errlen));
 	t->offset = t->data_start;
 	for (;;) {
 		bool stop = false, at_end = false;

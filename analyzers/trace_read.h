@@ -26,8 +26,20 @@ struct mt_event {
 struct mt_trace;
 
 /* Open and check the file header.  On failure returns NULL with a message
- * in err naming the file offset and what was expected. */
+ * in err naming the file offset and what was expected.  A directory is
+ * read as an LTTng trace (ctf_read.h). */
 struct mt_trace *mt_trace_open(const char *path, char *err, size_t errlen);
+/* The same, for one process of an LTTng trace (pid 0: the first), in its
+ * image after `image` execs; a native trace must be of that process (its
+ * images are files of their own). */
+struct mt_trace *mt_trace_open_process(const char *path, long pid,
+				       unsigned image, char *err, size_t errlen);
+/* Is path a recording: an LTTng trace directory, or a file that starts
+ * as a memtrace trace? */
+bool mt_is_recording(const char *path);
+/* After mt_trace_each: a note for the user (other processes in an LTTng
+ * trace), or NULL. */
+const char *mt_trace_note(struct mt_trace *t);
 void mt_trace_close(struct mt_trace *t);
 /* The header's metadata (owned by the trace). */
 json_t *mt_trace_metadata(struct mt_trace *t);
@@ -41,6 +53,9 @@ bool mt_trace_each(struct mt_trace *t, bool salvage,
 		   char *err, size_t errlen);
 /* After mt_trace_each with salvage: chunks skipped as damaged. */
 uint64_t mt_trace_skipped(const struct mt_trace *t);
+/* What that counts: "damaged chunks", or in an LTTng trace "events LTTng
+ * discarded". */
+const char *mt_trace_skipped_what(const struct mt_trace *t);
 /* CLOCK_MONOTONIC ns of the first event: event times are counted from it. */
 uint64_t mt_trace_start_ns(const struct mt_trace *t);
 

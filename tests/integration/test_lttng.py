@@ -4,69 +4,20 @@ recording both ways gives LTTng exactly the events of the native trace.
 Without MEMTRACE_LTTNG, lttng-ust is not even loaded."""
 import collections
 import os
-import shutil
-import subprocess
 
 import pytest
 
+from lttng_session import (HANG, NUMPY_SCRIPT, PROVIDER, lttng, needs_lttng,
+                           record, sessiond)
 from mt import CLI, PYTHON, SHIM, clean_env, program, run, shim_env, summary
 
-# Set by meson when it builds the provider (liblttng-ust-dev found).
-PROVIDER = os.environ.get("MEMTRACE_LTTNG_PROVIDER")
-# A run that takes longer is a deadlock (seconds; each takes well under 5).
-HANG = 120
-NUMPY_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "bench",
-                            "numpy_temporaries.py")
-
-pytestmark = pytest.mark.skipif(
-    not (PROVIDER and shutil.which("lttng") and shutil.which("babeltrace2")),
-    reason="needs lttng-tools, babeltrace2 and liblttng-ust-dev")
+pytestmark = needs_lttng
 
 
 def test_the_provider_is_built_next_to_the_shim():
     assert PROVIDER == os.path.join(os.path.dirname(SHIM),
                                     "libmemtrace-lttng.so")
     assert os.path.exists(PROVIDER)
-
-
-def _sessiond_pids():
-    r = subprocess.run(["pgrep", "-x", "lttng-sessiond"], capture_output=True,
-                       text=True)
-    return set(r.stdout.split())
-
-
-@pytest.fixture(scope="module")
-def sessiond():
-    """A session daemon for the tests: the one running, or one started here
-    and stopped at the end."""
-    before = _sessiond_pids()
-    if subprocess.run(["lttng", "list"], capture_output=True).returncode != 0:
-        subprocess.run(["lttng-sessiond", "--daemonize"], check=True,
-                       capture_output=True)
-    yield
-    for pid in _sessiond_pids() - before:
-        subprocess.run(["kill", pid])
-
-
-def lttng(*args):
-    run(["lttng", *args], clean_env())
-
-
-def record(tmp_path, name, cmd, env):
-    """cmd under a session of our own that records memtrace:* into a
-    directory; returns it."""
-    out = tmp_path / name
-    session = f"mt-test-{os.getpid()}-{name}"
-    lttng("create", session, "--output", str(out))
-    try:
-        lttng("enable-event", "--userspace", "memtrace:*", "-s", session)
-        lttng("add-context", "--userspace", "-s", session, "-t", "vtid")
-        lttng("start", session)
-        run(cmd, env, timeout=HANG)
-        lttng("stop", session)
-    finally:
-        lttng("destroy", session)
-    return out
 
 
 def lttng_counts(trace_dir):
@@ -91,7 +42,8 @@ NATIVE_AS_LTTNG = {"free": "free", "usable_size": "malloc_usable_size",
 
 
 def native_counts(path):
-    counts = collections.Counter()
+    # The file header holds what LTTng gets as the process's first event.
+    counts = collections.Counter(metadata=1)
     for line in run([CLI, "dump", str(path)], clean_env()).stdout.splitlines():
         if line.startswith("#"):
             continue
