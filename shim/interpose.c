@@ -14,6 +14,7 @@
 
 #include "probe.h"
 #include "trace.h"
+#include "trace_buf.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -73,7 +74,7 @@ EXPORT void free(void *p)
 				     1)) {
 			mt_count_call(&t->c, MT_CALL_FREE);
 			mt_count_free(&t->c, usable);
-			mt_trace_free(t, p, usable);
+			mt_trace_free_inline(t, p, usable);
 			mt_real.free(p);
 			mt_probe_after_free();
 			return;

@@ -1,6 +1,7 @@
 #include "probe.h"
 #include "rawsys.h"
 #include "trace.h"
+#include "trace_buf.h"
 
 /* The allocation hot path is written so that its common case makes no call
  * and so needs no stack frame: the rare cases (a thread's first event, a
@@ -87,7 +88,7 @@ void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 					     usable < MT_LARGE_BYTES &&
 					     !mt_break_moved(),
 				     1)) {
-			mt_trace_alloc(t, call, 0, requested, p, usable);
+			mt_trace_alloc_inline(t, call, requested, p, usable);
 			return count_alloc(t, call, requested, p, usable);
 		}
 	}

@@ -16,9 +16,6 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #endif
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 #include "backend.h"
 #include "diag.h"
@@ -31,33 +28,9 @@
 #include "report.h"
 #include "lttng.h"
 #include "trace.h"
+#include "trace_buf.h"
 #include "chunk_hash.h"
 #include "varint.h"
-
-enum {
-	CHUNK_BYTES = 64 * 1024,
-	EVENT_MAX = 4096,		 /* room for the largest event */
-};
-/* A chunk older than this is written out at the thread's next event, so a
- * killed process loses at most about this much.  In TSC ticks: 1e8 ticks
- * is at most 100 ms on any TSC of 1 GHz or more. */
-#define AGE_TICKS 100000000ull
-
-struct mt_trace_buf {
-	int lock;	  /* held while the chunk is written out */
-	bool closed;	  /* no more events (exit, fork) */
-	uint32_t tid, seq, events, len;
-	/* len | events << 32, published after each event for a writer on
-	 * another thread (at exit) */
-	uint64_t committed;
-	uint64_t first_tsc, first_ns, last_tsc;
-	uintptr_t last_addr;
-	/* The chunk's previous counters: each snapshot is stored as the
-	 * change from it (from zero at a chunk's start). */
-	uint64_t last_counters[MT_COUNTERS_VALUES];
-	uint64_t last_sample_ns; /* the chunk's previous kernel sample */
-	unsigned char data[CHUNK_BYTES + EVENT_MAX];
-};
 
 bool mt_tracing;
 static int trace_fd = -1;
@@ -70,17 +43,6 @@ static ZSTD_CCtx *cctx;
 static unsigned char *zbuf;
 static size_t zbuf_len;
 #endif
-
-static inline uint64_t ticks(void)
-{
-#if defined(__x86_64__)
-	return __rdtsc();
-#else
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-#endif
-}
 
 static uint64_t mono_ns(void)
 {
@@ -171,49 +133,33 @@ static void write_chunk(struct mt_trace_buf *b)
 #endif
 }
 
-static __attribute__((noinline)) void flush(struct mt_trace_buf *b)
+__attribute__((noinline)) void mt_trace_flush(struct mt_trace_buf *b)
 {
 	spin_lock(&b->lock);
 	if (!b->closed)
 		write_chunk(b);
-	b->len = b->events = 0;
 	__atomic_store_n(&b->committed, 0, __ATOMIC_RELEASE);
 	spin_unlock(&b->lock);
 }
 
 /* ---- events ---------------------------------------------------------- */
 
-/* Start an event: its tag and time; the fields follow. */
+/* Start an event: its tag and time; the fields follow.  The first event
+ * of a chunk sets the chunk's time base. */
 static inline __attribute__((always_inline)) unsigned char *
 begin_event(struct mt_trace_buf *b, int tag)
 {
-	uint64_t now = ticks();
-	unsigned char *p = b->data + b->len;
+	uint64_t now = mt_ticks();
 
-	if (__builtin_expect(b->events == 0, 0)) {
-		b->first_tsc = b->last_tsc = now;
+	if (__builtin_expect(b->committed == 0, 0)) {
+		b->first_tsc = now;
+		b->last_units = 0;
 		b->first_ns = mono_ns();
 		b->last_addr = 0;
 		memset(b->last_counters, 0, sizeof b->last_counters);
 		b->last_sample_ns = b->first_ns;
 	}
-	uint64_t dt = (now - b->last_tsc) >> MT_TSC_SHIFT;
-	b->last_tsc += dt << MT_TSC_SHIFT; /* no drift from the rounding */
-	*p++ = (unsigned char)tag;
-	return mt_put_varint(p, dt);
-}
-
-static inline __attribute__((always_inline)) void
-end_event(struct mt_trace_buf *b, unsigned char *p)
-{
-	b->len = (uint32_t)(p - b->data);
-	b->events++;
-	__atomic_store_n(&b->committed, (uint64_t)b->len | (uint64_t)b->events << 32,
-			 __ATOMIC_RELEASE);
-	if (__builtin_expect(b->len >= CHUNK_BYTES ||
-				     b->last_tsc - b->first_tsc > AGE_TICKS,
-			     0))
-		flush(b);
+	return mt_event_begin(b, tag, now);
 }
 
 static struct mt_trace_buf *buffer(struct mt_thread *t)
@@ -229,17 +175,8 @@ static struct mt_trace_buf *buffer(struct mt_thread *t)
 	b->tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0, 0, 0, 0);
 	t->trace = b;
 	unsigned char *p = begin_event(b, MT_EV_THREAD_START);
-	end_event(b, mt_put_varint(p, b->tid));
+	mt_event_end(b, mt_put_varint(p, b->tid));
 	return b;
-}
-
-static inline unsigned char *put_addr(struct mt_trace_buf *b, unsigned char *p,
-			       const void *addr)
-{
-	uintptr_t a = (uintptr_t)addr;
-	p = mt_put_varint(p, mt_zigzag((int64_t)(a - b->last_addr)));
-	b->last_addr = a;
-	return p;
 }
 
 /* t's buffer, or NULL (the event counted as lost) once recording stopped. */
@@ -278,7 +215,7 @@ static struct mt_trace_buf *recording(struct mt_thread *t)
 		uint64_t f_[] = {__VA_ARGS__};                               \
 		for (size_t i_ = 0; i_ < sizeof f_ / sizeof *f_; i_++)       \
 			p_ = mt_put_varint(p_, f_[i_]);                      \
-		end_event(b_, p_);                                           \
+		mt_event_end(b_, p_);                                           \
 	} while (0)
 
 void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
@@ -291,9 +228,9 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 	unsigned char *q = begin_event(b, MT_EV_ALLOC);
 	q = mt_put_varint(q, mt_entry_align(entry, align));
 	q = mt_put_varint(q, size);
-	q = put_addr(b, q, p);
+	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));
-	end_event(b, q);
+	mt_event_end(b, q);
 }
 
 void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
@@ -303,9 +240,9 @@ void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
 	if (!b)
 		return;
 	unsigned char *q = begin_event(b, MT_EV_FREE);
-	q = put_addr(b, q, p);
+	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, usable);
-	end_event(b, q);
+	mt_event_end(b, q);
 }
 
 void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
@@ -319,12 +256,12 @@ void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
 	unsigned char *q = begin_event(b, MT_EV_REALLOC);
 	q = mt_put_varint(q, (uint64_t)entry);
 	q = mt_put_varint(q, old_freed);
-	q = put_addr(b, q, old);
+	q = mt_put_addr(b, q, old);
 	q = mt_put_varint(q, old_usable);
 	q = mt_put_varint(q, size);
-	q = put_addr(b, q, p);
+	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));
-	end_event(b, q);
+	mt_event_end(b, q);
 }
 
 void mt_trace_usable(struct mt_thread *t, const void *p)
@@ -334,7 +271,7 @@ void mt_trace_usable(struct mt_thread *t, const void *p)
 	if (!b)
 		return;
 	unsigned char *q = begin_event(b, MT_EV_USABLE_SIZE);
-	end_event(b, put_addr(b, q, p));
+	mt_event_end(b, mt_put_addr(b, q, p));
 }
 
 void mt_trace_syscall(struct mt_thread *t, int entry, bool by_allocator,
@@ -382,7 +319,7 @@ void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 	q = put_sample_head(b, q, tid, time_ns);
 	q = mt_put_varint(q, addr);
 	q = mt_put_varint(q, ip);
-	end_event(b, q);
+	mt_event_end(b, q);
 }
 
 void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
@@ -401,7 +338,7 @@ void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
 		for (int i = 0; i < 3; i++)
 			q = mt_put_varint(q, arg[i]);
 	}
-	end_event(b, q);
+	mt_event_end(b, q);
 }
 
 void mt_trace_lost_samples(struct mt_thread *t, uint64_t count)
@@ -428,7 +365,7 @@ static void put_text_event(struct mt_thread *t, int tag, const uint64_t *pre,
 		q = mt_put_varint(q, pre[i]);
 	q = mt_put_varint(q, n);
 	memcpy(q, text, n);
-	end_event(b, q + n);
+	mt_event_end(b, q + n);
 }
 
 void mt_trace_region(struct mt_thread *t, int tag, int id, const char *name,
@@ -470,7 +407,7 @@ void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
 		q = mt_put_varint(q, mt_zigzag((int64_t)(v[i] - b->last_counters[i])));
 		b->last_counters[i] = v[i];
 	}
-	end_event(b, q);
+	mt_event_end(b, q);
 }
 
 /* ---- the file -------------------------------------------------------- */
@@ -675,12 +612,12 @@ static void baseline(struct mt_thread *t)
 	if (!b)
 		return;
 	/* Larger than one event's room: a chunk of its own. */
-	flush(b);
+	mt_trace_flush(b);
 	unsigned char *q = begin_event(b, MT_EV_BASELINE);
 	q = mt_put_varint(q, n);
 	for (size_t i = 0; i < n; i++)
 		q = mt_put_varint(q, v[i]);
-	end_event(b, q);
+	mt_event_end(b, q);
 }
 
 /* An LTTng trace has no file header: the same metadata is its process's
@@ -702,7 +639,7 @@ static bool start_native(void)
 	if (mt_opt.compress) {
 		size_t need = ZSTD_estimateCCtxSize(1);
 		void *work = mt_raw_mmap(need);
-		zbuf_len = ZSTD_compressBound(CHUNK_BYTES + EVENT_MAX);
+		zbuf_len = ZSTD_compressBound(MT_CHUNK_BYTES + MT_EVENT_MAX);
 		zbuf = mt_raw_mmap(zbuf_len);
 		cctx = work && zbuf ? ZSTD_initStaticCCtx(work, need) : NULL;
 	}
@@ -735,7 +672,6 @@ void mt_trace_restart_in_child(pid_t parent)
 	/* The events in the buffers are the parent's, and it writes them. */
 	for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
 		if (t->trace) {
-			t->trace->len = t->trace->events = 0;
 			t->trace->committed = 0;
 			t->trace->lock = 0;
 			t->trace->closed = t != self;
@@ -763,7 +699,7 @@ void mt_trace_thread_exit(struct mt_thread *t)
 		return;
 	mt_ksamples_drain(t);
 	EVENT(t, MT_EV_THREAD_EXIT, b->tid);
-	flush(b);
+	mt_trace_flush(b);
 }
 
 void mt_trace_exec(const char *path)
@@ -773,7 +709,7 @@ void mt_trace_exec(const char *path)
 		return;
 	put_text_event(t, MT_EV_EXEC, NULL, 0, path, 1024);
 	if (t->trace)
-		flush(t->trace);
+		mt_trace_flush(t->trace);
 }
 
 void mt_trace_finish(const char *exit_json, size_t len)
@@ -787,17 +723,13 @@ void mt_trace_finish(const char *exit_json, size_t len)
 	if (n)
 		EVENT(self, MT_EV_LOST, n);
 	struct mt_trace_buf *b = buffer(self);
-	if (b && len < CHUNK_BYTES) {
+	if (b && len < MT_CHUNK_BYTES) {
 		/* Written alone, as the last chunk of this thread. */
-		flush(b);
+		mt_trace_flush(b);
 		unsigned char *q = begin_event(b, MT_EV_EXIT);
 		q = mt_put_varint(q, len);
 		memcpy(q, exit_json, len);
-		b->len = (uint32_t)(q + len - b->data);
-		b->events++;
-		__atomic_store_n(&b->committed,
-				 (uint64_t)b->len | (uint64_t)b->events << 32,
-				 __ATOMIC_RELEASE);
+		mt_event_end(b, q + len);
 	}
 	/* Every thread's committed events; those still running lose what
 	 * they record from now on. */

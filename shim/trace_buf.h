@@ -1,0 +1,138 @@
+/* A thread's trace buffer, and the events of the malloc+free fast path
+ * written into it inline: the part of the trace writer that runs on every
+ * call (trace.c has the rest).  Inline because a call and its frame cost
+ * as much here as the encoding itself. */
+#ifndef MEMTRACE_TRACE_BUF_H
+#define MEMTRACE_TRACE_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#else
+#include <time.h>
+#endif
+
+#include "memtrace/trace_format.h"
+#include "thread.h"
+#include "trace.h"
+#include "varint.h"
+
+enum {
+	MT_CHUNK_BYTES = 64 * 1024,
+	MT_EVENT_MAX = 4096, /* room for the largest event */
+};
+/* A chunk older than this is written out at the thread's next event, so a
+ * killed process loses at most about this much.  1e8 TSC ticks is at
+ * most 100 ms on any TSC of 1 GHz or more. */
+#define MT_AGE_UNITS (100000000ull >> MT_TSC_SHIFT)
+
+struct mt_trace_buf {
+	int lock;	  /* held while the chunk is written out */
+	bool closed;	  /* no more events (exit, fork) */
+	uint32_t tid, seq;
+	/* The chunk's length in bytes | its events << 32, one word so that a
+	 * writer on another thread (at exit) reads both at once */
+	uint64_t committed;
+	uint64_t first_tsc, first_ns;
+	uint64_t last_units; /* the previous event's time: units of
+				2^MT_TSC_SHIFT ticks since first_tsc */
+	uintptr_t last_addr;
+	/* The chunk's previous counters: each snapshot is stored as the
+	 * change from it (from zero at a chunk's start). */
+	uint64_t last_counters[MT_COUNTERS_VALUES];
+	uint64_t last_sample_ns; /* the chunk's previous kernel sample */
+	unsigned char data[MT_CHUNK_BYTES + MT_EVENT_MAX];
+};
+
+static inline uint64_t mt_ticks(void)
+{
+#if defined(__x86_64__)
+	return __rdtsc();
+#else
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* Write the buffer's events out as one chunk, and start the next. */
+void mt_trace_flush(struct mt_trace_buf *b);
+
+/* Start an event in a chunk whose time base is set (it holds an event):
+ * its tag, then its time as a delta from the previous event. */
+static inline __attribute__((always_inline)) unsigned char *
+mt_event_begin(struct mt_trace_buf *b, int tag, uint64_t now)
+{
+	unsigned char *p = b->data + (uint32_t)b->committed;
+	uint64_t units = (now - b->first_tsc) >> MT_TSC_SHIFT;
+	uint64_t dt = units - b->last_units;
+	b->last_units = units;
+	*p++ = (unsigned char)tag;
+	return mt_put_varint(p, dt);
+}
+
+static inline __attribute__((always_inline)) void
+mt_event_end(struct mt_trace_buf *b, unsigned char *p)
+{
+	uint64_t len = (uint64_t)(p - b->data);
+	uint64_t events = (b->committed >> 32) + 1;
+	__atomic_store_n(&b->committed, len | events << 32, __ATOMIC_RELEASE);
+	if (__builtin_expect(len >= MT_CHUNK_BYTES ||
+				     b->last_units > MT_AGE_UNITS,
+			     0))
+		mt_trace_flush(b);
+}
+
+static inline __attribute__((always_inline)) unsigned char *
+mt_put_addr(struct mt_trace_buf *b, unsigned char *p, const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	p = mt_put_varint(p, mt_zigzag((int64_t)(a - b->last_addr)));
+	b->last_addr = a;
+	return p;
+}
+
+/* The buffer an inline event can go to: one that holds an event already
+ * and is open.  Otherwise (and with LTTng on, which takes the slow path)
+ * the out-of-line mt_trace_* functions do the rest. */
+static inline struct mt_trace_buf *mt_warm_buffer(struct mt_thread *t)
+{
+	struct mt_trace_buf *b = t->trace;
+	return __builtin_expect(b && b->committed && !b->closed, 1) ? b : NULL;
+}
+
+/* A small allocation without alignment (the fast path's). */
+static inline __attribute__((always_inline)) void
+mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
+		      const void *p, size_t usable)
+{
+	struct mt_trace_buf *b = mt_warm_buffer(t);
+	if (!b) {
+		mt_trace_alloc(t, entry, 0, size, p, usable);
+		return;
+	}
+	unsigned char *q = mt_event_begin(b, MT_EV_ALLOC, mt_ticks());
+	*q++ = (unsigned char)entry; /* mt_entry_align(entry, 0): one byte */
+	q = mt_put_varint(q, size);
+	q = mt_put_addr(b, q, p);
+	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));
+	mt_event_end(b, q);
+}
+
+static inline __attribute__((always_inline)) void
+mt_trace_free_inline(struct mt_thread *t, const void *p, size_t usable)
+{
+	struct mt_trace_buf *b = mt_warm_buffer(t);
+	if (!b) {
+		mt_trace_free(t, p, usable);
+		return;
+	}
+	unsigned char *q = mt_event_begin(b, MT_EV_FREE, mt_ticks());
+	q = mt_put_addr(b, q, p);
+	q = mt_put_varint(q, usable);
+	mt_event_end(b, q);
+}
+
+#endif
