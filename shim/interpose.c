@@ -41,6 +41,23 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted)
 	mt_probe_after_free();
 }
 
+/* glibc with a trace: the event written inline, out of free's own frame. */
+static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
+{
+	size_t head = mt_chunk_head(p);
+	size_t usable = mt_chunk_usable(head);
+	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && usable < MT_LARGE_BYTES,
+			     1)) {
+		mt_count_call(&t->c, MT_CALL_FREE);
+		mt_count_free(&t->c, usable);
+		mt_trace_free_inline(t, p, usable);
+		mt_real.free(p);
+		mt_probe_after_free();
+		return;
+	}
+	free_slow(p, true);
+}
+
 /* Counted before the real call, while the size can still be read and
  * before another thread can reuse the address; then, on glibc, a look at
  * the break, which free moves when it trims the heap.  The common case
@@ -67,18 +84,8 @@ EXPORT void free(void *p)
 		}
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && counted && p &&
 		   !mt_in_boot_arena(p)) {
-		size_t head = mt_chunk_head(p);
-		size_t usable = mt_chunk_usable(head);
-		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
-					     usable < MT_LARGE_BYTES,
-				     1)) {
-			mt_count_call(&t->c, MT_CALL_FREE);
-			mt_count_free(&t->c, usable);
-			mt_trace_free_inline(t, p, usable);
-			mt_real.free(p);
-			mt_probe_after_free();
-			return;
-		}
+		free_traced(t, p);
+		return;
 	} else if (mt_fast == MT_FAST_OTHER && t && counted && p &&
 		   !mt_in_boot_arena(p)) {
 		/* Other allocators: no break to watch, so a jump to free. */

@@ -67,6 +67,22 @@ alloc_other(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 	return alloc_slow(call, 0, requested, p, true);
 }
 
+/* glibc with a trace: the event written inline, in a function of its own
+ * so that the counting path keeps its small frame. */
+static __attribute__((noinline)) void *
+alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
+{
+	size_t head = mt_chunk_head(p);
+	size_t usable = mt_chunk_usable(head);
+	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
+				     usable < MT_LARGE_BYTES && !mt_break_moved(),
+			     1)) {
+		mt_trace_alloc_inline(t, call, requested, p, usable);
+		return count_alloc(t, call, requested, p, usable);
+	}
+	return alloc_slow(call, 0, requested, p, true);
+}
+
 void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 {
 	struct mt_thread *t = mt_tls.thread;
@@ -82,15 +98,7 @@ void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 	} else if (mt_fast == MT_FAST_OTHER && t && p) {
 		return alloc_other(t, call, requested, p);
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
-		size_t head = mt_chunk_head(p);
-		size_t usable = mt_chunk_usable(head);
-		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
-					     usable < MT_LARGE_BYTES &&
-					     !mt_break_moved(),
-				     1)) {
-			mt_trace_alloc_inline(t, call, requested, p, usable);
-			return count_alloc(t, call, requested, p, usable);
-		}
+		return alloc_traced(t, call, requested, p);
 	}
 	return alloc_slow(call, 0, requested, p, true);
 }
