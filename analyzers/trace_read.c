@@ -34,6 +34,15 @@ struct mt_trace {
 	unsigned char *payload, *raw; /* grown to the largest chunk */
 	size_t payload_cap, raw_cap;
 	uint64_t skipped;
+	/* When the file has provisional chunks: every chunk's (tid, seq,
+	 * offset), sorted, to find the chunk that supersedes one. */
+	struct chunk_key *chunks;
+	size_t nchunks;
+};
+
+struct chunk_key {
+	uint32_t tid, seq;
+	uint64_t offset;
 };
 
 static const char *const names[MT_EV_COUNT] = {
@@ -131,26 +140,77 @@ static bool read_header(struct mt_trace *t, char *err, size_t errlen)
 
 static bool valid_header(const struct mt_chunk_header *h)
 {
-	return h->magic == MT_CHUNK_MAGIC && !(h->flags & ~MT_CHUNK_ZSTD) &&
+	return h->magic == MT_CHUNK_MAGIC &&
+	       !(h->flags & ~(MT_CHUNK_ZSTD | MT_CHUNK_PROVISIONAL)) &&
 	       h->payload_len <= MAX_PAYLOAD &&
 	       h->raw_len <= MAX_RAW &&
 	       (h->flags & MT_CHUNK_ZSTD || h->payload_len == h->raw_len);
 }
 
-/* The time base: a straight line through the earliest and the latest
- * (first_tsc, first_ns) of all chunks, read from the headers only. */
-static void calibrate(struct mt_trace *t)
+static int by_key(const void *a, const void *b)
+{
+	const struct chunk_key *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Is the provisional chunk at `offset` superseded by a later one of its
+ * thread and number (docs/trace-format.md)? */
+static bool superseded(const struct mt_trace *t, const struct mt_chunk_header *h,
+		       uint64_t offset)
+{
+	struct chunk_key key = {h->tid, h->seq, offset};
+	const struct chunk_key *k =
+		t->chunks ? bsearch(&key, t->chunks, t->nchunks, sizeof key, by_key)
+			  : NULL;
+	return k && k + 1 < t->chunks + t->nchunks && k[1].tid == h->tid &&
+	       k[1].seq == h->seq;
+}
+
+static bool resync(struct mt_trace *t, uint64_t from);
+
+/* One pass over the chunk headers (damage skipped): the time base, a
+ * straight line through the earliest and the latest (first_tsc, first_ns)
+ * of all chunks; and, when provisional chunks are there, the index that
+ * tells which are superseded. */
+static void scan_headers(struct mt_trace *t)
 {
 	struct mt_chunk_header h;
 	uint64_t lo_tsc = UINT64_MAX, lo_ns = 0, hi_tsc = 0, hi_ns = 0;
+	size_t cap = 0;
+	bool provisional = false;
 
 	t->offset = t->data_start;
-	while (read_at(t, &h, sizeof h) == sizeof h && valid_header(&h)) {
+	while (read_at(t, &h, sizeof h) == sizeof h) {
+		if (!valid_header(&h)) {
+			if (!resync(t, t->offset))
+				break;
+			continue;
+		}
 		if (h.first_tsc < lo_tsc)
 			lo_tsc = h.first_tsc, lo_ns = h.first_ns;
 		if (h.first_tsc >= hi_tsc)
 			hi_tsc = h.first_tsc, hi_ns = h.first_ns;
+		provisional |= (h.flags & MT_CHUNK_PROVISIONAL) != 0;
+		if (t->nchunks == cap) {
+			cap = cap ? 2 * cap : 256;
+			struct chunk_key *more = realloc(t->chunks, cap * sizeof *more);
+			if (!more)
+				break; /* then every provisional chunk is read */
+			t->chunks = more;
+		}
+		t->chunks[t->nchunks++] = (struct chunk_key){h.tid, h.seq, t->offset};
 		t->offset += sizeof h + h.payload_len;
+	}
+	if (provisional) {
+		qsort(t->chunks, t->nchunks, sizeof *t->chunks, by_key);
+	} else {
+		free(t->chunks);
+		t->chunks = NULL;
+		t->nchunks = 0;
 	}
 	t->tsc0 = lo_tsc == UINT64_MAX ? 0 : lo_tsc;
 	t->ns0 = lo_ns;
@@ -179,7 +239,7 @@ static struct mt_trace *finish_open(struct mt_trace *t, char *err, size_t errlen
 		mt_trace_close(t);
 		return NULL;
 	}
-	calibrate(t);
+	scan_headers(t);
 	return t;
 }
 
@@ -272,6 +332,7 @@ void mt_trace_close(struct mt_trace *t)
 	if (t->f)
 		fclose(t->f);
 	json_decref(t->metadata);
+	free(t->chunks);
 	free(t->payload);
 	free(t->raw);
 	free(t);
@@ -506,6 +567,10 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 			    "offset %llu: a chunk header expected (magic \"MTCK\", "
 			    "sizes within bounds), found damage",
 			    (unsigned long long)at);
+	if ((h.flags & MT_CHUNK_PROVISIONAL) && superseded(t, &h, at)) {
+		t->offset += sizeof h + h.payload_len;
+		return true;
+	}
 	if (!room(&t->payload, &t->payload_cap, h.payload_len) ||
 	    !room(&t->raw, &t->raw_cap, h.raw_len))
 		return fail(err, errlen, "out of memory");

@@ -150,8 +150,7 @@ static void *collect(void *arg)
 {
 	struct pollfd p[MAX_CPUS];
 	(void)arg;
-	mt_tls.hidden++;
-	mt_tls.shim_thread = true;
+	mt_become_shim_thread();
 	for (int i = 0; i < ncpus; i++)
 		p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 	while (__atomic_load_n(&ncpus, __ATOMIC_RELAXED) && mt_tracing) {
@@ -166,8 +165,6 @@ static void release(bool unmap);
 void mt_ksamples_start(unsigned period)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
-	pthread_attr_t attr;
-	pthread_t collector;
 
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	ring_bytes = RING_PAGES * page_size;
@@ -180,17 +177,10 @@ void mt_ksamples_start(unsigned period)
 			release(true);
 			return;
 		}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* glibc maps the thread's stack and protects its guard page: the
-	 * shim's own system calls, which the kernel counters see. */
-	__atomic_fetch_add(&mt_shim_syscalls[MT_SYS_MMAP], 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&mt_shim_syscalls[MT_SYS_MPROTECT], 1, __ATOMIC_RELAXED);
-	if (pthread_create(&collector, &attr, collect, NULL) != 0)
+	if (!mt_start_shim_thread(collect))
 		mt_warn("no collector thread for page-fault samples: they are "
 			"collected at region boundaries and exit only, and "
 			"samples beyond the kernel's buffer are counted as lost");
-	pthread_attr_destroy(&attr);
 }
 
 static const struct source *source_of(uint64_t id)

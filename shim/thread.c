@@ -72,6 +72,7 @@ struct mt_thread *mt_thread_attach(void)
 		t = &overflow_block;
 	t->live_mark = (int64_t)(t->c.allocated - t->c.freed);
 	mt_tls.thread = t;
+	mt_trace_thread_attach(t);
 	/* The shim's own threads (the sample collector) are not the
 	 * program's. */
 	if (!mt_tls.shim_thread)
@@ -176,4 +177,22 @@ void mt_threads_reset_after_fork(void)
 	memset(&overflow_block.c, 0, sizeof overflow_block.c);
 	threads_seen = mt_tls.thread ? 1 : 0;
 	peak_live = 0;
+}
+
+bool mt_start_shim_thread(void *(*fn)(void *))
+{
+	pthread_attr_t attr;
+	pthread_t id;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* glibc maps the thread's stack and protects its guard page: the
+	 * shim's own system calls, which the kernel counters see. */
+	__atomic_fetch_add(&mt_shim_syscalls[MT_SYS_MMAP], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&mt_shim_syscalls[MT_SYS_MPROTECT], 1, __ATOMIC_RELAXED);
+	mt_tls.hidden++;
+	bool ok = pthread_create(&id, &attr, fn, NULL) == 0;
+	mt_tls.hidden--;
+	pthread_attr_destroy(&attr);
+	return ok;
 }

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,15 +92,19 @@ static void spin_unlock(int *l)
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
-/* Write out the committed events of b as one chunk. */
-static void write_chunk(struct mt_trace_buf *b)
+/* Write out the committed events of b as one chunk, or as a provisional
+ * copy of the chunk being filled (docs/trace-format.md). */
+static void write_chunk(struct mt_trace_buf *b, bool provisional)
 {
 	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
 	uint32_t len = (uint32_t)c, events = (uint32_t)(c >> 32);
 	struct mt_chunk_header h = {
 		.magic = MT_CHUNK_MAGIC,
+		.flags = provisional ? MT_CHUNK_PROVISIONAL : 0,
 		.tid = b->tid,
-		.seq = b->seq++,
+		/* A provisional copy takes the number of the chunk that will
+		 * supersede it. */
+		.seq = provisional ? b->seq : b->seq++,
 		.payload_len = len,
 		.raw_len = len,
 		.events = events,
@@ -137,8 +142,9 @@ __attribute__((noinline)) void mt_trace_flush(struct mt_trace_buf *b)
 {
 	spin_lock(&b->lock);
 	if (!b->closed)
-		write_chunk(b);
+		write_chunk(b, false);
 	__atomic_store_n(&b->committed, 0, __ATOMIC_RELEASE);
+	b->on_disk = 0;
 	spin_unlock(&b->lock);
 }
 
@@ -177,6 +183,25 @@ static struct mt_trace_buf *buffer(struct mt_thread *t)
 	unsigned char *p = begin_event(b, MT_EV_THREAD_START);
 	mt_event_end(b, mt_put_varint(p, b->tid));
 	return b;
+}
+
+void mt_trace_thread_attach(struct mt_thread *t)
+{
+	struct mt_trace_buf *b = t->trace;
+	uint32_t tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0, 0, 0, 0);
+
+	/* A block that served a thread now gone: its buffer (written out
+	 * when that thread ended) goes on under this thread's id. */
+	if (!b || b->tid == tid)
+		return;
+	mt_trace_flush(b);
+	spin_lock(&b->lock); /* the idle flusher reads the id */
+	b->tid = tid;
+	spin_unlock(&b->lock);
+	if (mt_tracing && !b->closed) {
+		unsigned char *p = begin_event(b, MT_EV_THREAD_START);
+		mt_event_end(b, mt_put_varint(p, tid));
+	}
 }
 
 /* t's buffer, or NULL (the event counted as lost) once recording stopped. */
@@ -630,6 +655,58 @@ static void lttng_metadata(pid_t parent)
 		TO_LTTNG(metadata, json, len);
 }
 
+/* ---- the idle flusher ------------------------------------------------ */
+
+/* A thread that records nothing for a while would keep its last events in
+ * memory, where a kill loses them.  Every FLUSH_PERIOD_MS a thread of the
+ * shim's own writes a provisional copy of each chunk that got events but
+ * none for the last period; a busy thread writes its own chunks (every
+ * MT_AGE_UNITS).  Either way an event is on disk within about 100 ms. */
+enum { FLUSH_PERIOD_MS = 50 };
+
+static void write_idle(struct mt_trace_buf *b, uint64_t now, uint64_t idle_ticks)
+{
+	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
+	/* Read while the owner may write them: a hint, checked again under
+	 * the lock for what matters. */
+	uint64_t last = b->first_tsc + (b->last_units << MT_TSC_SHIFT);
+	if (!c || c == b->on_disk || b->closed || now - last < idle_ticks)
+		return;
+	spin_lock(&b->lock);
+	c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
+	if (c && c != b->on_disk && !b->closed) {
+		write_chunk(b, true);
+		b->on_disk = c;
+	}
+	spin_unlock(&b->lock);
+}
+
+static void *flush_idle(void *arg)
+{
+	(void)arg;
+	mt_become_shim_thread();
+	/* The TSC's rate, measured over the thread's life. */
+	uint64_t t0 = mt_ticks(), ns0 = mono_ns();
+	for (;;) {
+		poll(NULL, 0, FLUSH_PERIOD_MS);
+		if (!__atomic_load_n(&mt_tracing, __ATOMIC_RELAXED) || trace_fd < 0)
+			return NULL;
+		uint64_t now = mt_ticks(), ns = mono_ns() - ns0;
+		uint64_t idle = (uint64_t)((double)(now - t0) / (double)ns *
+					   FLUSH_PERIOD_MS * 1e6);
+		for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
+			if (t->trace)
+				write_idle(t->trace, now, idle);
+	}
+}
+
+static void start_flusher(void)
+{
+	if (!mt_start_shim_thread(flush_idle))
+		mt_warn("no thread to write out idle threads' events: a killed "
+			"process loses what they recorded since their last chunk");
+}
+
 /* The native trace file, when MEMTRACE_OUT names one. */
 static bool start_native(void)
 {
@@ -644,7 +721,10 @@ static bool start_native(void)
 		cctx = work && zbuf ? ZSTD_initStaticCCtx(work, need) : NULL;
 	}
 #endif
-	return open_trace(0);
+	if (!open_trace(0))
+		return false;
+	start_flusher();
+	return true;
 }
 
 void mt_trace_start(void)
@@ -672,7 +752,7 @@ void mt_trace_restart_in_child(pid_t parent)
 	/* The events in the buffers are the parent's, and it writes them. */
 	for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
 		if (t->trace) {
-			t->trace->committed = 0;
+			t->trace->committed = t->trace->on_disk = 0;
 			t->trace->lock = 0;
 			t->trace->closed = t != self;
 			t->trace->seq = 0;
@@ -684,7 +764,10 @@ void mt_trace_restart_in_child(pid_t parent)
 #endif
 	if (mt_lttng)
 		lttng_metadata(parent);
-	mt_tracing = (native && open_trace(parent)) || mt_lttng;
+	native = native && open_trace(parent);
+	if (native)
+		start_flusher();
+	mt_tracing = native || mt_lttng;
 	mt_fast_update();
 	if (mt_tracing && self) {
 		baseline(self);
@@ -738,7 +821,7 @@ void mt_trace_finish(const char *exit_json, size_t len)
 		if (!tb || tb->closed)
 			continue;
 		spin_lock(&tb->lock);
-		write_chunk(tb);
+		write_chunk(tb, false);
 		tb->closed = true;
 		spin_unlock(&tb->lock);
 	}

@@ -20,6 +20,9 @@ void mt_trace_start(void);
 void mt_trace_restart_in_child(pid_t parent);
 /* At exit: the closing record, then every thread's events written out. */
 void mt_trace_finish(const char *exit_json, size_t len);
+/* A thread takes a counter block (that may have served a thread now
+ * gone): its events go under its own id. */
+void mt_trace_thread_attach(struct mt_thread *t);
 /* A thread ends: its events are written out. */
 void mt_trace_thread_exit(struct mt_thread *t);
 /* Before exec: this thread's events written out, and the exec noted. */

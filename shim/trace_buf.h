@@ -35,6 +35,7 @@ struct mt_trace_buf {
 	/* The chunk's length in bytes | its events << 32, one word so that a
 	 * writer on another thread (at exit) reads both at once */
 	uint64_t committed;
+	uint64_t on_disk; /* what of it a provisional chunk holds (trace.c) */
 	uint64_t first_tsc, first_ns;
 	uint64_t last_units; /* the previous event's time: units of
 				2^MT_TSC_SHIFT ticks since first_tsc */

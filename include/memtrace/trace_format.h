@@ -18,7 +18,7 @@
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 4
+#define MT_TRACE_MINOR 5
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
@@ -29,6 +29,10 @@ struct mt_file_header {
 };
 
 #define MT_CHUNK_ZSTD 1u
+/* A copy of a chunk still being filled, written while its thread is idle
+ * so that a killed process loses little; the later chunk of the same tid
+ * and seq (the whole one, or a longer copy) supersedes it. */
+#define MT_CHUNK_PROVISIONAL 2u
 
 struct mt_chunk_header {
 	uint32_t magic;	      /* MT_CHUNK_MAGIC */

@@ -5,6 +5,7 @@ damaged files give clean errors; nothing is ever overwritten."""
 import json
 import os
 import signal
+import struct
 import subprocess
 import time
 
@@ -128,6 +129,61 @@ def test_killed_process_leaves_a_readable_trace(tmp_path):
     # No closing record: stat says what is missing, and fails.
     s = run([CLI, "stat", str(path)], clean_env(), check=False)
     assert s.returncode == 1 and "no closing record" in s.stderr
+
+
+def program_events(path):
+    """The names of the events the program's main thread recorded (the
+    kernel's samples come from a thread of the shim's own, at times of
+    their own)."""
+    lines = [l.split() for l in dump(path).stdout.splitlines()
+             if not l.startswith("#")]
+    main = lines[0][1]
+    return [l[2] for l in lines if l[1] == main and l[2] != "kernel"]
+
+
+def test_a_killed_idle_process_keeps_its_last_events(tmp_path):
+    """The thread records the whole sequence, then sleeps: no event of its
+    own would write its chunk out; the shim's flusher writes a provisional
+    copy, and the reader takes it (and only it)."""
+    whole = tmp_path / "whole.mt"
+    run([program("sequence")], shim_env("glibc", MEMTRACE_OUT=str(whole)))
+    path = tmp_path / "idle.mt"
+    p = subprocess.Popen([program("sequence"), "idle"],
+                         env=shim_env("glibc", MEMTRACE_OUT=str(path)),
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "sequence done\n"
+    time.sleep(0.3)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    killed = program_events(path)
+    # Everything up to the end of the sequence, once; what only exit
+    # writes (the closing record, its counters) is missing.
+    expected = program_events(whole)
+    expected = expected[:expected.index("region_end") + 1]
+    assert killed[:len(expected)] == expected
+    assert killed.count("region_end") == 1
+
+
+def chunk_flags(path):
+    """The flags of each chunk of a trace file (docs/trace-format.md)."""
+    data = path.read_bytes()
+    at = 24 + struct.unpack_from("<I", data, 12)[0]
+    flags = []
+    while at + 56 <= len(data):
+        _, f, _, _, payload_len = struct.unpack_from("<5I", data, at)
+        flags.append(f)
+        at += 56 + payload_len
+    return flags
+
+
+def test_a_provisional_chunk_is_read_once(tmp_path):
+    """An idle thread's chunk is written provisionally, then whole at exit:
+    the reader takes the whole one only."""
+    path, summary, _ = traced(tmp_path, [program("sequence"), "pause"])
+    assert any(f & 2 for f in chunk_flags(path))  # MT_CHUNK_PROVISIONAL
+    plain, _, _ = traced(tmp_path, [program("sequence")], name="plain.mt")
+    assert program_events(path) == program_events(plain)
+    assert replayed(path) == json.loads(summary.read_text())
 
 
 def test_fork_writes_a_file_per_process(tmp_path):

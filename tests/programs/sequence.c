@@ -1,6 +1,8 @@
 /* A known sequence of events for the trace round trip: `sequence` makes,
  * in order, the calls tests/integration/test_trace.py expects to read back
- * from `memtrace dump`.  `sequence forever` then allocates until killed. */
+ * from `memtrace dump`.  `sequence forever` then allocates until killed;
+ * `sequence idle` waits to be killed, recording nothing more; `sequence
+ * pause` records nothing for 300 ms, then exits. */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <stdio.h>
@@ -44,5 +46,10 @@ int main(int argc, char **argv)
 			if (i % 1000 == 0)
 				usleep(1000);
 		}
+	if (argc > 1 && strcmp(argv[1], "pause") == 0)
+		usleep(300000);
+	if (argc > 1 && strcmp(argv[1], "idle") == 0)
+		for (;;)
+			pause();
 	return 0;
 }
