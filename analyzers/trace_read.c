@@ -451,13 +451,15 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 	while (p < end) {
 		/* Not zeroed whole: v[] is large and only nv of it is read. */
 		struct mt_event e;
-		e.tag = *p++;
+		unsigned byte = *p++, inline_dt = byte >> MT_TAG_BITS;
+		e.tag = (int)(byte & ((1u << MT_TAG_BITS) - 1));
 		e.tid = h->tid;
 		e.nv = 0;
 		e.text = NULL;
 		e.text_len = 0;
-		uint64_t dt;
-		if (e.tag <= 0 || e.tag >= MT_EV_COUNT || !mt_get_varint(&p, end, &dt))
+		uint64_t dt = inline_dt - 1;
+		if (e.tag <= 0 || e.tag >= MT_EV_COUNT ||
+		    (!inline_dt && !mt_get_varint(&p, end, &dt)))
 			return fail(err, errlen,
 				    "offset %llu: chunk of thread %u, event %u: "
 				    "a known event tag expected, found %d",

@@ -62,7 +62,8 @@ static inline uint64_t mt_ticks(void)
 void mt_trace_flush(struct mt_trace_buf *b);
 
 /* Start an event in a chunk whose time base is set (it holds an event):
- * its tag, then its time as a delta from the previous event. */
+ * its tag, and its time as a delta from the previous event (a small one
+ * in the tag byte). */
 static inline __attribute__((always_inline)) unsigned char *
 mt_event_begin(struct mt_trace_buf *b, int tag, uint64_t now)
 {
@@ -70,6 +71,10 @@ mt_event_begin(struct mt_trace_buf *b, int tag, uint64_t now)
 	uint64_t units = (now - b->first_tsc) >> MT_TSC_SHIFT;
 	uint64_t dt = units - b->last_units;
 	b->last_units = units;
+	if (dt < MT_DT_INLINE) {
+		*p++ = (unsigned char)(tag | (dt + 1) << MT_TAG_BITS);
+		return p;
+	}
 	*p++ = (unsigned char)tag;
 	return mt_put_varint(p, dt);
 }

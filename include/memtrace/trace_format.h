@@ -18,7 +18,7 @@
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 5
+#define MT_TRACE_MINOR 6
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
@@ -67,6 +67,11 @@ static inline uint64_t mt_entry_align(int entry, uint64_t align)
 		log++;
 	return (uint64_t)entry | (uint64_t)(align ? log + 1 : 0) << 5;
 }
+
+/* A tag byte: the tag in the low 5 bits; above them, dt + 1 for a dt
+ * below MT_DT_INLINE, or 0 with dt as the first varint after it. */
+#define MT_TAG_BITS 5
+#define MT_DT_INLINE 7
 
 /* Event tags.  Every event starts with its tag and "dt", the time since
  * the thread's previous event (units of 2^MT_TSC_SHIFT TSC ticks).  "addr"
@@ -141,5 +146,7 @@ enum mt_tag {
 	MT_EV_KCALL,
 	MT_EV_COUNT
 };
+
+_Static_assert(MT_EV_COUNT <= 1 << MT_TAG_BITS, "tags fit the tag byte");
 
 #endif
