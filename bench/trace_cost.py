@@ -5,7 +5,7 @@
     against the bare run and against counting mode;
   * bytes per event on the NumPy func1/func2 workload, plain and zstd, and
     heaptrack's file for the same run when heaptrack is installed;
-  * how fast `memtrace stat TRACE` reads events;
+  * how fast `memtrace stat TRACE` reads events (10 M of them);
   * whether recording distorts what it measures: func2/func1 with the
     trace against without memtrace (address-space layout fixed, since
     glibc's behaviour here depends on where the heap starts).
@@ -75,6 +75,30 @@ def main():
         print(f"  {threads} thread(s): bare {best['bare']:.2f}, counting "
               f"{best['counting']:.2f}, tracing {best['tracing']:.2f}: "
               f"+{per_event:.2f} ns per traced event (target 15)")
+
+    # The reader's speed: a large trace (5 M pairs, ~10 M events) against
+    # an empty one read the same way, so process start-up cancels out.
+    subprocess.run([a.bench, "--iterations", "5000000", "16"], env=env(**traced()),
+                   check=True, capture_output=True)
+    big = trace + ".big"
+    os.replace(trace, big)
+    subprocess.run(["true"], env=env(**traced()), check=True)
+    read = {}
+    for name, path in (("big", big), ("empty", trace)):
+        read[name] = 1e9
+        for _ in range(a.repeats):
+            t0 = time.perf_counter()
+            r = subprocess.run([a.cli, "stat", "--json", path], check=True,
+                               capture_output=True)
+            read[name] = min(read[name], time.perf_counter() - t0)
+        if name == "big":  # the malloc and free events (and a few more)
+            calls = json.loads(r.stdout)["calls"]
+            n = calls["malloc"] + calls["free"]
+    rate = n / (read["big"] - read["empty"]) / 1e6
+    print(f"reader: {n} events, {os.path.getsize(big)} bytes, in "
+          f"{read['big'] - read['empty']:.3f} s: {rate:.0f} M events/s on one "
+          f"core (target 50)")
+    os.unlink(big)
 
     script = [sys.executable if False else "/usr/bin/python3",
               os.path.join(HERE, "numpy_temporaries.py"), "--epochs", "1",
