@@ -823,6 +823,9 @@ void mt_trace_finish(const char *exit_json, size_t len)
 		spin_lock(&tb->lock);
 		write_chunk(tb, false);
 		tb->closed = true;
+		/* Empty, so the inline events go to the slow path, which sees
+		 * it closed (trace_buf.h). */
+		__atomic_store_n(&tb->committed, 0, __ATOMIC_RELEASE);
 		spin_unlock(&tb->lock);
 	}
 	mt_tracing = false;

@@ -30,7 +30,7 @@ enum {
 
 struct mt_trace_buf {
 	int lock;	  /* held while the chunk is written out */
-	bool closed;	  /* no more events (exit, fork) */
+	bool closed;	  /* no more events (exit, fork); then it is empty */
 	uint32_t tid, seq;
 	/* The chunk's length in bytes | its events << 32, one word so that a
 	 * writer on another thread (at exit) reads both at once */
@@ -101,12 +101,12 @@ mt_put_addr(struct mt_trace_buf *b, unsigned char *p, const void *addr)
 }
 
 /* The buffer an inline event can go to: one that holds an event already
- * and is open.  Otherwise (and with LTTng on, which takes the slow path)
- * the out-of-line mt_trace_* functions do the rest. */
+ * (a closed buffer is always empty).  Otherwise (and with LTTng on, which
+ * takes the slow path) the out-of-line mt_trace_* functions do the rest. */
 static inline struct mt_trace_buf *mt_warm_buffer(struct mt_thread *t)
 {
 	struct mt_trace_buf *b = t->trace;
-	return __builtin_expect(b && b->committed && !b->closed, 1) ? b : NULL;
+	return __builtin_expect(b && b->committed, 1) ? b : NULL;
 }
 
 /* A small allocation without alignment (the fast path's). */
