@@ -37,10 +37,13 @@ struct mt_counters {
 
 #define MT_LARGE_BYTES (128 * 1024)
 
-static inline void mt_add(uint64_t *slot, uint64_t n)
+/* Only the owning thread writes a slot; others may read it at any time,
+ * so it is stored whole.  Returns the new value. */
+static inline uint64_t mt_add(uint64_t *slot, uint64_t n)
 {
-	__atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + n,
-			 __ATOMIC_RELAXED);
+	uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED) + n;
+	__atomic_store_n(slot, v, __ATOMIC_RELAXED);
+	return v;
 }
 
 static inline unsigned mt_size_bucket(size_t n)
@@ -56,14 +59,14 @@ static inline unsigned mt_advice_slot(int advice)
 }
 
 /* An allocation entry returned a block of `usable` bytes for a request of
- * `requested`. */
-static inline void mt_count_alloc(struct mt_counters *c, enum mt_call call,
-				  size_t requested, size_t usable)
+ * `requested`.  Returns the bytes allocated so far. */
+static inline uint64_t mt_count_alloc(struct mt_counters *c, enum mt_call call,
+				      size_t requested, size_t usable)
 {
 	mt_add(&c->calls[call], 1);
 	mt_add(&c->requested[call], requested);
 	mt_add(&c->size_hist[mt_size_bucket(requested)], 1);
-	mt_add(&c->allocated, usable);
+	return mt_add(&c->allocated, usable);
 }
 
 static inline void mt_count_call(struct mt_counters *c, enum mt_call call)

@@ -18,8 +18,8 @@ static inline __attribute__((always_inline)) void *
 count_alloc(struct mt_thread *t, enum mt_call call, size_t requested, void *p,
 	    size_t usable)
 {
-	mt_count_alloc(&t->c, call, requested, usable);
-	int64_t live = (int64_t)(t->c.allocated - t->c.freed);
+	uint64_t allocated = mt_count_alloc(&t->c, call, requested, usable);
+	int64_t live = (int64_t)(allocated - t->c.freed);
 	if (__builtin_expect(live > t->live_mark, 0))
 		return peak_then_return(t, live, p);
 	return p;

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 #include "rawsys.h"
@@ -190,9 +191,16 @@ bool mt_start_shim_thread(void *(*fn)(void *))
 	 * shim's own system calls, which the kernel counters see. */
 	__atomic_fetch_add(&mt_shim_syscalls[MT_SYS_MMAP], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&mt_shim_syscalls[MT_SYS_MPROTECT], 1, __ATOMIC_RELAXED);
+	/* Every signal blocked in it (it inherits this mask): a signal sent
+	 * to the process goes to one of the program's threads, as it would
+	 * without the shim (a program may wait for signals in one thread). */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	mt_tls.hidden++;
 	bool ok = pthread_create(&id, &attr, fn, NULL) == 0;
 	mt_tls.hidden--;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	return ok;
 }

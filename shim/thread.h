@@ -86,8 +86,8 @@ struct mt_thread *mt_threads_first(void);
 void mt_threads_reset_after_fork(void);
 
 /* Start a detached thread of the shim's own, running fn: hidden from the
- * program's figures, its stack's mapping counted as the shim's.  false
- * when it could not start. */
+ * program's figures, its stack's mapping counted as the shim's, every
+ * signal blocked.  false when it could not start. */
 bool mt_start_shim_thread(void *(*fn)(void *));
 /* At the start of such a thread. */
 static inline void mt_become_shim_thread(void)

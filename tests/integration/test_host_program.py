@@ -25,7 +25,22 @@ def test_same_output_and_status(backend, how, code):
     assert has_summary == (how in ("return", "exit", "thread"))
 
 
-LIST_FDS = """
+@pytest.mark.parametrize("extra", [{}, {"MEMTRACE_OUT": "trace.mt"},
+                                   {"MEMTRACE_OUT": "trace.mt",
+                                    "MEMTRACE_FAULTS": "sample"}])
+def test_signals_for_the_process_reach_the_program(extra, tmp_path):
+    """The shim's own threads (the trace's flusher, the sample collector)
+    block every signal, so one sent to the process while the program blocks
+    it waits for the program's sigwait."""
+    cmd = [program("exits"), "sigwait", "0"]
+    if "MEMTRACE_OUT" in extra:
+        extra = dict(extra, MEMTRACE_OUT=str(tmp_path / extra["MEMTRACE_OUT"]))
+    traced = run(cmd, shim_env("glibc", **extra), check=False)
+    assert traced.returncode == 0, traced
+    assert "got signal 10" in traced.stdout
+
+
+LIST_FDS = r"""
 import fcntl, json, os, re, resource
 fds = {}
 for name in os.listdir('/proc/self/fd'):

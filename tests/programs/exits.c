@@ -1,5 +1,6 @@
 /* `exits HOW [CODE]`: leaves by a chosen path, printing first, so tests can
- * check the output and the status are the same with and without the shim. */
+ * check the output and the status are the same with and without the shim.
+ * `exits sigwait` first waits for a signal it sends itself. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +34,20 @@ int main(int argc, char **argv)
 		abort();
 	if (strcmp(how, "signal") == 0)
 		raise(SIGTERM);
+	if (strcmp(how, "sigwait") == 0) {
+		/* A signal sent to the process while every thread of the
+		 * program blocks it waits for sigwait; a thread that did not
+		 * block it would take it, and SIGUSR1 would kill. */
+		sigset_t set;
+		int sig = 0;
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		usleep(100000); /* the shim's threads are up */
+		kill(getpid(), SIGUSR1);
+		sigwait(&set, &sig);
+		printf("got signal %d\n", sig);
+	}
 	if (strcmp(how, "thread") == 0) {
 		pthread_t t;
 		pthread_create(&t, NULL, exit_from_thread, NULL);
