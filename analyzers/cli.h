@@ -24,7 +24,10 @@ struct mt_pick {
 	long pid; /* 0: the first process */
 	unsigned image;
 };
-bool mt_parse_pick(const char *text, struct mt_pick *pick);
+/* --pid's value into pick: 0, or after a usage message naming the verb,
+ * MT_EXIT_USAGE. */
+int mt_parse_pick(const char *verb, const char *usage, const char *text,
+		  struct mt_pick *pick);
 
 
 #endif

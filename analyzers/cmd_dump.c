@@ -117,11 +117,8 @@ int mt_cmd_dump(int argc, char **argv)
 			salvage = true;
 			break;
 		case 'p':
-			if (!mt_parse_pick(optarg, &pick))
-				return mt_usage_error(usage, "dump: --pid needs a "
-							     "process id (PID or "
-							     "PID.N), not '%s'",
-						      optarg);
+			if (mt_parse_pick("dump", usage, optarg, &pick))
+				return MT_EXIT_USAGE;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -350,11 +350,8 @@ int mt_cmd_explain(int argc, char **argv)
 			output = optarg;
 			break;
 		case 'p':
-			if (!mt_parse_pick(optarg, &pick))
-				return mt_usage_error(usage, "explain: --pid needs a "
-							     "process id (PID or "
-							     "PID.N), not '%s'",
-						      optarg);
+			if (mt_parse_pick("explain", usage, optarg, &pick))
+				return MT_EXIT_USAGE;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -7,7 +7,6 @@
 #include <babeltrace2/babeltrace.h>
 #include <errno.h>
 #include <ftw.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,18 +54,6 @@ struct pass {
 	char *err;
 	size_t errlen;
 };
-
-static bool fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static bool fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return false;
-}
 
 /* libbabeltrace2's own explanation of a failure, most specific last. */
 static void take_bt_error(char *err, size_t errlen, const char *what)
@@ -343,7 +330,7 @@ static bool on_metadata(struct pass *p, long vpid, uint64_t ns,
 		text(member(payload, "json"), &e);
 		c->metadata = e.text ? json_loadb(e.text, e.text_len, 0, &jerr) : NULL;
 		if (!c->metadata)
-			return fail(p->err, p->errlen,
+			return mt_read_fail(p->err, p->errlen,
 				    "the metadata event of process %ld is not JSON",
 				    vpid);
 		p->stop = true;
@@ -361,7 +348,7 @@ static bool on_event(struct pass *p, const bt_message *msg)
 	const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
 	const bt_field *vpid = member(ctx, "vpid"), *vtid = member(ctx, "vtid");
 	if (!vpid || !vtid)
-		return fail(p->err, p->errlen,
+		return mt_read_fail(p->err, p->errlen,
 			    "the memtrace events carry no vpid and vtid context: "
 			    "record with `lttng add-context -u -t vpid -t vtid` "
 			    "(memtrace run --lttng does)");
@@ -395,7 +382,7 @@ static bool on_discarded(struct pass *p, const bt_message *msg)
 	if (p->opening)
 		return true;
 	if (!p->salvage)
-		return fail(p->err, p->errlen,
+		return mt_read_fail(p->err, p->errlen,
 			    "LTTng discarded %llu events (its ring buffers were "
 			    "full), so the figures would be short: record with "
 			    "larger buffers (lttng enable-channel -u "
@@ -466,16 +453,16 @@ static bt_value *find_traces(const char *dir, char *err, size_t errlen)
 {
 	found_traces = bt_value_array_create();
 	if (!found_traces) {
-		fail(err, errlen, "out of memory");
+		mt_read_fail(err, errlen, "out of memory");
 		return NULL;
 	}
 	if (nftw(dir, visit, 16, FTW_PHYS) != 0) {
-		fail(err, errlen, "cannot read the directory: %s", strerror(errno));
+		mt_read_fail(err, errlen, "cannot read the directory: %s", strerror(errno));
 		bt_value_put_ref(found_traces);
 		return NULL;
 	}
 	if (bt_value_array_is_empty(found_traces)) {
-		fail(err, errlen,
+		mt_read_fail(err, errlen,
 		     "no CTF trace in this directory (none of its directories "
 		     "holds a 'metadata' file): give the output directory of an "
 		     "LTTng session, or a memtrace trace file");
@@ -490,7 +477,7 @@ static const bt_plugin *plugin(const char *name, char *err, size_t errlen)
 	const bt_plugin *p = NULL;
 	if (bt_plugin_find(name, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &p) !=
 	    BT_PLUGIN_FIND_STATUS_OK)
-		fail(err, errlen,
+		mt_read_fail(err, errlen,
 		     "babeltrace2's '%s' plugin is not installed (Debian: "
 		     "libbabeltrace2-0)",
 		     name);
@@ -604,7 +591,7 @@ struct mt_ctf *mt_ctf_open(const char *dir, long pid, unsigned image,
 	struct mt_ctf *c = calloc(1, sizeof *c);
 	if (!c || !(c->dir = strdup(dir))) {
 		free(c);
-		fail(err, errlen, "out of memory");
+		mt_read_fail(err, errlen, "out of memory");
 		return NULL;
 	}
 	c->want_pid = pid;
@@ -617,7 +604,7 @@ struct mt_ctf *mt_ctf_open(const char *dir, long pid, unsigned image,
 	char others[256];
 	list_others(c, others, sizeof others);
 	if (pid && p.earlier_images == 1)
-		fail(err, errlen,
+		mt_read_fail(err, errlen,
 		     "process %ld has one image in this trace (no exec): --pid %ld",
 		     pid, pid);
 	else if (pid && p.earlier_images) {
@@ -625,22 +612,22 @@ struct mt_ctf *mt_ctf_open(const char *dir, long pid, unsigned image,
 		if (p.earlier_images > 2)
 			snprintf(last, sizeof last, " to %ld.%u", pid,
 				 p.earlier_images - 1);
-		fail(err, errlen,
+		mt_read_fail(err, errlen,
 		     "process %ld has %u images in this trace (each exec starts "
 		     "one): --pid %ld, or %ld.1%s",
 		     pid, p.earlier_images, pid, pid, last);
 	}
 	else if (pid && c->nothers)
-		fail(err, errlen,
+		mt_read_fail(err, errlen,
 		     "no process %ld in this trace; it holds %s: choose one "
 		     "with --pid",
 		     pid, others);
 	else if (p.memtrace_events)
-		fail(err, errlen,
+		mt_read_fail(err, errlen,
 		     "memtrace events without memtrace:metadata: enable all of "
 		     "them (lttng enable-event -u 'memtrace:*')");
 	else
-		fail(err, errlen,
+		mt_read_fail(err, errlen,
 		     "no memtrace events in this trace: record with `memtrace "
 		     "run --lttng`, or with MEMTRACE_LTTNG=1 and `lttng "
 		     "enable-event -u 'memtrace:*'`");

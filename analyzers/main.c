@@ -30,7 +30,7 @@ int mt_usage_error(const char *verb_usage, const char *fmt, ...)
 	return MT_EXIT_USAGE;
 }
 
-bool mt_parse_pick(const char *text, struct mt_pick *pick)
+static bool parse_pick(const char *text, struct mt_pick *pick)
 {
 	char *end;
 	errno = 0;
@@ -46,6 +46,17 @@ bool mt_parse_pick(const char *text, struct mt_pick *pick)
 		pick->image = (unsigned)image;
 	}
 	return !*end;
+}
+
+int mt_parse_pick(const char *verb, const char *usage, const char *text,
+		  struct mt_pick *pick)
+{
+	if (parse_pick(text, pick))
+		return 0;
+	return mt_usage_error(usage,
+			      "%s: --pid needs a process id (PID or PID.N), not "
+			      "'%s'",
+			      verb, text);
 }
 
 int main(int argc, char **argv)

@@ -85,10 +85,7 @@ static size_t read_at(struct mt_trace *t, void *buf, size_t len)
 	return n;
 }
 
-static bool fail(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static bool fail(char *err, size_t len, const char *fmt, ...)
+bool mt_read_fail(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -103,27 +100,27 @@ static bool read_header(struct mt_trace *t, char *err, size_t errlen)
 	size_t n = read_at(t, &h, sizeof h);
 
 	if (n < sizeof h || memcmp(h.magic, MT_TRACE_MAGIC, 8) != 0)
-		return fail(err, errlen,
+		return mt_read_fail(err, errlen,
 			    "offset 0: expected a memtrace trace (\"MEMTRACE\" "
 			    "header), found %s",
 			    n < sizeof h ? "a file too short" : "something else");
 	if (h.major != MT_TRACE_MAJOR)
-		return fail(err, errlen,
+		return mt_read_fail(err, errlen,
 			    "offset 8: trace format %u.%u, this memtrace reads "
 			    "%u.x only: use a memtrace of that version",
 			    h.major, h.minor, MT_TRACE_MAJOR);
 	if (h.metadata_len > MAX_METADATA)
-		return fail(err, errlen, "offset 12: metadata of %u bytes, at most "
+		return mt_read_fail(err, errlen, "offset 12: metadata of %u bytes, at most "
 					 "%d expected",
 			    h.metadata_len, MAX_METADATA);
 	char *meta = malloc(h.metadata_len + 1);
 	if (!meta)
-		return fail(err, errlen, "out of memory");
+		return mt_read_fail(err, errlen, "out of memory");
 	t->offset = sizeof h;
 	n = read_at(t, meta, h.metadata_len);
 	if (n < h.metadata_len || XXH64(meta, h.metadata_len, 0) != h.metadata_hash) {
 		free(meta);
-		return fail(err, errlen, "offset %zu: %u bytes of metadata expected, %s",
+		return mt_read_fail(err, errlen, "offset %zu: %u bytes of metadata expected, %s",
 			    sizeof h, h.metadata_len,
 			    n < h.metadata_len ? "the file ends first"
 					       : "their checksum does not match");
@@ -132,7 +129,7 @@ static bool read_header(struct mt_trace *t, char *err, size_t errlen)
 	t->metadata = json_loadb(meta, h.metadata_len, 0, &jerr);
 	free(meta);
 	if (!t->metadata)
-		return fail(err, errlen, "offset %zu: metadata is not JSON: %s",
+		return mt_read_fail(err, errlen, "offset %zu: metadata is not JSON: %s",
 			    sizeof h, jerr.text);
 	t->data_start = t->offset = sizeof h + h.metadata_len;
 	return true;
@@ -257,7 +254,7 @@ static struct mt_trace *open_ctf(const char *dir, long pid, unsigned image,
 #else
 	(void)pid;
 	(void)image;
-	fail(err, errlen,
+	mt_read_fail(err, errlen,
 	     "%s is a directory, and this memtrace was built without "
 	     "libbabeltrace2, which reads LTTng traces (Debian: "
 	     "libbabeltrace2-dev, then rebuild)",
@@ -276,14 +273,14 @@ struct mt_trace *mt_trace_open_process(const char *path, long pid,
 	if (!t)
 		return NULL;
 	if (!(t->f = fopen(path, "rbe"))) {
-		fail(err, errlen, "cannot open: %s", strerror(errno));
+		mt_read_fail(err, errlen, "cannot open: %s", strerror(errno));
 		free(t);
 		return NULL;
 	}
 	t = finish_open(t, err, errlen);
 	long has = t ? (long)json_integer_value(json_object_get(t->metadata, "pid")) : 0;
 	if (t && pid && has != pid) {
-		fail(err, errlen,
+		mt_read_fail(err, errlen,
 		     "this is the trace of process %ld, not %ld (--pid chooses a "
 		     "process in an LTTng trace directory)",
 		     has, pid);
@@ -460,7 +457,7 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 		uint64_t dt = inline_dt - 1;
 		if (e.tag <= 0 || e.tag >= MT_EV_COUNT ||
 		    (!inline_dt && !mt_get_varint(&p, end, &dt)))
-			return fail(err, errlen,
+			return mt_read_fail(err, errlen,
 				    "offset %llu: chunk of thread %u, event %u: "
 				    "a known event tag expected, found %d",
 				    (unsigned long long)at, h->tid, n, e.tag);
@@ -535,13 +532,13 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 		}
 	}
 	if (n != h->events)
-		return fail(err, errlen,
+		return mt_read_fail(err, errlen,
 			    "offset %llu: chunk of thread %u: %u events expected, "
 			    "%u found",
 			    (unsigned long long)at, h->tid, h->events, n);
 	return true;
 truncated:
-	return fail(err, errlen,
+	return mt_read_fail(err, errlen,
 		    "offset %llu: chunk of thread %u, event %u: its fields run "
 		    "past the chunk's end",
 		    (unsigned long long)at, h->tid, n);
@@ -560,12 +557,12 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 		return true;
 	}
 	if (n < sizeof h)
-		return fail(err, errlen,
+		return mt_read_fail(err, errlen,
 			    "offset %llu: a chunk header of %zu bytes expected, the "
 			    "file ends after %zu",
 			    (unsigned long long)at, sizeof h, n);
 	if (!valid_header(&h))
-		return fail(err, errlen,
+		return mt_read_fail(err, errlen,
 			    "offset %llu: a chunk header expected (magic \"MTCK\", "
 			    "sizes within bounds), found damage",
 			    (unsigned long long)at);
@@ -575,16 +572,16 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 	}
 	if (!room(&t->payload, &t->payload_cap, h.payload_len) ||
 	    !room(&t->raw, &t->raw_cap, h.raw_len))
-		return fail(err, errlen, "out of memory");
+		return mt_read_fail(err, errlen, "out of memory");
 	t->offset += sizeof h;
 	n = read_at(t, t->payload, h.payload_len);
 	if (n < h.payload_len)
-		return fail(err, errlen,
+		return mt_read_fail(err, errlen,
 			    "offset %llu: %u bytes of chunk payload expected, the "
 			    "file ends after %zu (a killed process?)",
 			    (unsigned long long)t->offset, h.payload_len, n);
 	if (mt_chunk_hash(&h, t->payload) != h.hash)
-		return fail(err, errlen,
+		return mt_read_fail(err, errlen,
 			    "offset %llu: the chunk's checksum does not match its "
 			    "header and %u bytes",
 			    (unsigned long long)at, h.payload_len);
@@ -594,13 +591,13 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 #ifdef MT_HAVE_ZSTD
 		size_t r = ZSTD_decompress(t->raw, h.raw_len, t->payload, h.payload_len);
 		if (ZSTD_isError(r) || r != h.raw_len)
-			return fail(err, errlen,
+			return mt_read_fail(err, errlen,
 				    "offset %llu: a zstd chunk of %u bytes expected, "
 				    "it does not decompress",
 				    (unsigned long long)at, h.raw_len);
 		events = t->raw;
 #else
-		return fail(err, errlen, "offset %llu: a zstd-compressed chunk, and "
+		return mt_read_fail(err, errlen, "offset %llu: a zstd-compressed chunk, and "
 					 "this memtrace was built without zstd",
 			    (unsigned long long)at);
 #endif

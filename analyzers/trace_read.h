@@ -65,6 +65,11 @@ struct mt_trace *mt_trace_from_memory(const void *data, size_t len, char *err,
 
 const char *mt_event_name(int tag);
 
+/* A reader's error into err (errlen bytes); returns false, for `return
+ * mt_read_fail(...)`. */
+bool mt_read_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* A result field as recorded (zigzag). */
 static inline int64_t mt_unzigzag_value(uint64_t v)
 {
