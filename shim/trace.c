@@ -93,8 +93,9 @@ static void spin_unlock(int *l)
 }
 
 /* Write out the committed events of b as one chunk, or as a provisional
- * copy of the chunk being filled (docs/trace-format.md). */
-static void write_chunk(struct mt_trace_buf *b, bool provisional)
+ * copy of the chunk being filled (docs/trace-format.md).  Returns what of
+ * the buffer was written (its committed word then). */
+static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 {
 	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
 	uint32_t len = (uint32_t)c, events = (uint32_t)(c >> 32);
@@ -114,7 +115,7 @@ static void write_chunk(struct mt_trace_buf *b, bool provisional)
 	const void *payload = b->data;
 
 	if (!len || trace_fd < 0)
-		return;
+		return 0;
 #ifdef MT_HAVE_ZSTD
 	bool locked = false;
 	if (cctx) {
@@ -136,6 +137,7 @@ static void write_chunk(struct mt_trace_buf *b, bool provisional)
 	if (locked)
 		pthread_mutex_unlock(&zstd_lock);
 #endif
+	return c;
 }
 
 __attribute__((noinline)) void mt_trace_flush(struct mt_trace_buf *b)
@@ -674,10 +676,8 @@ static void write_idle(struct mt_trace_buf *b, uint64_t now, uint64_t idle_ticks
 		return;
 	spin_lock(&b->lock);
 	c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
-	if (c && c != b->on_disk && !b->closed) {
-		write_chunk(b, true);
-		b->on_disk = c;
-	}
+	if (c && c != b->on_disk && !b->closed)
+		b->on_disk = write_chunk(b, true);
 	spin_unlock(&b->lock);
 }
 
