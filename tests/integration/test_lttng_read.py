@@ -8,7 +8,7 @@ import os
 import pytest
 
 from lttng_session import NUMPY_SCRIPT, needs_lttng, record, sessiond
-from mt import CLI, PYTHON, clean_env, program, run, shim_env
+from mt import BACKENDS, CLI, PYTHON, clean_env, program, run, shim_env
 
 pytestmark = [needs_lttng, pytest.mark.skipif(
     not os.environ.get("MEMTRACE_CTF_READER"),
@@ -19,9 +19,9 @@ pytestmark = [needs_lttng, pytest.mark.skipif(
 NATIVE_ONLY = {"thread_start", "thread_exit", "forked", "exec", "lost"}
 
 
-def both_ways(tmp_path, name, cmd, **extra):
+def both_ways(tmp_path, name, cmd, backend="glibc", **extra):
     native = tmp_path / (name + ".mt")
-    env = shim_env("glibc", MEMTRACE_OUT=str(native), MEMTRACE_LTTNG="1",
+    env = shim_env(backend, MEMTRACE_OUT=str(native), MEMTRACE_LTTNG="1",
                    **extra)
     return native, record(tmp_path, name, cmd, env)
 
@@ -37,10 +37,11 @@ def dump_kinds(trace, *args):
                                if not line.startswith("#"))
 
 
-def test_stat_of_the_c_known_calls_equals_the_native_trace(sessiond,
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stat_of_the_c_known_calls_equals_the_native_trace(sessiond, backend,
                                                            tmp_path):
     native, lttng_dir = both_ways(tmp_path, "known",
-                                  [program("known_calls"), "50"])
+                                  [program("known_calls"), "50"], backend)
     from_lttng = stat_json(lttng_dir)
     # The program's own calls (tests/programs/known_calls.c), 50 rounds.
     assert from_lttng["calls"]["valloc"] == 50
