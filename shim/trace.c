@@ -152,10 +152,10 @@ __attribute__((noinline)) void mt_trace_flush(struct mt_trace_buf *b)
 
 /* ---- events ---------------------------------------------------------- */
 
-/* Start an event: its tag and time; the fields follow.  The first event
- * of a chunk sets the chunk's time base. */
-static inline __attribute__((always_inline)) unsigned char *
-begin_event(struct mt_trace_buf *b, int tag)
+/* An event's time; the first event of a chunk sets the chunk's time base
+ * (and the bases of its deltas). */
+static inline __attribute__((always_inline)) uint64_t
+event_time(struct mt_trace_buf *b)
 {
 	uint64_t now = mt_ticks();
 
@@ -167,7 +167,14 @@ begin_event(struct mt_trace_buf *b, int tag)
 		memset(b->last_counters, 0, sizeof b->last_counters);
 		b->last_sample_ns = b->first_ns;
 	}
-	return mt_event_begin(b, tag, now);
+	return now;
+}
+
+/* Start an event: its tag and time; the fields follow. */
+static inline __attribute__((always_inline)) unsigned char *
+begin_event(struct mt_trace_buf *b, int tag)
+{
+	return mt_event_begin(b, tag, event_time(b));
 }
 
 static struct mt_trace_buf *buffer(struct mt_thread *t)
@@ -242,7 +249,7 @@ static struct mt_trace_buf *recording(struct mt_thread *t)
 		uint64_t f_[] = {__VA_ARGS__};                               \
 		for (size_t i_ = 0; i_ < sizeof f_ / sizeof *f_; i_++)       \
 			p_ = mt_put_varint(p_, f_[i_]);                      \
-		mt_event_end(b_, p_);                                           \
+		mt_event_end(b_, p_);                                        \
 	} while (0)
 
 void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
@@ -252,12 +259,8 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
-	unsigned char *q = begin_event(b, MT_EV_ALLOC);
-	q = mt_put_varint(q, mt_entry_align(entry, align));
-	q = mt_put_varint(q, size);
-	q = mt_put_addr(b, q, p);
-	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));
-	mt_event_end(b, q);
+	mt_put_alloc(b, event_time(b), mt_entry_align(entry, align), size, p,
+		     usable);
 }
 
 void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
@@ -266,10 +269,7 @@ void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
-	unsigned char *q = begin_event(b, MT_EV_FREE);
-	q = mt_put_addr(b, q, p);
-	q = mt_put_varint(q, usable);
-	mt_event_end(b, q);
+	mt_put_free(b, event_time(b), p, usable);
 }
 
 void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,

@@ -109,18 +109,14 @@ static inline struct mt_trace_buf *mt_warm_buffer(struct mt_thread *t)
 	return __builtin_expect(b && b->committed, 1) ? b : NULL;
 }
 
-/* A small allocation without alignment (the fast path's). */
+/* The two events of the malloc+free fast path, at time `now`, into a
+ * buffer whose chunk has its time base. */
 static inline __attribute__((always_inline)) void
-mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
-		      const void *p, size_t usable)
+mt_put_alloc(struct mt_trace_buf *b, uint64_t now, uint64_t entry_align,
+	     size_t size, const void *p, size_t usable)
 {
-	struct mt_trace_buf *b = mt_warm_buffer(t);
-	if (!b) {
-		mt_trace_alloc(t, entry, 0, size, p, usable);
-		return;
-	}
-	unsigned char *q = mt_event_begin(b, MT_EV_ALLOC, mt_ticks());
-	*q++ = (unsigned char)entry; /* mt_entry_align(entry, 0): one byte */
+	unsigned char *q = mt_event_begin(b, MT_EV_ALLOC, now);
+	q = mt_put_varint(q, entry_align);
 	q = mt_put_varint(q, size);
 	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));
@@ -128,17 +124,34 @@ mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
 }
 
 static inline __attribute__((always_inline)) void
-mt_trace_free_inline(struct mt_thread *t, const void *p, size_t usable)
+mt_put_free(struct mt_trace_buf *b, uint64_t now, const void *p, size_t usable)
 {
-	struct mt_trace_buf *b = mt_warm_buffer(t);
-	if (!b) {
-		mt_trace_free(t, p, usable);
-		return;
-	}
-	unsigned char *q = mt_event_begin(b, MT_EV_FREE, mt_ticks());
+	unsigned char *q = mt_event_begin(b, MT_EV_FREE, now);
 	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, usable);
 	mt_event_end(b, q);
+}
+
+/* A small allocation without alignment (the fast path's). */
+static inline __attribute__((always_inline)) void
+mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
+		      const void *p, size_t usable)
+{
+	struct mt_trace_buf *b = mt_warm_buffer(t);
+	if (b)
+		mt_put_alloc(b, mt_ticks(), (uint64_t)entry, size, p, usable);
+	else
+		mt_trace_alloc(t, entry, 0, size, p, usable);
+}
+
+static inline __attribute__((always_inline)) void
+mt_trace_free_inline(struct mt_thread *t, const void *p, size_t usable)
+{
+	struct mt_trace_buf *b = mt_warm_buffer(t);
+	if (b)
+		mt_put_free(b, mt_ticks(), p, usable);
+	else
+		mt_trace_free(t, p, usable);
 }
 
 #endif
