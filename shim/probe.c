@@ -3,28 +3,10 @@
 #include "trace.h"
 #include "trace_buf.h"
 
-/* The allocation hot path is written so that its common case makes no call
- * and so needs no stack frame: the rare cases (a thread's first event, a
- * new peak of live bytes, a backend whose sizes cost a call) are tail
- * calls to functions of their own. */
-static __attribute__((noinline)) void *peak_then_return(struct mt_thread *t,
-							int64_t live, void *p)
-{
-	mt_peak_check(t, live);
-	return p;
-}
-
-static inline __attribute__((always_inline)) void *
-count_alloc(struct mt_thread *t, enum mt_call call, size_t requested, void *p,
-	    size_t usable)
-{
-	uint64_t allocated = mt_count_alloc(&t->c, call, requested, usable);
-	int64_t live = (int64_t)(allocated - t->c.freed);
-	if (__builtin_expect(live > t->live_mark, 0))
-		return peak_then_return(t, live, p);
-	return p;
-}
-
+/* The allocation hot path (mt_probe_alloc, inline in each wrapper) makes
+ * no call in its common case and so needs no stack frame: the rare cases
+ * (a thread's first event, a new peak of live bytes, a backend whose sizes
+ * cost a call) are tail calls to the functions here. */
 /* `fresh`: p is a new block (not realloc's, whose mapping and trace event
  * realloc_common takes care of). */
 static __attribute__((noinline)) void *
@@ -42,7 +24,7 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 		mt_large_alloc(t, usable);
 	if (mt_tracing && fresh)
 		mt_trace_alloc(t, call, align, requested, p, usable);
-	return count_alloc(t, call, requested, p, usable);
+	return mt_count_alloc_of(t, call, requested, p, usable);
 }
 
 void *mt_probe_realloc(enum mt_call call, size_t requested, void *p)
@@ -58,12 +40,18 @@ void *mt_probe_aligned(enum mt_call call, size_t align, size_t requested,
 
 /* Other allocators: their usable size costs a call, so a frame; kept out
  * of glibc's path, which needs none. */
+void *mt_peak_then_return(struct mt_thread *t, int64_t live, void *p)
+{
+	mt_peak_check(t, live);
+	return p;
+}
+
 static __attribute__((noinline)) void *
 alloc_other(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 {
 	size_t usable = mt_real.malloc_usable_size(p);
 	if (__builtin_expect(usable < MT_LARGE_BYTES, 1))
-		return count_alloc(t, call, requested, p, usable);
+		return mt_count_alloc_of(t, call, requested, p, usable);
 	return alloc_slow(call, 0, requested, p, true);
 }
 
@@ -78,24 +66,16 @@ alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 				     usable < MT_LARGE_BYTES && !mt_break_moved(),
 			     1)) {
 		mt_trace_alloc_inline(t, call, requested, p, usable);
-		return count_alloc(t, call, requested, p, usable);
+		return mt_count_alloc_of(t, call, requested, p, usable);
 	}
 	return alloc_slow(call, 0, requested, p, true);
 }
 
-void *mt_probe_alloc(enum mt_call call, size_t requested, void *p)
+void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p)
 {
 	struct mt_thread *t = mt_tls.thread;
 
-	if (__builtin_expect(mt_fast == MT_FAST_GLIBC && t && p, 1)) {
-		size_t head = mt_chunk_head(p);
-		size_t usable = mt_chunk_usable(head);
-		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
-					     usable < MT_LARGE_BYTES &&
-					     !mt_break_moved(),
-				     1))
-			return count_alloc(t, call, requested, p, usable);
-	} else if (mt_fast == MT_FAST_OTHER && t && p) {
+	if (mt_fast == MT_FAST_OTHER && t && p) {
 		return alloc_other(t, call, requested, p);
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
 		return alloc_traced(t, call, requested, p);

@@ -34,9 +34,42 @@ static inline bool mt_program_call(const void *caller)
 	       !(mt_allocator_nests && mt_is_allocator_code(caller));
 }
 
-/* An allocation entry returned p (NULL on failure).  Returns p, so that a
- * wrapper can end with a tail call to it. */
-void *mt_probe_alloc(enum mt_call call, size_t requested, void *p);
+/* A new peak of live bytes (rare): checked, then p returned. */
+void *mt_peak_then_return(struct mt_thread *t, int64_t live, void *p);
+/* Every allocation but the common case of glibc without a trace. */
+void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p);
+
+/* An allocation counted; returns p. */
+static inline __attribute__((always_inline)) void *
+mt_count_alloc_of(struct mt_thread *t, enum mt_call call, size_t requested,
+		  void *p, size_t usable)
+{
+	uint64_t allocated = mt_count_alloc(&t->c, call, requested, usable);
+	int64_t live = (int64_t)(allocated - t->c.freed);
+	if (__builtin_expect(live > t->live_mark, 0))
+		return mt_peak_then_return(t, live, p);
+	return p;
+}
+
+/* An allocation entry returned p (NULL on failure).  Returns p.  Inline:
+ * the common case (glibc, a small chunk from the heap) is counted in the
+ * wrapper itself, with no call but the real one; the rest are tail calls. */
+static inline __attribute__((always_inline)) void *
+mt_probe_alloc(enum mt_call call, size_t requested, void *p)
+{
+	struct mt_thread *t = mt_tls.thread;
+
+	if (__builtin_expect(mt_fast == MT_FAST_GLIBC && t && p, 1)) {
+		size_t head = mt_chunk_head(p);
+		size_t usable = mt_chunk_usable(head);
+		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
+					     usable < MT_LARGE_BYTES &&
+					     !mt_break_moved(),
+				     1))
+			return mt_count_alloc_of(t, call, requested, p, usable);
+	}
+	return mt_probe_alloc_other(call, requested, p);
+}
 /* The same for realloc's result, whose old block was accounted for. */
 void *mt_probe_realloc(enum mt_call call, size_t requested, void *p);
 /* The same for the aligned family, whose alignment the trace records. */
