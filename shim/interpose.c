@@ -58,6 +58,20 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 	free_slow(p, true);
 }
 
+/* Other allocators: their size costs a call, and there is no break to
+ * watch, so a jump to free. */
+static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p)
+{
+	size_t usable = mt_real.malloc_usable_size(p);
+	if (__builtin_expect(usable < MT_LARGE_BYTES, 1)) {
+		mt_count_call(&t->c, MT_CALL_FREE);
+		mt_count_free(&t->c, usable);
+		mt_real.free(p);
+		return;
+	}
+	free_slow(p, true);
+}
+
 /* Counted before the real call, while the size can still be read and
  * before another thread can reuse the address; then, on glibc, a look at
  * the break, which free moves when it trims the heap.  The common case
@@ -88,14 +102,8 @@ EXPORT void free(void *p)
 		return;
 	} else if (mt_fast == MT_FAST_OTHER && t && counted && p &&
 		   !mt_in_boot_arena(p)) {
-		/* Other allocators: no break to watch, so a jump to free. */
-		size_t usable = mt_real.malloc_usable_size(p);
-		if (__builtin_expect(usable < MT_LARGE_BYTES, 1)) {
-			mt_count_call(&t->c, MT_CALL_FREE);
-			mt_count_free(&t->c, usable);
-			mt_real.free(p);
-			return;
-		}
+		free_other(t, p);
+		return;
 	}
 	free_slow(p, counted);
 }

@@ -40,6 +40,11 @@ void *mt_probe_aligned(enum mt_call call, size_t align, size_t requested,
 
 /* Other allocators: their usable size costs a call, so a frame; kept out
  * of glibc's path, which needs none. */
+void mt_probe_break_moved(void)
+{
+	mt_glibc_break_moved(mt_self());
+}
+
 void *mt_peak_then_return(struct mt_thread *t, int64_t live, void *p)
 {
 	mt_peak_check(t, live);

@@ -111,11 +111,15 @@ static inline void mt_probe_free(struct mt_thread *t, void *p)
 		mt_trace_free(t, p, usable);
 }
 
+/* glibc's heap moved, seen by this thread (out of line: a caller then
+ * keeps nothing across its own call). */
+void mt_probe_break_moved(void);
+
 /* After a real call that may have moved glibc's heap (free's trim). */
 static inline void mt_probe_after_free(void)
 {
 	if (__builtin_expect(mt_break_moved(), 0))
-		mt_glibc_break_moved(mt_self());
+		mt_probe_break_moved();
 }
 
 static inline void mt_probe_call(enum mt_call call)
