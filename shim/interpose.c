@@ -46,10 +46,11 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 {
 	size_t head = mt_chunk_head(p);
 	size_t usable = mt_chunk_usable(head);
-	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && usable < MT_LARGE_BYTES,
-			     1)) {
+	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
 		mt_count_call(&t->c, MT_CALL_FREE);
 		mt_count_free(&t->c, usable);
+		if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
+			mt_large_free(t);
 		mt_trace_free_inline(t, p, usable);
 		mt_real.free(p);
 		mt_probe_after_free();
@@ -87,11 +88,11 @@ EXPORT void free(void *p)
 			     1)) {
 		size_t head = mt_chunk_head(p);
 		size_t usable = mt_chunk_usable(head);
-		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
-					     usable < MT_LARGE_BYTES,
-				     1)) {
+		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
 			mt_count_call(&t->c, MT_CALL_FREE);
 			mt_count_free(&t->c, usable);
+			if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
+				mt_large_free(t);
 			mt_real.free(p);
 			mt_probe_after_free();
 			return;

@@ -67,9 +67,9 @@ alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 {
 	size_t head = mt_chunk_head(p);
 	size_t usable = mt_chunk_usable(head);
-	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
-				     usable < MT_LARGE_BYTES && !mt_break_moved(),
-			     1)) {
+	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && !mt_break_moved(), 1)) {
+		if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
+			mt_large_alloc(t, usable);
 		mt_trace_alloc_inline(t, call, requested, p, usable);
 		return mt_count_alloc_of(t, call, requested, p, usable);
 	}

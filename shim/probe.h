@@ -62,11 +62,12 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 	if (__builtin_expect(mt_fast == MT_FAST_GLIBC && t && p, 1)) {
 		size_t head = mt_chunk_head(p);
 		size_t usable = mt_chunk_usable(head);
-		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) &&
-					     usable < MT_LARGE_BYTES &&
-					     !mt_break_moved(),
-				     1))
+		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && !mt_break_moved(),
+				     1)) {
+			if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
+				mt_large_alloc(t, usable);
 			return mt_count_alloc_of(t, call, requested, p, usable);
+		}
 	}
 	return mt_probe_alloc_other(call, requested, p);
 }
