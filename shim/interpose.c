@@ -47,10 +47,7 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 	size_t head = mt_chunk_head(p);
 	size_t usable = mt_chunk_usable(head);
 	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
-		mt_count_call(&t->c, MT_CALL_FREE);
-		mt_count_free(&t->c, usable);
-		if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
-			mt_large_free(t);
+		mt_count_free_of(t, usable);
 		mt_trace_free_inline(t, p, usable);
 		mt_real.free(p);
 		mt_probe_after_free();
@@ -63,14 +60,8 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
  * watch, so a jump to free. */
 static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p)
 {
-	size_t usable = mt_real.malloc_usable_size(p);
-	if (__builtin_expect(usable < MT_LARGE_BYTES, 1)) {
-		mt_count_call(&t->c, MT_CALL_FREE);
-		mt_count_free(&t->c, usable);
-		mt_real.free(p);
-		return;
-	}
-	free_slow(p, true);
+	mt_count_free_of(t, mt_real.malloc_usable_size(p));
+	mt_real.free(p);
 }
 
 /* Counted before the real call, while the size can still be read and
@@ -89,10 +80,7 @@ EXPORT void free(void *p)
 		size_t head = mt_chunk_head(p);
 		size_t usable = mt_chunk_usable(head);
 		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
-			mt_count_call(&t->c, MT_CALL_FREE);
-			mt_count_free(&t->c, usable);
-			if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
-				mt_large_free(t);
+			mt_count_free_of(t, usable);
 			mt_real.free(p);
 			mt_probe_after_free();
 			return;

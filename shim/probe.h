@@ -77,6 +77,16 @@ void *mt_probe_realloc(enum mt_call call, size_t requested, void *p);
 void *mt_probe_aligned(enum mt_call call, size_t align, size_t requested,
 		       void *p);
 
+/* free() of a block of `usable` bytes. */
+static inline __attribute__((always_inline)) void
+mt_count_free_of(struct mt_thread *t, size_t usable)
+{
+	mt_count_call(&t->c, MT_CALL_FREE);
+	mt_count_free(&t->c, usable);
+	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
+		mt_large_free(t);
+}
+
 /* A block of `usable` bytes is given back (realloc's old block). */
 static inline void mt_probe_release(size_t usable)
 {
@@ -90,8 +100,8 @@ static inline void mt_probe_release(size_t usable)
  * and before another thread can reuse the address. */
 static inline void mt_probe_free(struct mt_thread *t, void *p)
 {
-	mt_count_call(&t->c, MT_CALL_FREE);
 	if (!p || mt_in_boot_arena(p)) {
+		mt_count_call(&t->c, MT_CALL_FREE);
 		if (mt_tracing)
 			mt_trace_free(t, NULL, 0);
 		return;
@@ -105,9 +115,7 @@ static inline void mt_probe_free(struct mt_thread *t, void *p)
 	} else {
 		usable = mt_real.malloc_usable_size(p);
 	}
-	mt_count_free(&t->c, usable);
-	if (usable >= MT_LARGE_BYTES)
-		mt_large_free(t);
+	mt_count_free_of(t, usable);
 	if (mt_tracing)
 		mt_trace_free(t, p, usable);
 }
