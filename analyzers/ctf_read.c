@@ -331,8 +331,8 @@ static bool on_metadata(struct pass *p, long vpid, uint64_t ns,
 		c->metadata = e.text ? json_loadb(e.text, e.text_len, 0, &jerr) : NULL;
 		if (!c->metadata)
 			return mt_read_fail(p->err, p->errlen,
-				    "the metadata event of process %ld is not JSON",
-				    vpid);
+					    "the metadata event of process %ld is not JSON",
+					    vpid);
 		p->stop = true;
 	}
 	return true;
@@ -349,9 +349,9 @@ static bool on_event(struct pass *p, const bt_message *msg)
 	const bt_field *vpid = member(ctx, "vpid"), *vtid = member(ctx, "vtid");
 	if (!vpid || !vtid)
 		return mt_read_fail(p->err, p->errlen,
-			    "the memtrace events carry no vpid and vtid context: "
-			    "record with `lttng add-context -u -t vpid -t vtid` "
-			    "(memtrace run --lttng does)");
+				    "the memtrace events carry no vpid and vtid context: "
+				    "record with `lttng add-context -u -t vpid -t vtid` "
+				    "(memtrace run --lttng does)");
 	const bt_field *payload = bt_event_borrow_payload_field_const(ev);
 	long pid = (long)integer(vpid);
 	uint64_t ns = clock_ns(msg);
@@ -383,12 +383,12 @@ static bool on_discarded(struct pass *p, const bt_message *msg)
 		return true;
 	if (!p->salvage)
 		return mt_read_fail(p->err, p->errlen,
-			    "LTTng discarded %llu events (its ring buffers were "
-			    "full), so the figures would be short: record with "
-			    "larger buffers (lttng enable-channel -u "
-			    "--subbuf-size=8M --num-subbuf=8), or pass --salvage "
-			    "to read what was kept",
-			    (unsigned long long)n);
+				    "LTTng discarded %llu events (its ring buffers were "
+				    "full), so the figures would be short: record with "
+				    "larger buffers (lttng enable-channel -u "
+				    "--subbuf-size=8M --num-subbuf=8), or pass --salvage "
+				    "to read what was kept",
+				    (unsigned long long)n);
 	p->c->skipped += n;
 	return true;
 }
@@ -463,9 +463,9 @@ static bt_value *find_traces(const char *dir, char *err, size_t errlen)
 	}
 	if (bt_value_array_is_empty(found_traces)) {
 		mt_read_fail(err, errlen,
-		     "no CTF trace in this directory (none of its directories "
-		     "holds a 'metadata' file): give the output directory of an "
-		     "LTTng session, or a memtrace trace file");
+			     "no CTF trace in this directory (none of its directories "
+			     "holds a 'metadata' file): give the output directory of an "
+			     "LTTng session, or a memtrace trace file");
 		bt_value_put_ref(found_traces);
 		return NULL;
 	}
@@ -478,9 +478,9 @@ static const bt_plugin *plugin(const char *name, char *err, size_t errlen)
 	if (bt_plugin_find(name, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &p) !=
 	    BT_PLUGIN_FIND_STATUS_OK)
 		mt_read_fail(err, errlen,
-		     "babeltrace2's '%s' plugin is not installed (Debian: "
-		     "libbabeltrace2-0)",
-		     name);
+			     "babeltrace2's '%s' plugin is not installed (Debian: "
+			     "libbabeltrace2-0)",
+			     name);
 	return p;
 }
 
@@ -605,32 +605,32 @@ struct mt_ctf *mt_ctf_open(const char *dir, long pid, unsigned image,
 	list_others(c, others, sizeof others);
 	if (pid && p.earlier_images == 1)
 		mt_read_fail(err, errlen,
-		     "process %ld has one image in this trace (no exec): --pid %ld",
-		     pid, pid);
+			     "process %ld has one image in this trace (no exec): --pid %ld",
+			     pid, pid);
 	else if (pid && p.earlier_images) {
 		char last[48] = "";
 		if (p.earlier_images > 2)
 			snprintf(last, sizeof last, " to %ld.%u", pid,
 				 p.earlier_images - 1);
 		mt_read_fail(err, errlen,
-		     "process %ld has %u images in this trace (each exec starts "
-		     "one): --pid %ld, or %ld.1%s",
-		     pid, p.earlier_images, pid, pid, last);
+			     "process %ld has %u images in this trace (each exec starts "
+			     "one): --pid %ld, or %ld.1%s",
+			     pid, p.earlier_images, pid, pid, last);
 	}
 	else if (pid && c->nothers)
 		mt_read_fail(err, errlen,
-		     "no process %ld in this trace; it holds %s: choose one "
-		     "with --pid",
-		     pid, others);
+			     "no process %ld in this trace; it holds %s: choose one "
+			     "with --pid",
+			     pid, others);
 	else if (p.memtrace_events)
 		mt_read_fail(err, errlen,
-		     "memtrace events without memtrace:metadata: enable all of "
-		     "them (lttng enable-event -u 'memtrace:*')");
+			     "memtrace events without memtrace:metadata: enable all of "
+			     "them (lttng enable-event -u 'memtrace:*')");
 	else
 		mt_read_fail(err, errlen,
-		     "no memtrace events in this trace: record with `memtrace "
-		     "run --lttng`, or with MEMTRACE_LTTNG=1 and `lttng "
-		     "enable-event -u 'memtrace:*'`");
+			     "no memtrace events in this trace: record with `memtrace "
+			     "run --lttng`, or with MEMTRACE_LTTNG=1 and `lttng "
+			     "enable-event -u 'memtrace:*'`");
 failed:
 	mt_ctf_close(c);
 	return NULL;

@@ -101,18 +101,18 @@ static bool read_header(struct mt_trace *t, char *err, size_t errlen)
 
 	if (n < sizeof h || memcmp(h.magic, MT_TRACE_MAGIC, 8) != 0)
 		return mt_read_fail(err, errlen,
-			    "offset 0: expected a memtrace trace (\"MEMTRACE\" "
-			    "header), found %s",
-			    n < sizeof h ? "a file too short" : "something else");
+				    "offset 0: expected a memtrace trace (\"MEMTRACE\" "
+				    "header), found %s",
+				    n < sizeof h ? "a file too short" : "something else");
 	if (h.major != MT_TRACE_MAJOR)
 		return mt_read_fail(err, errlen,
-			    "offset 8: trace format %u.%u, this memtrace reads "
-			    "%u.x only: use a memtrace of that version",
-			    h.major, h.minor, MT_TRACE_MAJOR);
+				    "offset 8: trace format %u.%u, this memtrace reads "
+				    "%u.x only: use a memtrace of that version",
+				    h.major, h.minor, MT_TRACE_MAJOR);
 	if (h.metadata_len > MAX_METADATA)
 		return mt_read_fail(err, errlen, "offset 12: metadata of %u bytes, at most "
-					 "%d expected",
-			    h.metadata_len, MAX_METADATA);
+				    "%d expected",
+				    h.metadata_len, MAX_METADATA);
 	char *meta = malloc(h.metadata_len + 1);
 	if (!meta)
 		return mt_read_fail(err, errlen, "out of memory");
@@ -121,16 +121,16 @@ static bool read_header(struct mt_trace *t, char *err, size_t errlen)
 	if (n < h.metadata_len || XXH64(meta, h.metadata_len, 0) != h.metadata_hash) {
 		free(meta);
 		return mt_read_fail(err, errlen, "offset %zu: %u bytes of metadata expected, %s",
-			    sizeof h, h.metadata_len,
-			    n < h.metadata_len ? "the file ends first"
-					       : "their checksum does not match");
+				    sizeof h, h.metadata_len,
+				    n < h.metadata_len ? "the file ends first"
+				    : "their checksum does not match");
 	}
 	json_error_t jerr;
 	t->metadata = json_loadb(meta, h.metadata_len, 0, &jerr);
 	free(meta);
 	if (!t->metadata)
 		return mt_read_fail(err, errlen, "offset %zu: metadata is not JSON: %s",
-			    sizeof h, jerr.text);
+				    sizeof h, jerr.text);
 	t->data_start = t->offset = sizeof h + h.metadata_len;
 	return true;
 }
@@ -255,10 +255,10 @@ static struct mt_trace *open_ctf(const char *dir, long pid, unsigned image,
 	(void)pid;
 	(void)image;
 	mt_read_fail(err, errlen,
-	     "%s is a directory, and this memtrace was built without "
-	     "libbabeltrace2, which reads LTTng traces (Debian: "
-	     "libbabeltrace2-dev, then rebuild)",
-	     dir);
+		     "%s is a directory, and this memtrace was built without "
+		     "libbabeltrace2, which reads LTTng traces (Debian: "
+		     "libbabeltrace2-dev, then rebuild)",
+		     dir);
 	return NULL;
 #endif
 }
@@ -281,9 +281,9 @@ struct mt_trace *mt_trace_open_process(const char *path, long pid,
 	long has = t ? (long)json_integer_value(json_object_get(t->metadata, "pid")) : 0;
 	if (t && pid && has != pid) {
 		mt_read_fail(err, errlen,
-		     "this is the trace of process %ld, not %ld (--pid chooses a "
-		     "process in an LTTng trace directory)",
-		     has, pid);
+			     "this is the trace of process %ld, not %ld (--pid chooses a "
+			     "process in an LTTng trace directory)",
+			     has, pid);
 		mt_trace_close(t);
 		return NULL;
 	}
@@ -458,9 +458,9 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 		if (e.tag <= 0 || e.tag >= MT_EV_COUNT ||
 		    (!inline_dt && !mt_get_varint(&p, end, &dt)))
 			return mt_read_fail(err, errlen,
-				    "offset %llu: chunk of thread %u, event %u: "
-				    "a known event tag expected, found %d",
-				    (unsigned long long)at, h->tid, n, e.tag);
+					    "offset %llu: chunk of thread %u, event %u: "
+					    "a known event tag expected, found %d",
+					    (unsigned long long)at, h->tid, n, e.tag);
 		tsc += dt << MT_TSC_SHIFT;
 		e.ns = ticks_to_ns(t, tsc);
 		int count = fixed_fields(e.tag);
@@ -533,15 +533,15 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 	}
 	if (n != h->events)
 		return mt_read_fail(err, errlen,
-			    "offset %llu: chunk of thread %u: %u events expected, "
-			    "%u found",
-			    (unsigned long long)at, h->tid, h->events, n);
+				    "offset %llu: chunk of thread %u: %u events expected, "
+				    "%u found",
+				    (unsigned long long)at, h->tid, h->events, n);
 	return true;
 truncated:
 	return mt_read_fail(err, errlen,
-		    "offset %llu: chunk of thread %u, event %u: its fields run "
-		    "past the chunk's end",
-		    (unsigned long long)at, h->tid, n);
+			    "offset %llu: chunk of thread %u, event %u: its fields run "
+			    "past the chunk's end",
+			    (unsigned long long)at, h->tid, n);
 }
 
 /* One chunk at t->offset: read, check, decompress, decode. */
@@ -558,14 +558,14 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 	}
 	if (n < sizeof h)
 		return mt_read_fail(err, errlen,
-			    "offset %llu: a chunk header of %zu bytes expected, the "
-			    "file ends after %zu",
-			    (unsigned long long)at, sizeof h, n);
+				    "offset %llu: a chunk header of %zu bytes expected, the "
+				    "file ends after %zu",
+				    (unsigned long long)at, sizeof h, n);
 	if (!valid_header(&h))
 		return mt_read_fail(err, errlen,
-			    "offset %llu: a chunk header expected (magic \"MTCK\", "
-			    "sizes within bounds), found damage",
-			    (unsigned long long)at);
+				    "offset %llu: a chunk header expected (magic \"MTCK\", "
+				    "sizes within bounds), found damage",
+				    (unsigned long long)at);
 	if ((h.flags & MT_CHUNK_PROVISIONAL) && superseded(t, &h, at)) {
 		t->offset += sizeof h + h.payload_len;
 		return true;
@@ -577,14 +577,14 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 	n = read_at(t, t->payload, h.payload_len);
 	if (n < h.payload_len)
 		return mt_read_fail(err, errlen,
-			    "offset %llu: %u bytes of chunk payload expected, the "
-			    "file ends after %zu (a killed process?)",
-			    (unsigned long long)t->offset, h.payload_len, n);
+				    "offset %llu: %u bytes of chunk payload expected, the "
+				    "file ends after %zu (a killed process?)",
+				    (unsigned long long)t->offset, h.payload_len, n);
 	if (mt_chunk_hash(&h, t->payload) != h.hash)
 		return mt_read_fail(err, errlen,
-			    "offset %llu: the chunk's checksum does not match its "
-			    "header and %u bytes",
-			    (unsigned long long)at, h.payload_len);
+				    "offset %llu: the chunk's checksum does not match its "
+				    "header and %u bytes",
+				    (unsigned long long)at, h.payload_len);
 	t->offset += h.payload_len;
 	const unsigned char *events = t->payload;
 	if (h.flags & MT_CHUNK_ZSTD) {
@@ -592,14 +592,14 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 		size_t r = ZSTD_decompress(t->raw, h.raw_len, t->payload, h.payload_len);
 		if (ZSTD_isError(r) || r != h.raw_len)
 			return mt_read_fail(err, errlen,
-				    "offset %llu: a zstd chunk of %u bytes expected, "
-				    "it does not decompress",
-				    (unsigned long long)at, h.raw_len);
+					    "offset %llu: a zstd chunk of %u bytes expected, "
+					    "it does not decompress",
+					    (unsigned long long)at, h.raw_len);
 		events = t->raw;
 #else
 		return mt_read_fail(err, errlen, "offset %llu: a zstd-compressed chunk, and "
-					 "this memtrace was built without zstd",
-			    (unsigned long long)at);
+				    "this memtrace was built without zstd",
+				    (unsigned long long)at);
 #endif
 	}
 	return decode(t, &h, events, events + h.raw_len, fn, arg, stop, err,
