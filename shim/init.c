@@ -38,6 +38,7 @@ static void start_kernel_samples(void)
 static void child_after_fork(void)
 {
 	mt_tls.hidden++;
+	mt_shim_threads_forget();
 	mt_threads_reset_after_fork();
 	mt_lttng_after_fork_child();
 	mt_regions_reset_after_fork();

@@ -8,11 +8,14 @@
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe.h"
+#include "rawsys.h"
 #include "trace.h"
 #include "trace_buf.h"
 
@@ -478,3 +481,51 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 LIST_EXEC(execl, mt_real.execve(path, (char *const *)argv, environ), false)
 LIST_EXEC(execle, mt_real.execve(path, (char *const *)argv, envp), true)
 LIST_EXEC(execlp, mt_real.execvpe(path, (char *const *)argv, environ), false)
+
+/* ---- namespaces ------------------------------------------------------ */
+
+/* The kernel lets only a process of one thread enter a new user namespace
+ * (EINVAL otherwise): the shim's own threads are stopped around the call,
+ * and started again.  A thread just joined may still count for a moment,
+ * so EINVAL is retried briefly when there were some. */
+static int alone(long nr, long a, long b)
+{
+	unsigned stopped = mt_shim_threads_pause();
+	long r = mt_raw(-1, nr, a, b, 0, 0, 0, 0);
+	for (int i = 0; r == -EINVAL && stopped && i < 50; i++) {
+		struct timespec ms = {0, 1000000};
+		mt_raw(-1, SYS_nanosleep, (long)&ms, 0, 0, 0, 0, 0);
+		r = mt_raw(-1, nr, a, b, 0, 0, 0, 0);
+	}
+	mt_shim_threads_resume();
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
+}
+
+EXPORT int unshare(int flags)
+{
+	if (flags & CLONE_NEWUSER)
+		return alone(SYS_unshare, flags, 0);
+	long r = mt_raw(-1, SYS_unshare, flags, 0, 0, 0, 0, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return 0;
+}
+
+/* nstype 0 accepts any namespace, a user namespace among them. */
+EXPORT int setns(int fd, int nstype)
+{
+	if (nstype == 0 || nstype == CLONE_NEWUSER)
+		return alone(SYS_setns, fd, nstype);
+	long r = mt_raw(-1, SYS_setns, fd, nstype, 0, 0, 0, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return 0;
+}

@@ -153,7 +153,8 @@ static void *collect(void *arg)
 	mt_become_shim_thread();
 	for (int i = 0; i < ncpus; i++)
 		p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
-	while (__atomic_load_n(&ncpus, __ATOMIC_RELAXED) && mt_tracing) {
+	while (__atomic_load_n(&ncpus, __ATOMIC_RELAXED) && mt_tracing &&
+	       !mt_shim_threads_paused()) {
 		poll(p, (nfds_t)ncpus, 100);
 		mt_ksamples_drain(mt_self());
 	}

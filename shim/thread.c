@@ -180,13 +180,24 @@ void mt_threads_reset_after_fork(void)
 	peak_live = 0;
 }
 
-bool mt_start_shim_thread(void *(*fn)(void *))
+/* The shim's threads, so that they can be stopped while the program does
+ * what the kernel allows only a process of one thread (entering a new user
+ * namespace), and started again. */
+enum { MAX_SHIM_THREADS = 4 };
+static struct shim_thread {
+	pthread_t id;
+	void *(*fn)(void *);
+	bool running;
+} shim_threads[MAX_SHIM_THREADS];
+static unsigned nshim_threads;
+static bool shim_threads_paused;
+
+static bool start(struct shim_thread *s)
 {
 	pthread_attr_t attr;
-	pthread_t id;
+	sigset_t all, old;
 
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* glibc maps the thread's stack and protects its guard page: the
 	 * shim's own system calls, which the kernel counters see. */
 	__atomic_fetch_add(&mt_shim_syscalls[MT_SYS_MMAP], 1, __ATOMIC_RELAXED);
@@ -194,13 +205,53 @@ bool mt_start_shim_thread(void *(*fn)(void *))
 	/* Every signal blocked in it (it inherits this mask): a signal sent
 	 * to the process goes to one of the program's threads, as it would
 	 * without the shim (a program may wait for signals in one thread). */
-	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	mt_tls.hidden++;
-	bool ok = pthread_create(&id, &attr, fn, NULL) == 0;
+	s->running = pthread_create(&s->id, &attr, s->fn, NULL) == 0;
 	mt_tls.hidden--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	return ok;
+	return s->running;
+}
+
+bool mt_start_shim_thread(void *(*fn)(void *))
+{
+	if (nshim_threads == MAX_SHIM_THREADS)
+		return false;
+	struct shim_thread *s = &shim_threads[nshim_threads++];
+	s->fn = fn;
+	return start(s);
+}
+
+bool mt_shim_threads_paused(void)
+{
+	return __atomic_load_n(&shim_threads_paused, __ATOMIC_RELAXED);
+}
+
+unsigned mt_shim_threads_pause(void)
+{
+	unsigned stopped = 0;
+	__atomic_store_n(&shim_threads_paused, true, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < nshim_threads; i++)
+		if (shim_threads[i].running) {
+			pthread_join(shim_threads[i].id, NULL);
+			shim_threads[i].running = false;
+			stopped++;
+		}
+	return stopped;
+}
+
+void mt_shim_threads_resume(void)
+{
+	__atomic_store_n(&shim_threads_paused, false, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < nshim_threads; i++)
+		if (!shim_threads[i].running)
+			start(&shim_threads[i]);
+}
+
+void mt_shim_threads_forget(void)
+{
+	nshim_threads = 0;
+	shim_threads_paused = false;
 }

@@ -85,10 +85,18 @@ struct mt_thread *mt_threads_first(void);
 /* In a child after fork: its figures start from zero. */
 void mt_threads_reset_after_fork(void);
 
-/* Start a detached thread of the shim's own, running fn: hidden from the
+/* Start a thread of the shim's own, running fn: hidden from the
  * program's figures, its stack's mapping counted as the shim's, every
- * signal blocked.  false when it could not start. */
+ * signal blocked.  false when it could not start.  fn returns when
+ * mt_shim_threads_paused() (it looks at least every 100 ms). */
 bool mt_start_shim_thread(void *(*fn)(void *));
+bool mt_shim_threads_paused(void);
+/* Stop the shim's threads (waiting for them to end): how many were
+ * running; then start them again. */
+unsigned mt_shim_threads_pause(void);
+void mt_shim_threads_resume(void);
+/* In a child after fork: the parent's threads are not there. */
+void mt_shim_threads_forget(void);
 /* At the start of such a thread. */
 static inline void mt_become_shim_thread(void)
 {

@@ -689,7 +689,8 @@ static void *flush_idle(void *arg)
 	uint64_t t0 = mt_ticks(), ns0 = mono_ns();
 	for (;;) {
 		poll(NULL, 0, FLUSH_PERIOD_MS);
-		if (!__atomic_load_n(&mt_tracing, __ATOMIC_RELAXED) || trace_fd < 0)
+		if (!__atomic_load_n(&mt_tracing, __ATOMIC_RELAXED) ||
+		    trace_fd < 0 || mt_shim_threads_paused())
 			return NULL;
 		uint64_t now = mt_ticks(), ns = mono_ns() - ns0;
 		uint64_t idle = (uint64_t)((double)(now - t0) / (double)ns *

@@ -40,6 +40,22 @@ def test_signals_for_the_process_reach_the_program(extra, tmp_path):
     assert "got signal 10" in traced.stdout
 
 
+@pytest.mark.parametrize("extra", [{}, {"MEMTRACE_OUT": "trace.mt"},
+                                   {"MEMTRACE_OUT": "trace.mt",
+                                    "MEMTRACE_FAULTS": "sample"}])
+def test_a_new_user_namespace_can_be_entered(extra, tmp_path):
+    """The kernel lets only a process of one thread unshare a user
+    namespace: the shim's threads (the trace's flusher, the sample
+    collector) step aside for the call."""
+    cmd = ["unshare", "--user", "true"]
+    if run(cmd, bare_env("glibc"), check=False).returncode != 0:
+        pytest.skip("user namespaces are not allowed here")
+    if "MEMTRACE_OUT" in extra:
+        extra = dict(extra, MEMTRACE_OUT=str(tmp_path / extra["MEMTRACE_OUT"]))
+    traced = run(cmd, shim_env("glibc", **extra), check=False)
+    assert traced.returncode == 0, traced.stderr
+
+
 LIST_FDS = r"""
 import fcntl, json, os, re, resource
 fds = {}
