@@ -73,7 +73,8 @@ static long tracepoint_id(const char *event, struct failure *why)
 }
 
 /* Out of the way of the program: at the top of its descriptor range, where
- * "the lowest free number" never lands, and closed on exec. */
+ * "the lowest free number" never lands, and closed on exec.  The first
+ * free number of the top 32, else of the top 64, 128, ... */
 int mt_fd_out_of_the_way(int fd)
 {
 	struct rlimit rl;
@@ -82,11 +83,14 @@ int mt_fd_out_of_the_way(int fd)
 			   : 1024;
 	if (top > 65536)
 		top = 65536;
-	int high = top > 64 ? fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 32)) : -1;
-	if (high < 0)
-		return fd;
-	close(fd);
-	return high;
+	for (long room = 32; top - room >= 64 && room <= 1024; room *= 2) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - room));
+		if (high >= 0) {
+			close(fd);
+			return high;
+		}
+	}
+	return fd;
 }
 
 static int open_event(uint32_t type, uint64_t config, int group)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -21,6 +22,7 @@
 #include "backend.h"
 #include "diag.h"
 #include "json_writer.h"
+#include "kcounters.h"
 #include "ksamples.h"
 #include "memtrace/trace_format.h"
 #include "options.h"
@@ -63,8 +65,25 @@ static void stop_tracing(const char *why, int err)
 		trace_path, why, strerror(err));
 }
 
+/* The trace's file, as opened: a program that closes descriptors it did
+ * not open (closefrom, dup2 over a number) must not get our chunks in its
+ * own files. */
+static dev_t trace_dev;
+static ino_t trace_ino;
+
+static bool trace_fd_is_ours(void)
+{
+	struct stat st;
+	return fstat(trace_fd, &st) == 0 && st.st_dev == trace_dev &&
+	       st.st_ino == trace_ino;
+}
+
 static bool write_at(const struct iovec *iov, int n, size_t total)
 {
+	if (!trace_fd_is_ours()) {
+		errno = EBADF;
+		return false;
+	}
 	uint64_t at = __atomic_fetch_add(&file_end, total, __ATOMIC_RELAXED);
 	while (total) {
 		ssize_t w = pwritev(trace_fd, iov, n, (off_t)at);
@@ -132,7 +151,10 @@ static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 	h.hash = mt_chunk_hash(&h, payload);
 	struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, h.payload_len}};
 	if (!write_at(iov, 2, sizeof h + h.payload_len))
-		stop_tracing("cannot write", errno);
+		stop_tracing(errno == EBADF ? "the program closed or replaced "
+					      "its descriptor"
+					    : "cannot write",
+			     errno);
 #ifdef MT_HAVE_ZSTD
 	if (locked)
 		pthread_mutex_unlock(&zstd_lock);
@@ -605,6 +627,13 @@ static bool open_trace(pid_t parent)
 					  "remove it, or use --force)"
 					: "");
 		return false;
+	}
+	/* Out of the way of the program's own descriptors. */
+	fd = mt_fd_out_of_the_way(fd);
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		trace_dev = st.st_dev;
+		trace_ino = st.st_ino;
 	}
 	size_t mlen = metadata(header + sizeof(struct mt_file_header),
 			       sizeof header - sizeof(struct mt_file_header), parent);

@@ -56,6 +56,33 @@ def test_a_new_user_namespace_can_be_entered(extra, tmp_path):
     assert traced.returncode == 0, traced.stderr
 
 
+REPLACE_FDS = """
+import os, resource, sys
+limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+f = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+for fd in range(3, limit):  # every other descriptor becomes this file
+    if fd != f:
+        os.dup2(f, fd)
+blocks = [bytearray(100) for _ in range(300000)]  # events to write out
+del blocks
+print(os.path.getsize(sys.argv[1]))
+"""
+
+
+def test_a_program_that_replaces_every_descriptor_keeps_its_files(tmp_path):
+    """dup2 over the trace's descriptor: the shim notices before its next
+    chunk, stops recording with one warning, and writes nothing into the
+    program's file."""
+    target = tmp_path / "program-file"
+    r = run([PYTHON, "-c", REPLACE_FDS, str(target)],
+            shim_env("glibc", MEMTRACE_OUT=str(tmp_path / "t.mt")),
+            check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0"
+    assert target.stat().st_size == 0
+    assert "closed or replaced its descriptor" in r.stderr
+
+
 LIST_FDS = r"""
 import fcntl, json, os, re, resource
 fds = {}
@@ -73,19 +100,26 @@ print(json.dumps({"fds": fds, "limit": resource.getrlimit(resource.RLIMIT_NOFILE
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_no_file_descriptor_leaks_into_the_program(backend, tmp_path):
+@pytest.mark.parametrize("trace", [False, True])
+def test_no_file_descriptor_leaks_into_the_program(backend, trace, tmp_path):
     """The program's own descriptors are the same; the shim's kernel
-    counters sit at the top of the range, closed on exec, where the lowest
-    free number (what open() returns) never reaches."""
+    counters (and its trace file) sit at the top of the range, closed on
+    exec, where the lowest free number (what open() returns) never
+    reaches."""
     bare = json.loads(run([PYTHON, "-c", LIST_FDS], bare_env(backend)).stdout)
+    extra = {"MEMTRACE_OUT": str(tmp_path / "t.mt")} if trace else {}
     traced = json.loads(run([PYTHON, "-c", LIST_FDS],
-                            shim_env(backend, summary=str(tmp_path / "s.json"))).stdout)
+                            shim_env(backend, summary=str(tmp_path / "s.json"),
+                                     **extra)).stdout)
     low = {k: v for k, v in traced["fds"].items() if int(k) < 64}
     high = {k: v for k, v in traced["fds"].items() if int(k) >= 64}
     assert low == bare["fds"]
+    ours = {"anon_inode:[perf_event]", str(tmp_path / "t.mt")}
     for fd, (target, cloexec) in high.items():
-        assert target == "anon_inode:[perf_event]" and cloexec, (fd, target)
+        assert target in ours and cloexec, (fd, target)
         assert int(fd) >= traced["limit"] - 64
+    if trace:
+        assert str(tmp_path / "t.mt") in [t for t, _ in high.values()]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
