@@ -156,6 +156,10 @@ static void *collect(void *arg)
 	while (__atomic_load_n(&ncpus, __ATOMIC_RELAXED) && mt_tracing &&
 	       !mt_shim_threads_paused()) {
 		poll(p, (nfds_t)ncpus, 100);
+		/* The program closed our descriptors (closefrom): poll would
+		 * return at once, for ever. */
+		if (p[0].revents & POLLNVAL)
+			return NULL;
 		mt_ksamples_drain(mt_self());
 	}
 	return NULL;
