@@ -1,5 +1,6 @@
 /* Reading a memtrace trace file: streaming, chunk by chunk, with memory
- * bounded by one chunk (docs/trace-format.md). */
+ * bounded by one chunk, plus 16 bytes per chunk when the file holds
+ * provisional chunks (docs/trace-format.md). */
 #ifndef MEMTRACE_TRACE_READ_H
 #define MEMTRACE_TRACE_READ_H
 
