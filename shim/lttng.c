@@ -27,13 +27,16 @@ static bool provider_path(char *out, size_t size)
 }
 
 /* lttng-ust's locks are taken across fork (it would otherwise hold them
- * in a child with none of its threads); what it does meanwhile is not sent
- * back to it (trace.c's TO_LTTNG). */
+ * in a child with none of its threads); what it does meanwhile is the
+ * shim's work, not the program's, and is not sent back to it (trace.c's
+ * TO_LTTNG). */
 #define INSIDE_LTTNG(call)                                                   \
 	do {                                                                 \
+		mt_tls.hidden++;                                             \
 		mt_tls.in_lttng = true;                                      \
 		call;                                                        \
 		mt_tls.in_lttng = false;                                     \
+		mt_tls.hidden--;                                             \
 	} while (0)
 
 static void fork_prepare(void)

@@ -93,9 +93,23 @@ static bool by_allocator(void)
 	return mt_tls.sys_by_allocator;
 }
 
+/* A memory system call made while the shim does its own work (lttng-ust
+ * emitting one of our events among it) is the shim's: set apart with its
+ * raw calls, so that the kernel's totals less the shim's stay the
+ * program's. */
+static bool shim_work(int sys)
+{
+	if (__builtin_expect(mt_tls.hidden == 0, 1))
+		return false;
+	mt_shim_count(sys);
+	return true;
+}
+
 void mt_probe_sys_entry(enum mt_call call, uint64_t addr, uint64_t len,
 			uint64_t arg, int64_t result)
 {
+	if (mt_tls.hidden)
+		return;
 	struct mt_thread *t = mt_self();
 	mt_count_sys_entry(&t->c, call, by_allocator());
 	if (mt_tracing)
@@ -104,8 +118,10 @@ void mt_probe_sys_entry(enum mt_call call, uint64_t addr, uint64_t len,
 
 void mt_probe_sys(enum mt_sys sys, uint64_t bytes)
 {
-	struct mt_thread *t = mt_self();
 	mt_tls.sys_seen++;
+	if (shim_work(sys))
+		return;
+	struct mt_thread *t = mt_self();
 	mt_count_sys(&t->c, sys, bytes, by_allocator());
 	if (mt_tracing)
 		mt_trace_sys_count(t, sys, by_allocator(), bytes, 0);
@@ -113,8 +129,10 @@ void mt_probe_sys(enum mt_sys sys, uint64_t bytes)
 
 void mt_probe_madvise(int advice, uint64_t bytes)
 {
-	struct mt_thread *t = mt_self();
 	mt_tls.sys_seen++;
+	if (shim_work(MT_SYS_MADVISE))
+		return;
+	struct mt_thread *t = mt_self();
 	mt_count_madvise(&t->c, advice, bytes, by_allocator());
 	if (mt_tracing)
 		mt_trace_sys_count(t, MT_SYS_MADVISE, by_allocator(), bytes, advice);

@@ -106,6 +106,22 @@ def test_each_process_and_image_of_a_trace_reads_as_its_native_file(
         assert r.returncode == 1 and says in r.stderr
 
 
+def test_lttng_alone_gives_each_process_its_live_summary(sessiond, tmp_path):
+    """Recording to LTTng only (no native file): stat of each process in
+    the trace equals the summary that process wrote itself at exit."""
+    summaries = tmp_path / "s"
+    summaries.mkdir()
+    lttng_dir = record(tmp_path, "alone",
+                       [program("fork_exec"), "fork", "500", "300"],
+                       shim_env("glibc", summary=str(summaries / "%p.json"),
+                                MEMTRACE_LTTNG="1"))
+    live = {int(p.stem): json.loads(p.read_text())
+            for p in summaries.iterdir()}
+    assert len(live) == 2
+    for pid, summary in live.items():
+        assert stat_json(lttng_dir, "--pid", str(pid)) == summary, pid
+
+
 def test_events_lttng_discarded_are_an_error_unless_salvaged(sessiond,
                                                               tmp_path):
     # Two 4 KiB sub-buffers cannot keep 200,000 calls' events.
