@@ -2,6 +2,7 @@
  * user asked for. */
 #ifndef MEMTRACE_BACKEND_H
 #define MEMTRACE_BACKEND_H
+#include "visibility.h"
 
 struct mt_backend_id {
 	const char *name;    /* "glibc", "jemalloc", ... or "custom" */
@@ -9,7 +10,7 @@ struct mt_backend_id {
 	char version[64];    /* "" when the library does not say */
 };
 
-extern struct mt_backend_id mt_backend_id;
+extern MT_HIDDEN struct mt_backend_id mt_backend_id;
 
 /* Make the allocator named by mt_opt.backend serve malloc, re-executing
  * the program once with a corrected LD_PRELOAD when it does not; fatal

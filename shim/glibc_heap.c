@@ -1,3 +1,4 @@
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,19 @@ struct mt_glibc_thresholds mt_glibc_thresholds = {
 	.dynamic = true,
 };
 
+/* glibc's default fastbin limit (M_MXFAST of 128 request bytes) as a
+ * chunk size, and the chunk size a given M_MXFAST makes it (glibc's
+ * set_max_fast: below 8, no chunk at all). */
+size_t mt_glibc_no_trim_below = 128;
+
+static void fastbin_limit_set(unsigned long request)
+{
+	size_t chunk = request < 8 ? 0 : (request + 8) & ~(size_t)15;
+	/* Only ever lowered: a raise is conservative to ignore. */
+	if (chunk < __atomic_load_n(&mt_glibc_no_trim_below, __ATOMIC_RELAXED))
+		__atomic_store_n(&mt_glibc_no_trim_below, chunk, __ATOMIC_RELAXED);
+}
+
 /* A setting fixes the thresholds: GLIBC_TUNABLES=glibc.malloc.X=N or the
  * older MALLOC_X_ variables (which glibc still reads). */
 static void read_fixed_thresholds(void)
@@ -67,6 +81,10 @@ static void read_fixed_thresholds(void)
 		"MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_"};
 	const char *t = getenv("GLIBC_TUNABLES");
 	struct mt_glibc_thresholds *g = &mt_glibc_thresholds;
+	const char *mxfast = t ? strstr(t, "glibc.malloc.mxfast=") : NULL;
+
+	if (mxfast)
+		fastbin_limit_set(strtoul(strchr(mxfast, '=') + 1, NULL, 0));
 
 	for (size_t i = 0; i < 4; i++) {
 		const char *at = t ? strstr(t, tunables[i]) : NULL;
@@ -80,6 +98,35 @@ static void read_fixed_thresholds(void)
 			g->mmap = strtoull(value, NULL, 0);
 		else if (i == 1)
 			g->trim = strtoull(value, NULL, 0);
+	}
+}
+
+void mt_glibc_mallopt(int param, int value)
+{
+	/* Lowered before glibc takes it, so no free in between is missed. */
+	if (param == M_MXFAST && value >= 0)
+		fastbin_limit_set((unsigned long)value);
+}
+
+void mt_glibc_mallopt_done(int param, int value, int result)
+{
+	struct mt_glibc_thresholds *g = &mt_glibc_thresholds;
+
+	if (result != 1)
+		return;
+	switch (param) {
+	case M_MMAP_THRESHOLD:
+		g->mmap = (uint64_t)value;
+		g->dynamic = false;
+		break;
+	case M_TRIM_THRESHOLD:
+		g->trim = (uint64_t)value;
+		g->dynamic = false;
+		break;
+	case M_TOP_PAD:
+	case M_MMAP_MAX:
+		g->dynamic = false;
+		break;
 	}
 }
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "thread.h"
+#include "visibility.h"
 
 /* glibc's chunk header: size with flag bits; IS_MMAPPED is bit 1. */
 #define MT_CHUNK_MMAPPED 2
@@ -34,13 +35,30 @@ static inline size_t mt_chunk_size(size_t head)
 
 /* Where the break is read (glibc's __curbrk, or a constant zero when the
  * backend is not glibc) and the last value accounted for. */
-extern const uintptr_t *mt_break_watch;
-extern uintptr_t mt_break_known;
+extern MT_HIDDEN const uintptr_t *mt_break_watch;
+extern MT_HIDDEN uintptr_t mt_break_known;
 
 static inline bool mt_break_moved(void)
 {
 	return *mt_break_watch != __atomic_load_n(&mt_break_known, __ATOMIC_RELAXED);
 }
+
+/* glibc puts a freed chunk of at most this many bytes (its fastbin limit)
+ * in the thread's tcache or a fastbin, neither of which merges with the top
+ * of the heap or trims it: freeing such a chunk cannot move the break, so
+ * its free needs no look at the break after.  128 by default; a setting
+ * (M_MXFAST, glibc.malloc.mxfast) may only lower it here. */
+extern MT_HIDDEN size_t mt_glibc_no_trim_below;
+
+static inline bool mt_free_may_trim(size_t head)
+{
+	return mt_chunk_size(head) > mt_glibc_no_trim_below;
+}
+
+/* The program called mallopt(param, value); before the call. */
+void mt_glibc_mallopt(int param, int value);
+/* The same after it, with its result (1: taken). */
+void mt_glibc_mallopt_done(int param, int value, int result);
 
 /* Start watching (glibc backend only). */
 void mt_glibc_heap_init(const uintptr_t *curbrk);
@@ -56,7 +74,7 @@ struct mt_glibc_thresholds {
 	uint64_t raises;
 	bool dynamic; /* false when a setting fixed them */
 };
-extern struct mt_glibc_thresholds mt_glibc_thresholds;
+extern MT_HIDDEN struct mt_glibc_thresholds mt_glibc_thresholds;
 
 /* free() gave back the mapped chunk with header `head`. */
 void mt_glibc_chunk_freed(struct mt_thread *t, size_t head);

@@ -52,6 +52,10 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
 		mt_count_free_of(t, usable);
 		mt_trace_free_inline(t, p, usable);
+		if (__builtin_expect(!mt_free_may_trim(head), 1)) {
+			mt_real.free(p);
+			return;
+		}
 		mt_real.free(p);
 		mt_probe_after_free();
 		return;
@@ -69,9 +73,10 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p)
 
 /* Counted before the real call, while the size can still be read and
  * before another thread can reuse the address; then, on glibc, a look at
- * the break, which free moves when it trims the heap.  The common case
- * (glibc, a small chunk) is written out here so it needs no stack frame
- * but for that one call. */
+ * the break, which free moves when it trims the heap (a small chunk's free
+ * never does: then a jump to free).  The common case (glibc, a chunk from
+ * the heap) is written out here so it needs no stack frame but for that
+ * one call. */
 EXPORT void free(void *p)
 {
 	struct mt_thread *t = mt_tls.thread;
@@ -84,6 +89,10 @@ EXPORT void free(void *p)
 		size_t usable = mt_chunk_usable(head);
 		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
 			mt_count_free_of(t, usable);
+			if (__builtin_expect(!mt_free_may_trim(head), 1)) {
+				mt_real.free(p);
+				return;
+			}
 			mt_real.free(p);
 			mt_probe_after_free();
 			return;
@@ -229,6 +238,16 @@ EXPORT size_t malloc_usable_size(void *p)
 	}
 	return p && mt_in_boot_arena(p) ? mt_boot_usable_size(p)
 					: mt_real.malloc_usable_size(p);
+}
+
+/* Not counted (not an allocation), but glibc's settings change what its
+ * free and thresholds do, which the probes follow. */
+EXPORT int mallopt(int param, int value)
+{
+	mt_glibc_mallopt(param, value);
+	int result = mt_real.mallopt(param, value);
+	mt_glibc_mallopt_done(param, value, result);
+	return result;
 }
 
 /* ---- memory system calls -------------------------------------------- */

@@ -4,9 +4,10 @@
 #define MEMTRACE_LTTNG_H
 
 #include "lttng_sink.h"
+#include "visibility.h"
 
 /* The loaded provider's sink; NULL when LTTng output is off. */
-extern const struct mt_lttng_sink *mt_lttng;
+extern MT_HIDDEN const struct mt_lttng_sink *mt_lttng;
 
 /* Load the provider (at start-up, with the options read).  Returns whether
  * LTTng output is on; a missing provider gets one warning. */

@@ -3,6 +3,7 @@
 #define MEMTRACE_OPTIONS_H
 
 #include <stdbool.h>
+#include "visibility.h"
 
 struct mt_options {
 	const char *backend;	  /* a known name or a library path */
@@ -17,7 +18,7 @@ struct mt_options {
 	bool lttng;		  /* events to LTTng-UST too (MEMTRACE_LTTNG) */
 };
 
-extern struct mt_options mt_opt;
+extern MT_HIDDEN struct mt_options mt_opt;
 
 /* Fill `opt` from `get` (getenv, or a test's table).  Each bad value gets one
  * warning and the default; returns how many values were bad. */

@@ -12,9 +12,10 @@
 #include <sys/syscall.h>
 
 #include "memtrace/events.h"
+#include "visibility.h"
 
 /* How many memory system calls the shim made for itself, per kind. */
-extern uint64_t mt_shim_syscalls[MT_SYS_COUNT];
+extern MT_HIDDEN uint64_t mt_shim_syscalls[MT_SYS_COUNT];
 
 #if defined(__x86_64__)
 static inline long mt_raw6(long n, long a, long b, long c, long d, long e,

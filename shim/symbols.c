@@ -128,6 +128,7 @@ BOOT_FORWARD(void *, mmap,
 BOOT_FORWARD(void *, mmap64,
 	     (void *a, size_t l, int p, int f, int fd, off_t o),
 	     (a, l, p, f, fd, o))
+BOOT_FORWARD(int, mallopt, (int param, int value), (param, value))
 BOOT_FORWARD(int, munmap, (void *a, size_t l), (a, l))
 BOOT_FORWARD(int, brk, (void *a), (a))
 BOOT_FORWARD(void *, sbrk, (intptr_t d), (d))
@@ -176,6 +177,7 @@ struct mt_real mt_real = {
 	.valloc = boot_valloc,
 	.pvalloc = boot_pvalloc,
 	.malloc_usable_size = boot_malloc_usable_size,
+	.mallopt = boot_mallopt,
 	.mmap = boot_mmap,
 	.mmap64 = boot_mmap64,
 	.munmap = boot_munmap,
@@ -343,6 +345,7 @@ void mt_symbols_resolve(void)
 	r.realloc = next_symbol("realloc");
 	r.memalign = next_symbol("memalign");
 	r.malloc_usable_size = next_symbol("malloc_usable_size");
+	r.mallopt = next_symbol("mallopt");
 	r.mmap = next_symbol("mmap");
 	r.mmap64 = next_symbol("mmap64");
 	r.munmap = next_symbol("munmap");
@@ -357,7 +360,7 @@ void mt_symbols_resolve(void)
 	r.execvpe = next_symbol("execvpe");
 	r.pthread_create = next_symbol("pthread_create");
 	if (!r.malloc || !r.free || !r.calloc || !r.realloc || !r.memalign ||
-	    !r.malloc_usable_size || !r.mmap || !r.mmap64 || !r.munmap ||
+	    !r.malloc_usable_size || !r.mallopt || !r.mmap || !r.mmap64 || !r.munmap ||
 	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall ||
 	    !r.execve || !r.execv || !r.execvp || !r.execvpe ||
 	    !r.pthread_create)

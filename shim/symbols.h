@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <sys/types.h>
+#include "visibility.h"
 
 struct mt_real {
 	void *(*malloc)(size_t);
@@ -20,6 +21,7 @@ struct mt_real {
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 	size_t (*malloc_usable_size)(void *);
+	int (*mallopt)(int, int);
 	void *(*mmap)(void *, size_t, int, int, int, off_t);
 	void *(*mmap64)(void *, size_t, int, int, int, off_t);
 	int (*munmap)(void *, size_t);
@@ -38,10 +40,10 @@ struct mt_real {
 
 /* Starts out pointing at bootstrap functions that resolve everything on
  * first use, so the wrappers never test whether resolution happened. */
-extern struct mt_real mt_real;
+extern MT_HIDDEN struct mt_real mt_real;
 
 /* True when malloc is glibc's and its chunk headers give usable sizes. */
-extern bool mt_glibc_chunks;
+extern MT_HIDDEN bool mt_glibc_chunks;
 
 /* Which fast path the hot functions may take: one byte to test. */
 enum mt_fast_path {
@@ -50,13 +52,13 @@ enum mt_fast_path {
 	MT_FAST_OTHER,
 	MT_FAST_GLIBC_TRACING, /* glibc, each event also into the trace */
 };
-extern unsigned char mt_fast;
+extern MT_HIDDEN unsigned char mt_fast;
 /* Set mt_fast from the backend and whether a trace is recorded. */
 void mt_fast_update(void);
 
 /* The address range of the allocator's code (the object defining malloc):
  * a memory syscall called from there is the allocator's own. */
-extern uintptr_t mt_allocator_lo, mt_allocator_hi;
+extern MT_HIDDEN uintptr_t mt_allocator_lo, mt_allocator_hi;
 static inline bool mt_is_allocator_code(const void *pc)
 {
 	return (uintptr_t)pc - mt_allocator_lo < mt_allocator_hi - mt_allocator_lo;
@@ -64,7 +66,7 @@ static inline bool mt_is_allocator_code(const void *pc)
 
 /* True when the allocator is not libc's: its own calls of malloc-API
  * entry points through the PLT are then nested calls, not the program's. */
-extern bool mt_allocator_nests;
+extern MT_HIDDEN bool mt_allocator_nests;
 
 /* Resolve all symbols now (idempotent). */
 void mt_symbols_resolve(void);
@@ -77,7 +79,7 @@ bool mt_libc_owns_brk(void);
 
 /* Allocations served while dlsym runs come from a static arena; free and
  * realloc must recognise them. */
-extern unsigned char mt_boot_arena[];
+extern MT_HIDDEN unsigned char mt_boot_arena[];
 #define MT_BOOT_ARENA_SIZE (64 * 1024)
 static inline bool mt_in_boot_arena(const void *p)
 {

@@ -11,8 +11,9 @@
 
 #include "kcounters.h"
 #include "thread.h"
+#include "visibility.h"
 
-extern bool mt_tracing;
+extern MT_HIDDEN bool mt_tracing;
 
 /* Open the trace file (at start-up, with the options read). */
 void mt_trace_start(void);

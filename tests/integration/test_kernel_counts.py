@@ -128,6 +128,24 @@ def test_without_perf_glibc_brk_is_inferred_exactly():
     assert s2["syscalls"]["brk"] - s1["syscalls"]["brk"] == k2["brk"] - k1["brk"]
 
 
+@pytest.mark.parametrize("setting", ["mallopt", "tunable"])
+def test_a_small_free_that_trims_the_heap_is_counted(setting):
+    """A small chunk's free never trims glibc's heap, so the shim does not
+    look at the break after it; without fastbins (M_MXFAST 0, set either
+    way) it can, and then it must.  Each call trims once and grows once."""
+    tunables = "glibc.malloc.tcache_count=0:glibc.malloc.mmap_threshold=1048576"
+    mode = "smalltrim-mallopt"
+    if setting == "tunable":
+        tunables += ":glibc.malloc.mxfast=0"
+        mode = "smalltrim"
+    runs = [traced([program("churn"), mode, str(n)], "glibc",
+                   MEMTRACE_PERF="0", GLIBC_TUNABLES=tunables)
+            for n in (5, 15)]
+    (k1, s1), (k2, s2) = runs
+    assert k2["brk"] - k1["brk"] == 2 * 10
+    assert s2["syscalls"]["brk"] - s1["syscalls"]["brk"] == 2 * 10
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_known_program_without_perf(backend):
     """The C program's own calls all pass the interposers: without the

@@ -9,7 +9,14 @@
  *   steady  one 1 MiB block per call, after the same warm-up: no churn
  *   mmap    one 48 MiB block per call: above glibc's 32 MiB threshold
  *           ceiling, so mapped and unmapped every call
- *   big     one 8 MiB block per call (jemalloc purges it at once) */
+ *   big     one 8 MiB block per call (jemalloc purges it at once)
+ *   smalltrim  a 300 KiB block and a 40-byte one after it, both freed: the
+ *           small free trims the heap when glibc has no tcache nor
+ *           fastbins for it (run with GLIBC_TUNABLES=glibc.malloc.
+ *           tcache_count=0:glibc.malloc.mmap_threshold=1048576 and
+ *           glibc.malloc.mxfast=0, or use smalltrim-mallopt, which sets
+ *           M_MXFAST to 0 itself); the next call grows the heap again */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +41,10 @@ int main(int argc, char **argv)
 	int calls = atoi(argv[2]);
 	const size_t mib = 1 << 20;
 
+	if (strcmp(mode, "smalltrim-mallopt") == 0) {
+		mallopt(M_MXFAST, 0);
+		mode = "smalltrim";
+	}
 	free(use(mib)); /* warm-up: a mapped 1 MiB block, freed */
 	for (int i = 0; i < calls; i++) {
 		memtrace_begin(mode);
@@ -47,6 +58,10 @@ int main(int argc, char **argv)
 			free(use(48 * mib));
 		} else if (strcmp(mode, "big") == 0) {
 			free(use(8 * mib));
+		} else if (strcmp(mode, "smalltrim") == 0) {
+			char *a = use(300 << 10), *b = use(40);
+			free(a);
+			free(b);
 		} else {
 			return 2;
 		}
