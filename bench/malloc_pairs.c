@@ -1,7 +1,7 @@
 /*
  * malloc_pairs: time malloc(size)+free() pairs, optionally in several threads.
  *
- *   malloc_pairs [--threads N] [--iterations N] SIZE...
+ *   malloc_pairs [--threads N] [--iterations N] [--clock] SIZE...
  *
  * For each size, N threads (started together behind a barrier) each run a
  * tight loop of malloc, one byte written, free.  One line per size:
@@ -11,6 +11,10 @@
  * ns_per_pair is the wall time of the whole parallel run divided by the
  * iterations per thread.  Without --iterations the count is calibrated per
  * size (a short trial run) so one measurement takes roughly 75 ms.
+ *
+ * --clock reads the TSC before each malloc and each free, as a trace
+ * writer that timestamps every event must: no shim, just what the clock
+ * costs per event on this machine (bench/trace_cost.py prints it).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 static const size_t default_sizes[] = {16, 256, 4096, 65536, 1048576};
 
@@ -38,9 +45,25 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void pairs(size_t size, uint64_t n)
+static bool with_clock;
+
+/* A timestamp, kept (so that it is really read). */
+static inline __attribute__((always_inline)) void stamp(void)
+{
+#if defined(__x86_64__)
+	uint64_t t = __rdtsc();
+#else
+	uint64_t t = now_ns();
+#endif
+	__asm__ volatile("" : : "r"(t));
+}
+
+static inline __attribute__((always_inline)) void
+pairs_loop(size_t size, uint64_t n, bool clock)
 {
 	for (uint64_t i = 0; i < n; i++) {
+		if (clock)
+			stamp();
 		char *p = malloc(size);
 
 		/* The pointer escapes, so -O2 cannot drop the pair. */
@@ -48,8 +71,18 @@ static void pairs(size_t size, uint64_t n)
 		if (!p)
 			abort();
 		*(volatile char *)p = (char)i;
+		if (clock)
+			stamp();
 		free(p);
 	}
+}
+
+static void pairs(size_t size, uint64_t n)
+{
+	if (with_clock)
+		pairs_loop(size, n, true);
+	else
+		pairs_loop(size, n, false);
 }
 
 static void *worker(void *arg)
@@ -112,7 +145,7 @@ static uint64_t calibrate(size_t size, int nthreads)
 static int usage(void)
 {
 	fprintf(stderr, "usage: malloc_pairs [--threads N] [--iterations N] "
-			"SIZE...\n");
+			"[--clock] SIZE...\n");
 	return 2;
 }
 
@@ -148,6 +181,8 @@ int main(int argc, char **argv)
 					a);
 				return usage();
 			}
+		} else if (!strcmp(a, "--clock")) {
+			with_clock = true;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage();
 			return 0;

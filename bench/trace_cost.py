@@ -2,7 +2,10 @@
 """What recording a trace costs, measured in one invocation:
 
   * ns added per traced event on malloc+free pairs (1 and 2 threads),
-    against the bare run and against counting mode;
+    against the bare run and against counting mode, and what reading the
+    TSC once per event costs by itself here (the bare loop with a TSC read
+    before each malloc and free): the part of the target no per-event
+    timestamp avoids;
   * bytes per event on the NumPy func1/func2 workload, plain and zstd, and
     heaptrack's file for the same run when heaptrack is installed;
   * how fast `memtrace stat TRACE` reads events (10 M of them);
@@ -33,9 +36,9 @@ def env(**extra):
     return e
 
 
-def pairs(bench, threads, extra):
+def pairs(bench, threads, extra, flags=()):
     out = subprocess.run([bench, "--threads", str(threads), "--iterations",
-                          "2000000", "16"], env=env(**extra), check=True,
+                          "2000000", *flags, "16"], env=env(**extra), check=True,
                          capture_output=True, text=True).stdout
     return float(re.search(r"ns_per_pair=([\d.]+)", out).group(1))
 
@@ -65,16 +68,21 @@ def main():
 
     print("malloc+free pairs of 16 B (ns per pair, min of %d)" % a.repeats)
     for threads in (1, 2):
-        best = {"bare": 1e9, "counting": 1e9, "tracing": 1e9}
+        best = {"bare": 1e9, "clock": 1e9, "counting": 1e9, "tracing": 1e9}
         for _ in range(a.repeats):
             best["bare"] = min(best["bare"], pairs(a.bench, threads, {}))
+            best["clock"] = min(best["clock"],
+                                pairs(a.bench, threads, {}, ["--clock"]))
             best["counting"] = min(best["counting"], pairs(
                 a.bench, threads, {"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1"}))
             best["tracing"] = min(best["tracing"], pairs(a.bench, threads, traced()))
         per_event = (best["tracing"] - best["bare"]) / 2
+        clock = (best["clock"] - best["bare"]) / 2
         print(f"  {threads} thread(s): bare {best['bare']:.2f}, counting "
               f"{best['counting']:.2f}, tracing {best['tracing']:.2f}: "
-              f"+{per_event:.2f} ns per traced event (target 15)")
+              f"+{per_event:.2f} ns per traced event (target 15), of which "
+              f"the TSC read alone is {clock:.2f} (bare with a read per "
+              f"event {best['clock']:.2f}); the rest +{per_event - clock:.2f}")
 
     # The reader's speed: a large trace (5 M pairs, ~10 M events) against
     # an empty one read the same way, so process start-up cancels out.
