@@ -78,13 +78,25 @@ static bool trace_fd_is_ours(void)
 	       st.st_ino == trace_ino;
 }
 
-static bool write_at(const struct iovec *iov, int n, size_t total)
+/* Where `total` bytes go: over the space [over, over + over_len) when it
+ * is still the end of the file and they cover it all (a chunk's new copy
+ * over its provisional one), else at the end. */
+static uint64_t reserve(size_t total, uint64_t over, uint64_t over_len)
+{
+	uint64_t end = over + over_len;
+	if (over_len && total >= over_len &&
+	    __atomic_compare_exchange_n(&file_end, &end, over + total, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return over;
+	return __atomic_fetch_add(&file_end, total, __ATOMIC_RELAXED);
+}
+
+static bool write_at(const struct iovec *iov, int n, size_t total, uint64_t at)
 {
 	if (!trace_fd_is_ours()) {
 		errno = EBADF;
 		return false;
 	}
-	uint64_t at = __atomic_fetch_add(&file_end, total, __ATOMIC_RELAXED);
 	while (total) {
 		ssize_t w = pwritev(trace_fd, iov, n, (off_t)at);
 		if (w < 0 && errno == EINTR)
@@ -150,7 +162,13 @@ static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 #endif
 	h.hash = mt_chunk_hash(&h, payload);
 	struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, h.payload_len}};
-	if (!write_at(iov, 2, sizeof h + h.payload_len))
+	size_t total = sizeof h + h.payload_len;
+	/* A provisional copy still at the end of the file is overwritten
+	 * rather than superseded further on: an idle thread costs no space. */
+	uint64_t at = reserve(total, b->provisional_at, b->provisional_len);
+	b->provisional_at = at;
+	b->provisional_len = provisional ? total : 0;
+	if (!write_at(iov, 2, total, at))
 		stop_tracing(errno == EBADF ? "the program closed or replaced "
 					      "its descriptor"
 					    : "cannot write",
@@ -646,7 +664,8 @@ static bool open_trace(pid_t parent)
 	trace_fd = fd;
 	file_end = 0;
 	struct iovec iov = {header, sizeof *h + mlen};
-	if (!mlen || !write_at(&iov, 1, sizeof *h + mlen)) {
+	if (!mlen || !write_at(&iov, 1, sizeof *h + mlen,
+			       reserve(sizeof *h + mlen, 0, 0))) {
 		mt_warn("cannot write the trace '%s': %s; recording nothing",
 			trace_path, strerror(errno ? errno : ENOSPC));
 		close(fd);
@@ -783,6 +802,7 @@ void mt_trace_restart_in_child(pid_t parent)
 	for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
 		if (t->trace) {
 			t->trace->committed = t->trace->on_disk = 0;
+			t->trace->provisional_len = 0;
 			t->trace->lock = 0;
 			t->trace->closed = t != self;
 			t->trace->seq = 0;

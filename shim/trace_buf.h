@@ -36,6 +36,9 @@ struct mt_trace_buf {
 	 * writer on another thread (at exit) reads both at once */
 	uint64_t committed;
 	uint64_t on_disk; /* what of it a provisional chunk holds (trace.c) */
+	/* Where that provisional chunk is in the file, and its size (0:
+	 * none). */
+	uint64_t provisional_at, provisional_len;
 	uint64_t first_tsc, first_ns;
 	uint64_t last_units; /* the previous event's time: units of
 				2^MT_TSC_SHIFT ticks since first_tsc */
