@@ -44,20 +44,35 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted)
 	mt_probe_after_free();
 }
 
-/* glibc with a trace: the event written inline, out of free's own frame. */
+/* What free_traced leaves to a call: the rest of the event, the free. */
+static __attribute__((noinline)) void
+free_traced_rest(struct mt_thread *t, enum mt_inline_left left, void *p,
+		 size_t usable)
+{
+	if (left == MT_INLINE_FLUSH)
+		mt_trace_flush(t->trace);
+	else if (left == MT_INLINE_COLD)
+		mt_trace_free(t, p, usable);
+	mt_real.free(p);
+	mt_probe_after_free();
+}
+
+/* glibc with a trace: the event written inline, out of free's own frame;
+ * its common case (a small chunk, a warm buffer) ends in a jump to free. */
 static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 {
 	size_t head = mt_chunk_head(p);
 	size_t usable = mt_chunk_usable(head);
 	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
 		mt_count_free_of(t, usable);
-		mt_trace_free_inline(t, p, usable);
-		if (__builtin_expect(!mt_free_may_trim(head), 1)) {
+		enum mt_inline_left left = mt_trace_free_inline(t, p, usable);
+		if (__builtin_expect(left == MT_INLINE_DONE &&
+					     !mt_free_may_trim(head),
+				     1)) {
 			mt_real.free(p);
 			return;
 		}
-		mt_real.free(p);
-		mt_probe_after_free();
+		free_traced_rest(t, left, p, usable);
 		return;
 	}
 	free_slow(p, true);

@@ -60,8 +60,21 @@ alloc_other(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 	return alloc_slow(call, 0, requested, p, true);
 }
 
+/* What alloc_traced leaves to a call: then counted. */
+static __attribute__((noinline)) void *
+alloc_traced_rest(struct mt_thread *t, enum mt_inline_left left,
+		  enum mt_call call, size_t requested, void *p, size_t usable)
+{
+	if (left == MT_INLINE_FLUSH)
+		mt_trace_flush(t->trace);
+	else
+		mt_trace_alloc(t, call, 0, requested, p, usable);
+	return mt_count_alloc_of(t, call, requested, p, usable);
+}
+
 /* glibc with a trace: the event written inline, in a function of its own
- * so that the counting path keeps its small frame. */
+ * so that the counting path keeps its small frame; it calls nothing in
+ * its common case (the rest are tail calls), so it needs no frame either. */
 static __attribute__((noinline)) void *
 alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 {
@@ -70,7 +83,11 @@ alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && !mt_break_moved(), 1)) {
 		if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
 			mt_large_alloc(t, usable);
-		mt_trace_alloc_inline(t, call, requested, p, usable);
+		enum mt_inline_left left =
+			mt_trace_alloc_inline(t, call, requested, p, usable);
+		if (__builtin_expect(left != MT_INLINE_DONE, 0))
+			return alloc_traced_rest(t, left, call, requested, p,
+						 usable);
 		return mt_count_alloc_of(t, call, requested, p, usable);
 	}
 	return alloc_slow(call, 0, requested, p, true);

@@ -299,8 +299,9 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
-	mt_put_alloc(b, event_time(b), mt_entry_align(entry, align), size, p,
-		     usable);
+	if (mt_alloc_event(b, event_time(b), mt_entry_align(entry, align), size,
+			   p, usable))
+		mt_trace_flush(b);
 }
 
 void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
@@ -309,7 +310,8 @@ void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
-	mt_put_free(b, event_time(b), p, usable);
+	if (mt_free_event(b, event_time(b), p, usable))
+		mt_trace_flush(b);
 }
 
 void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,

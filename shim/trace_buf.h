@@ -82,15 +82,22 @@ mt_event_begin(struct mt_trace_buf *b, int tag, uint64_t now)
 	return mt_put_varint(p, dt);
 }
 
-static inline __attribute__((always_inline)) void
-mt_event_end(struct mt_trace_buf *b, unsigned char *p)
+/* The event ends at p.  True when the chunk is due to be written out. */
+static inline __attribute__((always_inline)) bool
+mt_event_commit(struct mt_trace_buf *b, unsigned char *p)
 {
 	uint64_t len = (uint64_t)(p - b->data);
 	uint64_t events = (b->committed >> 32) + 1;
 	__atomic_store_n(&b->committed, len | events << 32, __ATOMIC_RELEASE);
-	if (__builtin_expect(len >= MT_CHUNK_BYTES ||
-				     b->last_units > MT_AGE_UNITS,
-			     0))
+	return __builtin_expect(len >= MT_CHUNK_BYTES ||
+					b->last_units > MT_AGE_UNITS,
+				0);
+}
+
+static inline __attribute__((always_inline)) void
+mt_event_end(struct mt_trace_buf *b, unsigned char *p)
+{
+	if (mt_event_commit(b, p))
 		mt_trace_flush(b);
 }
 
@@ -113,48 +120,60 @@ static inline struct mt_trace_buf *mt_warm_buffer(struct mt_thread *t)
 }
 
 /* The two events of the malloc+free fast path, at time `now`, into a
- * buffer whose chunk has its time base. */
-static inline __attribute__((always_inline)) void
-mt_put_alloc(struct mt_trace_buf *b, uint64_t now, uint64_t entry_align,
-	     size_t size, const void *p, size_t usable)
+ * buffer whose chunk has its time base.  True when the chunk is due to be
+ * written out. */
+static inline __attribute__((always_inline)) bool
+mt_alloc_event(struct mt_trace_buf *b, uint64_t now, uint64_t entry_align,
+	       size_t size, const void *p, size_t usable)
 {
 	unsigned char *q = mt_event_begin(b, MT_EV_ALLOC, now);
 	q = mt_put_varint(q, entry_align);
 	q = mt_put_varint(q, size);
 	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));
-	mt_event_end(b, q);
+	return mt_event_commit(b, q);
 }
 
-static inline __attribute__((always_inline)) void
-mt_put_free(struct mt_trace_buf *b, uint64_t now, const void *p, size_t usable)
+static inline __attribute__((always_inline)) bool
+mt_free_event(struct mt_trace_buf *b, uint64_t now, const void *p,
+	      size_t usable)
 {
 	unsigned char *q = mt_event_begin(b, MT_EV_FREE, now);
 	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, usable);
-	mt_event_end(b, q);
+	return mt_event_commit(b, q);
 }
 
+/* The fast path's events, inline when the thread's buffer is warm: the
+ * common case then makes no call, so the functions that write them need
+ * no frame.  What is left, for an out-of-line function to do: */
+enum mt_inline_left {
+	MT_INLINE_DONE,
+	MT_INLINE_FLUSH, /* written; the chunk is due (mt_trace_flush) */
+	MT_INLINE_COLD,	 /* not written: the out-of-line mt_trace_* must */
+};
+
 /* A small allocation without alignment (the fast path's). */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) enum mt_inline_left
 mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
 		      const void *p, size_t usable)
 {
 	struct mt_trace_buf *b = mt_warm_buffer(t);
-	if (b)
-		mt_put_alloc(b, mt_ticks(), (uint64_t)entry, size, p, usable);
-	else
-		mt_trace_alloc(t, entry, 0, size, p, usable);
+	if (!b)
+		return MT_INLINE_COLD;
+	return mt_alloc_event(b, mt_ticks(), (uint64_t)entry, size, p, usable)
+		       ? MT_INLINE_FLUSH
+		       : MT_INLINE_DONE;
 }
 
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) enum mt_inline_left
 mt_trace_free_inline(struct mt_thread *t, const void *p, size_t usable)
 {
 	struct mt_trace_buf *b = mt_warm_buffer(t);
-	if (b)
-		mt_put_free(b, mt_ticks(), p, usable);
-	else
-		mt_trace_free(t, p, usable);
+	if (!b)
+		return MT_INLINE_COLD;
+	return mt_free_event(b, mt_ticks(), p, usable) ? MT_INLINE_FLUSH
+						      : MT_INLINE_DONE;
 }
 
 #endif
