@@ -45,7 +45,8 @@ void mt_probe_break_moved(void)
 	mt_glibc_break_moved(mt_self());
 }
 
-void *mt_peak_then_return(struct mt_thread *t, int64_t live, void *p)
+__attribute__((noinline)) void *
+mt_peak_then_return(struct mt_thread *t, int64_t live, void *p)
 {
 	mt_peak_check(t, live);
 	return p;
@@ -60,7 +61,7 @@ alloc_other(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 	return alloc_slow(call, 0, requested, p, true);
 }
 
-/* What alloc_traced leaves to a call: then counted. */
+/* What mt_alloc_traced leaves to a call: then counted. */
 static __attribute__((noinline)) void *
 alloc_traced_rest(struct mt_thread *t, enum mt_inline_left left,
 		  enum mt_call call, size_t requested, void *p, size_t usable)
@@ -75,8 +76,9 @@ alloc_traced_rest(struct mt_thread *t, enum mt_inline_left left,
 /* glibc with a trace: the event written inline, in a function of its own
  * so that the counting path keeps its small frame; it calls nothing in
  * its common case (the rest are tail calls), so it needs no frame either. */
-static __attribute__((noinline)) void *
-alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
+__attribute__((noinline)) void *
+mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
+		void *p)
 {
 	size_t head = mt_chunk_head(p);
 	size_t usable = mt_chunk_usable(head);
@@ -100,7 +102,7 @@ void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p)
 	if (mt_fast == MT_FAST_OTHER && t && p) {
 		return alloc_other(t, call, requested, p);
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
-		return alloc_traced(t, call, requested, p);
+		return mt_alloc_traced(t, call, requested, p);
 	}
 	return alloc_slow(call, 0, requested, p, true);
 }

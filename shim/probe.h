@@ -31,16 +31,19 @@ static inline size_t mt_usable(void *p)
 static inline bool mt_program_call(const void *caller)
 {
 	/* The fast path's byte first: it is read next anyway, and glibc
-	 * (MT_FAST_GLIBC) never nests, so the common case skips one test. */
+	 * never nests, so the common case skips one test. */
 	return __builtin_expect(mt_tls.hidden == 0, 1) &&
-	       (__builtin_expect(mt_fast == MT_FAST_GLIBC, 1) ||
+	       (__builtin_expect(mt_fast_is_glibc(mt_fast), 1) ||
 		!(mt_allocator_nests && mt_is_allocator_code(caller)));
 }
 
 /* A new peak of live bytes (rare): checked, then p returned. */
 void *mt_peak_then_return(struct mt_thread *t, int64_t live, void *p);
-/* Every allocation but the common case of glibc without a trace. */
+/* Every allocation but the common cases of glibc. */
 void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p);
+/* glibc with a trace, a block from the heap or not. */
+void *mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
+		      void *p);
 
 /* An allocation counted; returns p. */
 static inline __attribute__((always_inline)) void *
@@ -71,6 +74,8 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 				mt_large_alloc(t, usable);
 			return mt_count_alloc_of(t, call, requested, p, usable);
 		}
+	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
+		return mt_alloc_traced(t, call, requested, p);
 	}
 	return mt_probe_alloc_other(call, requested, p);
 }

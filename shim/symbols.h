@@ -47,12 +47,19 @@ extern MT_HIDDEN bool mt_glibc_chunks;
 
 /* Which fast path the hot functions may take: one byte to test. */
 enum mt_fast_path {
-	MT_FAST_NONE,
-	MT_FAST_GLIBC,
-	MT_FAST_OTHER,
-	MT_FAST_GLIBC_TRACING, /* glibc, each event also into the trace */
+	MT_FAST_NONE = 0,
+	MT_FAST_GLIBC = 1,
+	MT_FAST_OTHER = 2,
+	MT_FAST_GLIBC_TRACING = 3, /* glibc, each event also into the trace */
 };
 extern MT_HIDDEN unsigned char mt_fast;
+
+/* Both glibc paths (bit 0): glibc's malloc never calls its own entry
+ * points through the PLT. */
+static inline bool mt_fast_is_glibc(unsigned char fast)
+{
+	return fast & 1;
+}
 /* Set mt_fast from the backend and whether a trace is recorded. */
 void mt_fast_update(void);
 
