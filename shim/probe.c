@@ -76,9 +76,8 @@ alloc_traced_rest(struct mt_thread *t, enum mt_inline_left left,
 /* glibc with a trace: the event written inline, in a function of its own
  * so that the counting path keeps its small frame; it calls nothing in
  * its common case (the rest are tail calls), so it needs no frame either. */
-__attribute__((noinline)) void *
-mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
-		void *p)
+static inline __attribute__((always_inline)) void *
+alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 {
 	size_t head = mt_chunk_head(p);
 	size_t usable = mt_chunk_usable(head);
@@ -93,6 +92,20 @@ mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
 		return mt_count_alloc_of(t, call, requested, p, usable);
 	}
 	return alloc_slow(call, 0, requested, p, true);
+}
+
+__attribute__((noinline)) void *
+mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
+		void *p)
+{
+	return alloc_traced(t, call, requested, p);
+}
+
+/* malloc's own copy, the entry a constant: most allocations are its. */
+__attribute__((noinline)) void *
+mt_malloc_traced(struct mt_thread *t, size_t requested, void *p)
+{
+	return alloc_traced(t, MT_CALL_MALLOC, requested, p);
 }
 
 void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p)

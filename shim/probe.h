@@ -41,9 +41,11 @@ static inline bool mt_program_call(const void *caller)
 void *mt_peak_then_return(struct mt_thread *t, int64_t live, void *p);
 /* Every allocation but the common cases of glibc. */
 void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p);
-/* glibc with a trace, a block from the heap or not. */
+/* glibc with a trace, a block from the heap or not (malloc's own copy has
+ * the entry as a constant). */
 void *mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
 		      void *p);
+void *mt_malloc_traced(struct mt_thread *t, size_t requested, void *p);
 
 /* An allocation counted; returns p. */
 static inline __attribute__((always_inline)) void *
@@ -75,7 +77,9 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 			return mt_count_alloc_of(t, call, requested, p, usable);
 		}
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
-		return mt_alloc_traced(t, call, requested, p);
+		return call == MT_CALL_MALLOC
+			       ? mt_malloc_traced(t, requested, p)
+			       : mt_alloc_traced(t, call, requested, p);
 	}
 	return mt_probe_alloc_other(call, requested, p);
 }

@@ -299,8 +299,9 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
-	if (mt_alloc_event(b, event_time(b), mt_entry_align(entry, align), size,
-			   p, usable))
+	uint64_t now = event_time(b);
+	if (mt_alloc_event(b, b->committed, now, mt_entry_align(entry, align),
+			   size, p, usable))
 		mt_trace_flush(b);
 }
 
@@ -310,7 +311,8 @@ void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
-	if (mt_free_event(b, event_time(b), p, usable))
+	uint64_t now = event_time(b);
+	if (mt_free_event(b, b->committed, now, p, usable))
 		mt_trace_flush(b);
 }
 

@@ -68,9 +68,9 @@ void mt_trace_flush(struct mt_trace_buf *b);
  * its tag, and its time as a delta from the previous event (a small one
  * in the tag byte). */
 static inline __attribute__((always_inline)) unsigned char *
-mt_event_begin(struct mt_trace_buf *b, int tag, uint64_t now)
+mt_event_begin_at(struct mt_trace_buf *b, unsigned char *p, int tag,
+		  uint64_t now)
 {
-	unsigned char *p = b->data + (uint32_t)b->committed;
 	uint64_t units = (now - b->first_tsc) >> MT_TSC_SHIFT;
 	uint64_t dt = units - b->last_units;
 	b->last_units = units;
@@ -82,6 +82,12 @@ mt_event_begin(struct mt_trace_buf *b, int tag, uint64_t now)
 	return mt_put_varint(p, dt);
 }
 
+static inline __attribute__((always_inline)) unsigned char *
+mt_event_begin(struct mt_trace_buf *b, int tag, uint64_t now)
+{
+	return mt_event_begin_at(b, b->data + (uint32_t)b->committed, tag, now);
+}
+
 /* The event ends at p.  True when the chunk is due to be written out. */
 static inline __attribute__((always_inline)) bool
 mt_event_commit(struct mt_trace_buf *b, unsigned char *p)
@@ -90,6 +96,19 @@ mt_event_commit(struct mt_trace_buf *b, unsigned char *p)
 	uint64_t events = (b->committed >> 32) + 1;
 	__atomic_store_n(&b->committed, len | events << 32, __ATOMIC_RELEASE);
 	return __builtin_expect(len >= MT_CHUNK_BYTES ||
+					b->last_units > MT_AGE_UNITS,
+				0);
+}
+
+/* The same for an event written from `start`, with `c` the committed word
+ * read before it (the fast path's: no second load after its byte stores). */
+static inline __attribute__((always_inline)) bool
+mt_event_commit_from(struct mt_trace_buf *b, uint64_t c, unsigned char *start,
+		     unsigned char *p)
+{
+	uint64_t next = c + ((uint64_t)1 << 32) + (uint64_t)(p - start);
+	__atomic_store_n(&b->committed, next, __ATOMIC_RELEASE);
+	return __builtin_expect((uint32_t)next >= MT_CHUNK_BYTES ||
 					b->last_units > MT_AGE_UNITS,
 				0);
 }
@@ -110,38 +129,40 @@ mt_put_addr(struct mt_trace_buf *b, unsigned char *p, const void *addr)
 	return p;
 }
 
-/* The buffer an inline event can go to: one that holds an event already
- * (a closed buffer is always empty).  Otherwise (and with LTTng on, which
- * takes the slow path) the out-of-line mt_trace_* functions do the rest. */
-static inline struct mt_trace_buf *mt_warm_buffer(struct mt_thread *t)
+/* An inline event can go to a buffer that holds an event already (its
+ * committed word, read by the owner, is not 0; a closed buffer is always
+ * empty).  Otherwise (and with LTTng on, which takes the slow path) the
+ * out-of-line mt_trace_* functions do the rest. */
+static inline uint64_t mt_warm_committed(const struct mt_trace_buf *b)
 {
-	struct mt_trace_buf *b = t->trace;
-	return __builtin_expect(b && b->committed, 1) ? b : NULL;
+	return b ? __atomic_load_n(&b->committed, __ATOMIC_RELAXED) : 0;
 }
 
 /* The two events of the malloc+free fast path, at time `now`, into a
- * buffer whose chunk has its time base.  True when the chunk is due to be
- * written out. */
+ * buffer whose chunk has its time base and whose committed word was `c`.
+ * True when the chunk is due to be written out. */
 static inline __attribute__((always_inline)) bool
-mt_alloc_event(struct mt_trace_buf *b, uint64_t now, uint64_t entry_align,
-	       size_t size, const void *p, size_t usable)
+mt_alloc_event(struct mt_trace_buf *b, uint64_t c, uint64_t now,
+	       uint64_t entry_align, size_t size, const void *p, size_t usable)
 {
-	unsigned char *q = mt_event_begin(b, MT_EV_ALLOC, now);
+	unsigned char *start = b->data + (uint32_t)c;
+	unsigned char *q = mt_event_begin_at(b, start, MT_EV_ALLOC, now);
 	q = mt_put_varint(q, entry_align);
 	q = mt_put_varint(q, size);
 	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));
-	return mt_event_commit(b, q);
+	return mt_event_commit_from(b, c, start, q);
 }
 
 static inline __attribute__((always_inline)) bool
-mt_free_event(struct mt_trace_buf *b, uint64_t now, const void *p,
+mt_free_event(struct mt_trace_buf *b, uint64_t c, uint64_t now, const void *p,
 	      size_t usable)
 {
-	unsigned char *q = mt_event_begin(b, MT_EV_FREE, now);
+	unsigned char *start = b->data + (uint32_t)c;
+	unsigned char *q = mt_event_begin_at(b, start, MT_EV_FREE, now);
 	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, usable);
-	return mt_event_commit(b, q);
+	return mt_event_commit_from(b, c, start, q);
 }
 
 /* The fast path's events, inline when the thread's buffer is warm: the
@@ -158,10 +179,12 @@ static inline __attribute__((always_inline)) enum mt_inline_left
 mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
 		      const void *p, size_t usable)
 {
-	struct mt_trace_buf *b = mt_warm_buffer(t);
-	if (!b)
+	struct mt_trace_buf *b = t->trace;
+	uint64_t c = mt_warm_committed(b);
+	if (__builtin_expect(!c, 0))
 		return MT_INLINE_COLD;
-	return mt_alloc_event(b, mt_ticks(), (uint64_t)entry, size, p, usable)
+	return mt_alloc_event(b, c, mt_ticks(), (uint64_t)entry, size, p,
+			      usable)
 		       ? MT_INLINE_FLUSH
 		       : MT_INLINE_DONE;
 }
@@ -169,11 +192,12 @@ mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
 static inline __attribute__((always_inline)) enum mt_inline_left
 mt_trace_free_inline(struct mt_thread *t, const void *p, size_t usable)
 {
-	struct mt_trace_buf *b = mt_warm_buffer(t);
-	if (!b)
+	struct mt_trace_buf *b = t->trace;
+	uint64_t c = mt_warm_committed(b);
+	if (__builtin_expect(!c, 0))
 		return MT_INLINE_COLD;
-	return mt_free_event(b, mt_ticks(), p, usable) ? MT_INLINE_FLUSH
-						      : MT_INLINE_DONE;
+	return mt_free_event(b, c, mt_ticks(), p, usable) ? MT_INLINE_FLUSH
+							 : MT_INLINE_DONE;
 }
 
 #endif
