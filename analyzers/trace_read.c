@@ -59,6 +59,7 @@ static const char *const names[MT_EV_COUNT] = {
 	[MT_EV_LOST] = "lost",		  [MT_EV_EXIT] = "exit",
 	[MT_EV_BASELINE] = "baseline",	  [MT_EV_FAULT] = "fault",
 	[MT_EV_SAMPLES_LOST] = "samples_lost", [MT_EV_KCALL] = "kernel",
+	[MT_EV_MALLOC] = "alloc", /* read back as alloc */
 };
 
 const char *mt_event_name(int tag)
@@ -379,6 +380,7 @@ static int fixed_fields(int tag)
 {
 	switch (tag) {
 	case MT_EV_ALLOC: return 4;
+	case MT_EV_MALLOC: return 3;
 	case MT_EV_FREE: return 2;
 	case MT_EV_REALLOC: return 7;
 	case MT_EV_USABLE_SIZE: return 1;
@@ -402,7 +404,8 @@ static int fixed_fields(int tag)
 /* Which fields are addresses (zigzag deltas from the previous one). */
 static bool is_address(int tag, int i)
 {
-	return (tag == MT_EV_ALLOC && i == 2) || (tag == MT_EV_FREE && i == 0) ||
+	return (tag == MT_EV_ALLOC && i == 2) || (tag == MT_EV_MALLOC && i == 1) ||
+	       (tag == MT_EV_FREE && i == 0) ||
 	       (tag == MT_EV_REALLOC && (i == 2 || i == 5)) ||
 	       (tag == MT_EV_USABLE_SIZE && i == 0);
 }
@@ -417,10 +420,18 @@ static uint64_t ticks_to_ns(const struct mt_trace *t, uint64_t tsc)
 }
 
 /* Fields stored compactly, given back whole: an allocation's entry and
- * alignment apart, usable sizes absolute. */
+ * alignment apart (malloc's implied), usable sizes absolute. */
 static void normalise(struct mt_event *e)
 {
-	if (e->tag == MT_EV_ALLOC && e->nv == 4) {
+	if (e->tag == MT_EV_MALLOC && e->nv == 3) {
+		e->tag = MT_EV_ALLOC;
+		e->v[4] = e->v[0] + (uint64_t)mt_unzigzag(e->v[2]);
+		e->v[3] = e->v[1];
+		e->v[2] = e->v[0];
+		e->v[1] = 0;
+		e->v[0] = MT_CALL_MALLOC;
+		e->nv = 5;
+	} else if (e->tag == MT_EV_ALLOC && e->nv == 4) {
 		uint64_t packed = e->v[0], log = packed >> 5;
 		e->v[4] = e->v[1] + (uint64_t)mt_unzigzag(e->v[3]);
 		e->v[3] = e->v[2];

@@ -146,8 +146,13 @@ mt_alloc_event(struct mt_trace_buf *b, uint64_t c, uint64_t now,
 	       uint64_t entry_align, size_t size, const void *p, size_t usable)
 {
 	unsigned char *start = b->data + (uint32_t)c;
-	unsigned char *q = mt_event_begin_at(b, start, MT_EV_ALLOC, now);
-	q = mt_put_varint(q, entry_align);
+	unsigned char *q;
+	if (entry_align == MT_CALL_MALLOC) {
+		q = mt_event_begin_at(b, start, MT_EV_MALLOC, now);
+	} else {
+		q = mt_event_begin_at(b, start, MT_EV_ALLOC, now);
+		q = mt_put_varint(q, entry_align);
+	}
 	q = mt_put_varint(q, size);
 	q = mt_put_addr(b, q, p);
 	q = mt_put_varint(q, mt_zigzag((int64_t)(usable - size)));

@@ -18,7 +18,7 @@
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 6
+#define MT_TRACE_MINOR 7
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
@@ -144,6 +144,9 @@ enum mt_tag {
 	 * syscall as the kernel saw it (syscalls:sys_enter_* / sys_exit_*
 	 * sampled), whoever made it */
 	MT_EV_KCALL,
+	/* size, addr, usable - size (zigzag): an allocation by malloc, the
+	 * commonest, as MT_EV_ALLOC without its entry byte (1.7) */
+	MT_EV_MALLOC,
 	MT_EV_COUNT
 };
 
