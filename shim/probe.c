@@ -38,8 +38,6 @@ void *mt_probe_aligned(enum mt_call call, size_t align, size_t requested,
 	return alloc_slow(call, align, requested, p, true);
 }
 
-/* Other allocators: their usable size costs a call, so a frame; kept out
- * of glibc's path, which needs none. */
 void mt_probe_break_moved(void)
 {
 	mt_glibc_break_moved(mt_self());
@@ -52,8 +50,11 @@ mt_peak_then_return(struct mt_thread *t, int64_t live, void *p)
 	return p;
 }
 
-static __attribute__((noinline)) void *
-alloc_other(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
+/* Other allocators: their usable size costs a call, so a frame; kept out
+ * of glibc's path, which needs none. */
+__attribute__((noinline)) void *
+mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
+	       void *p)
 {
 	size_t usable = mt_real.malloc_usable_size(p);
 	if (__builtin_expect(usable < MT_LARGE_BYTES, 1))
@@ -113,7 +114,7 @@ void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p)
 	struct mt_thread *t = mt_tls.thread;
 
 	if (mt_fast == MT_FAST_OTHER && t && p) {
-		return alloc_other(t, call, requested, p);
+		return mt_alloc_other(t, call, requested, p);
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
 		return mt_alloc_traced(t, call, requested, p);
 	}

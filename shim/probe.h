@@ -46,6 +46,9 @@ void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p);
 void *mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
 		      void *p);
 void *mt_malloc_traced(struct mt_thread *t, size_t requested, void *p);
+/* Another allocator than glibc's: its usable size costs a call. */
+void *mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
+		     void *p);
 
 /* An allocation counted; returns p. */
 static inline __attribute__((always_inline)) void *
@@ -80,6 +83,8 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 		return call == MT_CALL_MALLOC
 			       ? mt_malloc_traced(t, requested, p)
 			       : mt_alloc_traced(t, call, requested, p);
+	} else if (mt_fast == MT_FAST_OTHER && t && p) {
+		return mt_alloc_other(t, call, requested, p);
 	}
 	return mt_probe_alloc_other(call, requested, p);
 }
