@@ -201,7 +201,8 @@ event_time(struct mt_trace_buf *b)
 
 	if (__builtin_expect(b->committed == 0, 0)) {
 		b->first_tsc = now;
-		b->last_units = 0;
+		b->last_units = now >> MT_TSC_SHIFT;
+		b->due_units = b->last_units + MT_AGE_UNITS;
 		b->first_ns = mono_ns();
 		b->last_addr = 0;
 		memset(b->last_counters, 0, sizeof b->last_counters);
@@ -723,7 +724,7 @@ static void write_idle(struct mt_trace_buf *b, uint64_t now, uint64_t idle_ticks
 	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
 	/* Read while the owner may write them: a hint, checked again under
 	 * the lock for what matters. */
-	uint64_t last = b->first_tsc + (b->last_units << MT_TSC_SHIFT);
+	uint64_t last = b->last_units << MT_TSC_SHIFT;
 	if (!c || c == b->on_disk || b->closed || now - last < idle_ticks)
 		return;
 	spin_lock(&b->lock);

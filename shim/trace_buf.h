@@ -40,8 +40,10 @@ struct mt_trace_buf {
 	 * none). */
 	uint64_t provisional_at, provisional_len;
 	uint64_t first_tsc, first_ns;
-	uint64_t last_units; /* the previous event's time: units of
-				2^MT_TSC_SHIFT ticks since first_tsc */
+	/* The previous event's time in units of 2^MT_TSC_SHIFT ticks (the
+	 * TSC shifted: each event's dt is one subtraction), and the time past
+	 * which the chunk is written out (first_tsc's units + MT_AGE_UNITS). */
+	uint64_t last_units, due_units;
 	uintptr_t last_addr;
 	/* The chunk's previous counters: each snapshot is stored as the
 	 * change from it (from zero at a chunk's start). */
@@ -71,7 +73,7 @@ static inline __attribute__((always_inline)) unsigned char *
 mt_event_begin_at(struct mt_trace_buf *b, unsigned char *p, int tag,
 		  uint64_t now)
 {
-	uint64_t units = (now - b->first_tsc) >> MT_TSC_SHIFT;
+	uint64_t units = now >> MT_TSC_SHIFT;
 	uint64_t dt = units - b->last_units;
 	b->last_units = units;
 	if (dt < MT_DT_INLINE) {
@@ -96,7 +98,7 @@ mt_event_commit(struct mt_trace_buf *b, unsigned char *p)
 	uint64_t events = (b->committed >> 32) + 1;
 	__atomic_store_n(&b->committed, len | events << 32, __ATOMIC_RELEASE);
 	return __builtin_expect(len >= MT_CHUNK_BYTES ||
-					b->last_units > MT_AGE_UNITS,
+					b->last_units > b->due_units,
 				0);
 }
 
@@ -109,7 +111,7 @@ mt_event_commit_from(struct mt_trace_buf *b, uint64_t c, unsigned char *start,
 	uint64_t next = c + ((uint64_t)1 << 32) + (uint64_t)(p - start);
 	__atomic_store_n(&b->committed, next, __ATOMIC_RELEASE);
 	return __builtin_expect((uint32_t)next >= MT_CHUNK_BYTES ||
-					b->last_units > MT_AGE_UNITS,
+					b->last_units > b->due_units,
 				0);
 }
 
