@@ -6,7 +6,7 @@ once (start-up, libc's own first allocations) cancels out and what is left
 is exactly the rounds' calls."""
 import pytest
 
-from mt import BACKENDS, fixed_layout, program, summary
+from mt import BACKENDS, PYTHON, fixed_layout, program, summary
 
 SHORT, LONG = 40, 140
 ROUNDS = LONG - SHORT
@@ -136,3 +136,19 @@ def test_page_faults_from_the_kernel(runs):
     assert long["sources"]["page_faults"] == "kernel"
     assert long["page_faults"]["minor"] - short["page_faults"]["minor"] >= 0.9 * ROUNDS
     assert long["wall_s"] > 0 and long["cpu_s"]["user"] >= 0
+
+
+def test_mallopt_fixes_the_thresholds_it_sets():
+    """glibc stops moving its thresholds once the program sets one with
+    mallopt (as with the tunables): the summary reports the values set,
+    and mallopt itself is forwarded, not counted as an allocation."""
+    script = ("import ctypes\n"
+              "libc = ctypes.CDLL(None)\n"
+              "assert libc.mallopt(-3, 1 << 20) == 1\n"   # M_MMAP_THRESHOLD
+              "assert libc.mallopt(-1, 4 << 20) == 1\n")  # M_TRIM_THRESHOLD
+    s = summary([PYTHON, "-c", script], "glibc")
+    assert s["glibc_thresholds"]["mmap"] == 1 << 20
+    assert s["glibc_thresholds"]["trim"] == 4 << 20
+    assert s["glibc_thresholds"]["dynamic"] is False
+    plain = summary([PYTHON, "-c", "pass"], "glibc")
+    assert plain["glibc_thresholds"]["dynamic"] is True
