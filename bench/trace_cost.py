@@ -63,8 +63,12 @@ def main():
     trace = os.path.join(tmp, "t.mt")
 
     def traced():
-        if os.path.exists(trace):
-            os.unlink(trace)
+        # The trace and those of exec'd images (TRACE.1, ...: setarch runs
+        # the NumPy script in a second image), or the next run could not
+        # create its file and would record nothing.
+        for name in os.listdir(tmp):
+            if name == "t.mt" or re.fullmatch(r"t\.mt\.\d+", name):
+                os.unlink(os.path.join(tmp, name))
         return {"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1", "MEMTRACE_OUT": trace}
 
     print("malloc+free pairs of 16 B (ns per pair, min of %d)" % a.repeats)
