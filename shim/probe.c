@@ -109,15 +109,8 @@ mt_malloc_traced(struct mt_thread *t, size_t requested, void *p)
 	return alloc_traced(t, MT_CALL_MALLOC, requested, p);
 }
 
-void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p)
+void *mt_probe_alloc_slow(enum mt_call call, size_t requested, void *p)
 {
-	struct mt_thread *t = mt_tls.thread;
-
-	if (mt_fast == MT_FAST_OTHER && t && p) {
-		return mt_alloc_other(t, call, requested, p);
-	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
-		return mt_alloc_traced(t, call, requested, p);
-	}
 	return alloc_slow(call, 0, requested, p, true);
 }
 

@@ -39,8 +39,9 @@ static inline bool mt_program_call(const void *caller)
 
 /* A new peak of live bytes (rare): checked, then p returned. */
 void *mt_peak_then_return(struct mt_thread *t, int64_t live, void *p);
-/* Every allocation but the common cases of glibc. */
-void *mt_probe_alloc_other(enum mt_call call, size_t requested, void *p);
+/* An allocation none of the paths below takes (a thread's first, a failed
+ * one, LTTng on, ...). */
+void *mt_probe_alloc_slow(enum mt_call call, size_t requested, void *p);
 /* glibc with a trace, a block from the heap or not (malloc's own copy has
  * the entry as a constant). */
 void *mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
@@ -86,7 +87,7 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 	} else if (mt_fast == MT_FAST_OTHER && t && p) {
 		return mt_alloc_other(t, call, requested, p);
 	}
-	return mt_probe_alloc_other(call, requested, p);
+	return mt_probe_alloc_slow(call, requested, p);
 }
 /* The same for realloc's result, whose old block was accounted for. */
 void *mt_probe_realloc(enum mt_call call, size_t requested, void *p);

@@ -66,9 +66,9 @@ static inline uint64_t mt_ticks(void)
 /* Write the buffer's events out as one chunk, and start the next. */
 void mt_trace_flush(struct mt_trace_buf *b);
 
-/* Start an event in a chunk whose time base is set (it holds an event):
- * its tag, and its time as a delta from the previous event (a small one
- * in the tag byte). */
+/* Start an event at p in a chunk whose time base is set (it holds an
+ * event): its tag, and its time as a delta from the previous event (a
+ * small one in the tag byte). */
 static inline __attribute__((always_inline)) unsigned char *
 mt_event_begin_at(struct mt_trace_buf *b, unsigned char *p, int tag,
 		  uint64_t now)
@@ -90,20 +90,9 @@ mt_event_begin(struct mt_trace_buf *b, int tag, uint64_t now)
 	return mt_event_begin_at(b, b->data + (uint32_t)b->committed, tag, now);
 }
 
-/* The event ends at p.  True when the chunk is due to be written out. */
-static inline __attribute__((always_inline)) bool
-mt_event_commit(struct mt_trace_buf *b, unsigned char *p)
-{
-	uint64_t len = (uint64_t)(p - b->data);
-	uint64_t events = (b->committed >> 32) + 1;
-	__atomic_store_n(&b->committed, len | events << 32, __ATOMIC_RELEASE);
-	return __builtin_expect(len >= MT_CHUNK_BYTES ||
-					b->last_units > b->due_units,
-				0);
-}
-
-/* The same for an event written from `start`, with `c` the committed word
- * read before it (the fast path's: no second load after its byte stores). */
+/* The event written from `start` ends at p; `c` is the committed word
+ * read before it (the fast path keeps it: no second load after its byte
+ * stores).  True when the chunk is due to be written out. */
 static inline __attribute__((always_inline)) bool
 mt_event_commit_from(struct mt_trace_buf *b, uint64_t c, unsigned char *start,
 		     unsigned char *p)
@@ -118,7 +107,8 @@ mt_event_commit_from(struct mt_trace_buf *b, uint64_t c, unsigned char *start,
 static inline __attribute__((always_inline)) void
 mt_event_end(struct mt_trace_buf *b, unsigned char *p)
 {
-	if (mt_event_commit(b, p))
+	uint64_t c = b->committed;
+	if (mt_event_commit_from(b, c, b->data + (uint32_t)c, p))
 		mt_trace_flush(b);
 }
 
