@@ -321,3 +321,27 @@ def test_reader_corpus_for_the_fuzzer(tmp_path):
         r = run([CLI, "dump", "--salvage", os.path.join(corpus, name)],
                 clean_env(), check=False)
         assert r.returncode in (0, 1), name
+
+
+def test_every_format_of_one_program_reads_the_same():
+    """The same program recorded in format 1.4 and 1.7 (malloc's own tag):
+    the newest reader reads both whole, and the program's events (the
+    allocations among them) come back the same."""
+    corpus = os.path.join(os.path.dirname(__file__), "..", "fuzz", "corpus")
+    old, new = (os.path.join(corpus, n) for n in ("sequence.mt",
+                                                   "sequence-1.7.mt"))
+    for path in (old, new):
+        assert run([CLI, "stat", path], clean_env()).returncode == 0
+
+    def program_part(path):
+        """Each allocation's fields but the address, in order."""
+        names = program_events(path)
+        part = names[names.index("region_begin"):names.index("region_end") + 1]
+        allocs = [[f for f in l.split()[3:] if not f.startswith("addr=")]
+                  for l in dump(path).stdout.splitlines()
+                  if not l.startswith("#") and l.split()[2] == "alloc"]
+        return part, allocs
+
+    assert program_part(new) == program_part(old)
+    assert ["entry=malloc", "align=0", "size=100", "usable=104"] in \
+        program_part(new)[1]
