@@ -18,7 +18,7 @@
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 7
+#define MT_TRACE_MINOR 8
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
@@ -33,6 +33,17 @@ struct mt_file_header {
  * so that a killed process loses little; the later chunk of the same tid
  * and seq (the whole one, or a longer copy) supersedes it. */
 #define MT_CHUNK_PROVISIONAL 2u
+/* The trace's status (1.8): the first chunk after the metadata, tid 0,
+ * seq 0, no events, a struct mt_trace_status as its raw payload.  Written
+ * when the file is created and overwritten in place when recording ends,
+ * so the file says how its process ended even when the disk filled up or
+ * the process was killed (then it still says "recording"). */
+#define MT_CHUNK_STATUS 4u
+/* A chunk's seq with this bit set belongs to its thread's second stream:
+ * events recorded by a signal handler that interrupted the thread while it
+ * was writing an event of its own (1.8).  Same tid, numbered from
+ * MT_SEQ_SIGNAL; the order between the two streams is their times. */
+#define MT_SEQ_SIGNAL 0x80000000u
 
 struct mt_chunk_header {
 	uint32_t magic;	      /* MT_CHUNK_MAGIC */
@@ -49,6 +60,33 @@ struct mt_chunk_header {
 				 this header with hash 0 (common/chunk_hash.h) */
 };
 
+/* How recording ended. */
+enum mt_trace_end {
+	MT_END_RECORDING, /* never closed: killed (SIGKILL, the OOM killer),
+			     or still running */
+	MT_END_EXIT,	  /* exit(): the exit event follows; value: status,
+			     when known (else -1) */
+	MT_END_EXEC,	  /* the image was replaced (execve): the exec event
+			     says by what; the next image writes a file of
+			     its own */
+	MT_END_EXIT_NOW,  /* _exit()/_Exit(): no atexit work, no exit event;
+			     value: the status */
+	MT_END_SIGNAL,	  /* a fatal signal (SIGSEGV, SIGABRT, ...); value: the
+			     signal; every buffer was written out first */
+	MT_END_WRITE_FAILED, /* a write failed; value: errno (ENOSPC: the disk
+				is full), at: where in the file */
+	MT_END_COUNT
+};
+
+struct mt_trace_status {
+	uint32_t end;	/* enum mt_trace_end */
+	int32_t value;	/* as the end says */
+	uint64_t at;	/* MT_END_WRITE_FAILED: the file offset */
+	uint64_t lost;	/* events the shim could not record */
+	uint64_t reserved;
+};
+
+_Static_assert(sizeof(struct mt_trace_status) == 32, "status layout");
 _Static_assert(sizeof(struct mt_file_header) == 24, "file header layout");
 _Static_assert(sizeof(struct mt_chunk_header) == 56, "chunk header layout");
 
