@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "diag.h"
 #include "ksamples.h"
+#include "loader_blocks.h"
 #include "lttng.h"
 #include "options.h"
 #include "regions.h"
@@ -38,6 +39,7 @@ static void start_kernel_samples(void)
 static void child_after_fork(void)
 {
 	mt_tls.hidden++;
+	mt_loader_blocks_after_fork();
 	mt_shim_threads_forget();
 	mt_threads_reset_after_fork();
 	mt_lttng_after_fork_child();

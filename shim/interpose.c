@@ -30,14 +30,16 @@
 EXPORT void *malloc(size_t n)
 {
 	void *p = mt_real.malloc(n);
-	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p) : p;
+	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, CALLER)
+				       : p;
 }
 
-static __attribute__((noinline)) void free_slow(void *p, bool counted)
+static __attribute__((noinline)) void free_slow(void *p, bool counted,
+					       const void *caller)
 {
 	struct mt_thread *t = mt_self();
 	if (counted)
-		mt_probe_free(t, p);
+		mt_probe_free(t, p, caller);
 	if (!p || mt_in_boot_arena(p))
 		return;
 	mt_real.free(p);
@@ -75,14 +77,15 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 		free_traced_rest(t, left, p, usable);
 		return;
 	}
-	free_slow(p, true);
+	free_slow(p, true, NULL);
 }
 
 /* Other allocators: their size costs a call, and there is no break to
  * watch, so a jump to free. */
-static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p)
+static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
+						const void *caller)
 {
-	mt_count_free_of(t, mt_real.malloc_usable_size(p));
+	mt_count_free_of(t, mt_usable_other(p, caller));
 	mt_real.free(p);
 }
 
@@ -118,10 +121,10 @@ EXPORT void free(void *p)
 		return;
 	} else if (mt_fast == MT_FAST_OTHER && t && counted && p &&
 		   !mt_in_boot_arena(p)) {
-		free_other(t, p);
+		free_other(t, p, CALLER);
 		return;
 	}
-	free_slow(p, counted);
+	free_slow(p, counted, CALLER);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -130,8 +133,9 @@ EXPORT void *calloc(size_t n, size_t size)
 	if (__builtin_mul_overflow(n, size, &total))
 		total = SIZE_MAX;
 	void *p = mt_real.calloc(n, size);
-	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_CALLOC, total, p)
-				       : p;
+	return mt_program_call(CALLER)
+		       ? mt_probe_alloc(MT_CALL_CALLOC, total, p, CALLER)
+		       : p;
 }
 
 /* A block from the boot arena moves to the real heap on its first realloc. */
@@ -145,17 +149,20 @@ static void *realloc_from_arena(void *old, size_t n)
 }
 
 /* realloc and reallocarray: `requested` bytes, forwarded as (old, x, y). */
-static void *realloc_common(bool counted, enum mt_call call, void *old,
+static void *realloc_common(const void *caller, enum mt_call call, void *old,
 			    size_t requested,
 			    void *(*forward)(void *, size_t, size_t), size_t x,
 			    size_t y)
 {
+	bool counted = mt_program_call(caller);
 	void *p;
 	if (old && mt_in_boot_arena(old)) {
 		p = realloc_from_arena(old, requested);
 	} else {
 		/* Read the old size first: after the call it may be gone. */
-		size_t old_usable = counted ? mt_usable(old) : 0;
+		size_t old_usable = !counted || !old	  ? 0
+				    : mt_glibc_chunks ? mt_usable(old)
+						      : mt_usable_other(old, caller);
 		size_t old_head = old && mt_glibc_chunks ? mt_chunk_head(old) : 0;
 		p = forward(old, x, y);
 		/* On failure (NULL for a non-zero size) the old block stays. */
@@ -166,10 +173,10 @@ static void *realloc_common(bool counted, enum mt_call call, void *old,
 			if (mt_tracing)
 				mt_trace_realloc(mt_self(), call, old, old_usable,
 						 true, requested, p, mt_usable(p));
-			return mt_probe_realloc(call, requested, p);
+			return mt_probe_realloc(call, requested, p, caller);
 		}
 	}
-	return counted ? mt_probe_alloc(call, requested, p) : p;
+	return counted ? mt_probe_alloc(call, requested, p, caller) : p;
 }
 
 static void *forward_realloc(void *p, size_t n, size_t unused)
@@ -180,8 +187,8 @@ static void *forward_realloc(void *p, size_t n, size_t unused)
 
 EXPORT void *realloc(void *p, size_t n)
 {
-	return realloc_common(mt_program_call(CALLER), MT_CALL_REALLOC, p, n,
-			      forward_realloc, n, 0);
+	return realloc_common(CALLER, MT_CALL_REALLOC, p, n, forward_realloc, n,
+			      0);
 }
 
 /* reallocarray is realloc with an overflow check; done here rather than
@@ -202,8 +209,8 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
 		total = SIZE_MAX;
-	return realloc_common(mt_program_call(CALLER), MT_CALL_REALLOCARRAY, p,
-			      total, checked_realloc, n, size);
+	return realloc_common(CALLER, MT_CALL_REALLOCARRAY, p, total,
+			      checked_realloc, n, size);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -211,7 +218,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	int r = mt_real.posix_memalign(out, align, n);
 	if (mt_program_call(CALLER))
 		mt_probe_aligned(MT_CALL_POSIX_MEMALIGN, align, n,
-				 r == 0 ? *out : NULL);
+				 r == 0 ? *out : NULL, CALLER);
 	return r;
 }
 
@@ -220,7 +227,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	{                                                                    \
 		void *p = mt_real.name(align, n);                            \
 		return mt_program_call(CALLER)                               \
-			       ? mt_probe_aligned(id, align, n, p)           \
+			       ? mt_probe_aligned(id, align, n, p, CALLER)   \
 			       : p;                                          \
 	}
 
@@ -237,7 +244,8 @@ static size_t page_size(void)
 	{                                                                    \
 		void *p = mt_real.name(n);                                   \
 		return mt_program_call(CALLER)                               \
-			       ? mt_probe_aligned(id, page_size(), n, p)     \
+			       ? mt_probe_aligned(id, page_size(), n, p,     \
+						  CALLER)                    \
 			       : p;                                          \
 	}
 

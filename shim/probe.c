@@ -11,10 +11,12 @@
  * realloc_common takes care of). */
 static __attribute__((noinline)) void *
 alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
-	   bool fresh)
+	   bool fresh, const void *caller)
 {
 	struct mt_thread *t = mt_self();
 	size_t usable = mt_usable(p);
+	if (!mt_glibc_chunks && mt_is_loader_code(caller))
+		mt_loader_block_add(p, usable);
 	if (mt_break_moved())
 		mt_glibc_break_moved(t);
 	if (fresh && mt_glibc_chunks && p &&
@@ -27,15 +29,16 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 	return mt_count_alloc_of(t, call, requested, p, usable);
 }
 
-void *mt_probe_realloc(enum mt_call call, size_t requested, void *p)
+void *mt_probe_realloc(enum mt_call call, size_t requested, void *p,
+		       const void *caller)
 {
-	return alloc_slow(call, 0, requested, p, false);
+	return alloc_slow(call, 0, requested, p, false, caller);
 }
 
 void *mt_probe_aligned(enum mt_call call, size_t align, size_t requested,
-		       void *p)
+		       void *p, const void *caller)
 {
-	return alloc_slow(call, align, requested, p, true);
+	return alloc_slow(call, align, requested, p, true, caller);
 }
 
 void mt_probe_break_moved(void)
@@ -54,12 +57,13 @@ mt_peak_then_return(struct mt_thread *t, int64_t live, void *p)
  * of glibc's path, which needs none. */
 __attribute__((noinline)) void *
 mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
-	       void *p)
+	       void *p, const void *caller)
 {
 	size_t usable = mt_real.malloc_usable_size(p);
-	if (__builtin_expect(usable < MT_LARGE_BYTES, 1))
+	if (__builtin_expect(usable < MT_LARGE_BYTES && !mt_is_loader_code(caller),
+			     1))
 		return mt_count_alloc_of(t, call, requested, p, usable);
-	return alloc_slow(call, 0, requested, p, true);
+	return alloc_slow(call, 0, requested, p, true, caller);
 }
 
 /* What mt_alloc_traced leaves to a call: then counted. */
@@ -92,7 +96,7 @@ alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 						 usable);
 		return mt_count_alloc_of(t, call, requested, p, usable);
 	}
-	return alloc_slow(call, 0, requested, p, true);
+	return alloc_slow(call, 0, requested, p, true, NULL);
 }
 
 __attribute__((noinline)) void *
@@ -109,9 +113,10 @@ mt_malloc_traced(struct mt_thread *t, size_t requested, void *p)
 	return alloc_traced(t, MT_CALL_MALLOC, requested, p);
 }
 
-void *mt_probe_alloc_slow(enum mt_call call, size_t requested, void *p)
+void *mt_probe_alloc_slow(enum mt_call call, size_t requested, void *p,
+			  const void *caller)
 {
-	return alloc_slow(call, 0, requested, p, true);
+	return alloc_slow(call, 0, requested, p, true, caller);
 }
 
 static bool by_allocator(void)

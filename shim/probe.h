@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "loader_blocks.h"
 #include "glibc_heap.h"
 #include "symbols.h"
 #include "thread.h"
@@ -20,6 +21,16 @@ static inline size_t mt_usable(void *p)
 		return 0;
 	if (__builtin_expect(mt_glibc_chunks, 1))
 		return mt_chunk_usable(mt_chunk_head(p));
+	return mt_real.malloc_usable_size(p);
+}
+
+/* The usable size of a block another allocator than glibc's made, freed
+ * by caller: the loader's blocks are not the allocator's to tell
+ * (loader_blocks.h). */
+static inline size_t mt_usable_other(void *p, const void *caller)
+{
+	if (__builtin_expect(mt_is_loader_code(caller), 0))
+		return mt_loader_block_take(p);
 	return mt_real.malloc_usable_size(p);
 }
 
@@ -41,7 +52,8 @@ static inline bool mt_program_call(const void *caller)
 void *mt_peak_then_return(struct mt_thread *t, int64_t live, void *p);
 /* An allocation none of the paths below takes (a thread's first, a failed
  * one, LTTng on, ...). */
-void *mt_probe_alloc_slow(enum mt_call call, size_t requested, void *p);
+void *mt_probe_alloc_slow(enum mt_call call, size_t requested, void *p,
+			  const void *caller);
 /* glibc with a trace, a block from the heap or not (malloc's own copy has
  * the entry as a constant). */
 void *mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
@@ -49,7 +61,7 @@ void *mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
 void *mt_malloc_traced(struct mt_thread *t, size_t requested, void *p);
 /* Another allocator than glibc's: its usable size costs a call. */
 void *mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
-		     void *p);
+		     void *p, const void *caller);
 
 /* An allocation counted; returns p. */
 static inline __attribute__((always_inline)) void *
@@ -67,7 +79,7 @@ mt_count_alloc_of(struct mt_thread *t, enum mt_call call, size_t requested,
  * the common case (glibc, a small chunk from the heap) is counted in the
  * wrapper itself, with no call but the real one; the rest are tail calls. */
 static inline __attribute__((always_inline)) void *
-mt_probe_alloc(enum mt_call call, size_t requested, void *p)
+mt_probe_alloc(enum mt_call call, size_t requested, void *p, const void *caller)
 {
 	struct mt_thread *t = mt_tls.thread;
 
@@ -85,15 +97,16 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p)
 			       ? mt_malloc_traced(t, requested, p)
 			       : mt_alloc_traced(t, call, requested, p);
 	} else if (mt_fast == MT_FAST_OTHER && t && p) {
-		return mt_alloc_other(t, call, requested, p);
+		return mt_alloc_other(t, call, requested, p, caller);
 	}
-	return mt_probe_alloc_slow(call, requested, p);
+	return mt_probe_alloc_slow(call, requested, p, caller);
 }
 /* The same for realloc's result, whose old block was accounted for. */
-void *mt_probe_realloc(enum mt_call call, size_t requested, void *p);
+void *mt_probe_realloc(enum mt_call call, size_t requested, void *p,
+		       const void *caller);
 /* The same for the aligned family, whose alignment the trace records. */
 void *mt_probe_aligned(enum mt_call call, size_t align, size_t requested,
-		       void *p);
+		       void *p, const void *caller);
 
 /* free() of a block of `usable` bytes. */
 static inline __attribute__((always_inline)) void
@@ -116,7 +129,8 @@ static inline void mt_probe_release(size_t usable)
 
 /* free(p): counted before the real call, while the size can still be read
  * and before another thread can reuse the address. */
-static inline void mt_probe_free(struct mt_thread *t, void *p)
+static inline void mt_probe_free(struct mt_thread *t, void *p,
+				 const void *caller)
 {
 	if (!p || mt_in_boot_arena(p)) {
 		mt_count_call(&t->c, MT_CALL_FREE);
@@ -131,7 +145,7 @@ static inline void mt_probe_free(struct mt_thread *t, void *p)
 		if (head & MT_CHUNK_MMAPPED)
 			mt_glibc_chunk_freed(t, head);
 	} else {
-		usable = mt_real.malloc_usable_size(p);
+		usable = mt_usable_other(p, caller);
 	}
 	mt_count_free_of(t, usable);
 	if (mt_tracing)

@@ -4,10 +4,12 @@
 #include <link.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "diag.h"
 #include "glibc_heap.h"
+#include "loader_blocks.h"
 #include "trace.h"
 #include "lttng.h"
 #include "symbols.h"
@@ -274,17 +276,23 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* The loaded range of the object at `base`. */
+static void object_range(uintptr_t base, uintptr_t *lo, uintptr_t *hi)
+{
+	struct object_range r = {base, 0, 0};
+	if (base)
+		dl_iterate_phdr(find_range, &r);
+	*lo = r.lo;
+	*hi = r.hi;
+}
+
 /* The loaded range of the object that defines fn. */
 static void allocator_range(void *fn)
 {
 	Dl_info info;
-	struct object_range r = {0, 0, 0};
-	if (!dladdr(fn, &info))
-		return;
-	r.base = (uintptr_t)info.dli_fbase;
-	dl_iterate_phdr(find_range, &r);
-	mt_allocator_lo = r.lo;
-	mt_allocator_hi = r.hi;
+	if (dladdr(fn, &info))
+		object_range((uintptr_t)info.dli_fbase, &mt_allocator_lo,
+			     &mt_allocator_hi);
 }
 
 /* glibc's chunk header holds the size (minus flag bits): usable is that
@@ -385,6 +393,7 @@ void mt_symbols_resolve(void)
 		dlclose(libc);
 	}
 	allocator_range((void *)r.malloc);
+	object_range(getauxval(AT_BASE), &mt_loader_lo, &mt_loader_hi);
 	mt_fast_update();
 	mt_real = r;
 	mt_tls.resolving = false;

@@ -1,0 +1,196 @@
+/* `hostile MODE [N]`: what programs do that a shim must survive.  Each
+ * mode prints what it did, so a test compares with a bare run and with the
+ * trace.
+ *
+ *   detached N       N rounds of 50 detached threads, half of them
+ *                    allocating, half never calling the allocator (their
+ *                    teardown is its first call); main returns 3 while
+ *                    the last ones are still ending
+ *   main_exits       the main thread calls pthread_exit; a worker
+ *                    allocates 1000 blocks, then ends the process by
+ *                    ending (status 0)
+ *   fork_in_thread   a thread forks; the child's only thread allocates 10
+ *                    blocks and ends by returning from its function
+ *   signal_malloc N  a profiling timer's handler mallocs and frees while
+ *                    main does N malloc+free pairs
+ *   fork_threads N   a parent with two busy threads forks N children from
+ *                    one of them; each child's 4 threads malloc 100 blocks */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* gcc removes a malloc/free pair whose pointer never escapes. */
+static void keep(void *p)
+{
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static void *alloc_and_free(void *arg)
+{
+	long n = (long)arg;
+	for (long i = 0; i < n; i++) {
+		void *p = malloc(100);
+		keep(p);
+		free(p);
+	}
+	return NULL;
+}
+
+static int detached(long rounds)
+{
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (long r = 0; r < rounds; r++) {
+		for (long i = 0; i < 50; i++) {
+			pthread_t t;
+			pthread_create(&t, &attr, alloc_and_free,
+				       (void *)(i % 2 * 10));
+		}
+		usleep(2000);
+	}
+	printf("created %ld detached threads\n", rounds * 50);
+	return 3;
+}
+
+static void *worker_then_end(void *arg)
+{
+	(void)arg;
+	usleep(100000); /* main has called pthread_exit */
+	alloc_and_free((void *)1000L);
+	printf("worker done\n");
+	fflush(stdout);
+	return NULL;
+}
+
+static int main_exits(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, worker_then_end, NULL);
+	pthread_exit(NULL);
+}
+
+static void *fork_here(void *arg)
+{
+	(void)arg;
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* The child's only thread: it ends by returning. */
+		alloc_and_free((void *)10L);
+		return NULL;
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	printf("child status %d\n", status);
+	return NULL;
+}
+
+static int fork_in_thread(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, fork_here, NULL);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+static atomic_long handled;
+
+static void on_prof(int sig)
+{
+	(void)sig;
+	void *p = malloc(64);
+	keep(p);
+	free(p);
+	atomic_fetch_add(&handled, 1);
+}
+
+static int signal_malloc(long n)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_prof;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGPROF, &sa, NULL);
+	struct itimerval every = {{0, 200}, {0, 200}};
+	setitimer(ITIMER_PROF, &every, NULL);
+	alloc_and_free((void *)n);
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_PROF, &off, NULL);
+	/* The count goes to stderr: it differs from run to run. */
+	fprintf(stderr, "handler calls %ld\n", atomic_load(&handled));
+	printf("pairs %ld\n", n);
+	return 0;
+}
+
+static atomic_bool stop;
+
+static void *busy(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop))
+		alloc_and_free((void *)10L);
+	return NULL;
+}
+
+static void *forker(void *arg)
+{
+	long children = (long)arg, failed = 0;
+	for (long c = 0; c < children; c++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			pthread_t t[4];
+			for (int i = 0; i < 4; i++)
+				pthread_create(&t[i], NULL, alloc_and_free,
+					       (void *)100L);
+			for (int i = 0; i < 4; i++)
+				pthread_join(t[i], NULL);
+			exit(0);
+		}
+		int status;
+		waitpid(pid, &status, 0);
+		failed += status != 0;
+	}
+	printf("children %ld, failed %ld\n", children, failed);
+	return NULL;
+}
+
+static int fork_threads(long children)
+{
+	pthread_t b[2], f;
+	for (int i = 0; i < 2; i++)
+		pthread_create(&b[i], NULL, busy, NULL);
+	pthread_create(&f, NULL, forker, (void *)children);
+	pthread_join(f, NULL);
+	atomic_store(&stop, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(b[i], NULL);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	long n = argc > 2 ? atol(argv[2]) : 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (strcmp(mode, "detached") == 0)
+		return detached(n);
+	if (strcmp(mode, "main_exits") == 0)
+		return main_exits();
+	if (strcmp(mode, "fork_in_thread") == 0)
+		return fork_in_thread();
+	if (strcmp(mode, "signal_malloc") == 0)
+		return signal_malloc(n);
+	if (strcmp(mode, "fork_threads") == 0)
+		return fork_threads(n);
+	fprintf(stderr, "usage: hostile detached|main_exits|fork_in_thread|"
+			"signal_malloc|fork_threads [N]\n");
+	return 2;
+}
