@@ -1,7 +1,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "rawsys.h"
 #include "thread.h"
@@ -224,8 +228,54 @@ bool mt_start_shim_thread(void *(*fn)(void *))
 	return start(s);
 }
 
+static unsigned shim_threads_running(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < nshim_threads; i++)
+		n += __atomic_load_n(&shim_threads[i].running, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Has the program's last thread ended?  Then its main thread has too:
+ * /proc/self/exe, the thread group leader's, is gone (the leader stays a
+ * zombie while other threads run); and every other thread is the shim's
+ * (/proc/self/task's link count is 2 + threads, the zombie included).
+ * Neither look opens a descriptor the program could see. */
+static bool program_threads_gone(void)
+{
+	struct stat st;
+	char exe[8];
+	if (stat("/proc/self/task", &st) != 0 ||
+	    st.st_nlink != 2 + 1 + shim_threads_running())
+		return false;
+	return readlink("/proc/self/exe", exe, sizeof exe) < 0 && errno == ENOENT;
+}
+
+/* glibc's last thread calls exit(0) as it ends; with the shim's threads
+ * still there the program's last one is never the last, so one of the
+ * shim's takes its place, at most 50 ms later. */
+static void end_for_the_program(void)
+{
+	static bool ending;
+	if (__atomic_exchange_n(&ending, true, __ATOMIC_RELAXED))
+		return;
+	mt_tls.shim_thread = false;
+	mt_tls.hidden--;
+	exit(0);
+}
+
 bool mt_shim_threads_paused(void)
 {
+	static uint64_t next_look_ms;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+	uint64_t due = __atomic_load_n(&next_look_ms, __ATOMIC_RELAXED);
+	if (ms >= due &&
+	    __atomic_compare_exchange_n(&next_look_ms, &due, ms + 50, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
+	    program_threads_gone())
+		end_for_the_program();
 	return __atomic_load_n(&shim_threads_paused, __ATOMIC_RELAXED);
 }
 

@@ -88,7 +88,9 @@ void mt_threads_reset_after_fork(void);
 /* Start a thread of the shim's own, running fn: hidden from the
  * program's figures, its stack's mapping counted as the shim's, every
  * signal blocked.  false when it could not start.  fn returns when
- * mt_shim_threads_paused() (it looks at least every 100 ms). */
+ * mt_shim_threads_paused() (it looks at least every 100 ms), which also
+ * ends the process, as glibc would, when the program's last thread has
+ * ended (by pthread_exit) and only the shim's are left. */
 bool mt_start_shim_thread(void *(*fn)(void *));
 bool mt_shim_threads_paused(void);
 /* Stop the shim's threads (waiting for them to end): how many were
