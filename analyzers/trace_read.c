@@ -139,7 +139,8 @@ static bool read_header(struct mt_trace *t, char *err, size_t errlen)
 static bool valid_header(const struct mt_chunk_header *h)
 {
 	return h->magic == MT_CHUNK_MAGIC &&
-	       !(h->flags & ~(MT_CHUNK_ZSTD | MT_CHUNK_PROVISIONAL)) &&
+	       !(h->flags & ~(MT_CHUNK_ZSTD | MT_CHUNK_PROVISIONAL |
+			      MT_CHUNK_STATUS)) &&
 	       h->payload_len <= MAX_PAYLOAD &&
 	       h->raw_len <= MAX_RAW &&
 	       (h->flags & MT_CHUNK_ZSTD || h->payload_len == h->raw_len);
@@ -597,6 +598,8 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 				    "header and %u bytes",
 				    (unsigned long long)at, h.payload_len);
 	t->offset += h.payload_len;
+	if (h.flags & MT_CHUNK_STATUS) /* how recording ended: no events */
+		return true;
 	const unsigned char *events = t->payload;
 	if (h.flags & MT_CHUNK_ZSTD) {
 #ifdef MT_HAVE_ZSTD

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "crash.h"
 #include "diag.h"
 #include "ksamples.h"
 #include "loader_blocks.h"
@@ -65,8 +66,12 @@ __attribute__((constructor)) static void mt_init(void)
 		mt_options_parse(&mt_opt, get_env);
 		mt_backend_ensure();
 		mt_threads_init();
-		mt_report_start(true);
+		/* Why kernel counters are missing is news, not an error:
+		 * MEMTRACE_QUIET keeps it to the summary's "sources". */
+		mt_report_start(!mt_opt.quiet);
 		mt_trace_start();
+		if (mt_tracing && mt_opt.trace_path)
+			mt_crash_start();
 		start_kernel_samples();
 		pthread_atfork(NULL, NULL, child_after_fork);
 	}

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <sys/mman.h>
@@ -14,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "crash.h"
 #include "probe.h"
 #include "rawsys.h"
 #include "trace.h"
@@ -475,25 +477,33 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	mt_trace_exec(path);
-	return mt_real.execve(path, argv, envp);
+	int r = mt_real.execve(path, argv, envp);
+	mt_trace_exec_failed();
+	return r;
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
 	mt_trace_exec(path);
-	return mt_real.execv(path, argv);
+	int r = mt_real.execv(path, argv);
+	mt_trace_exec_failed();
+	return r;
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
 	mt_trace_exec(file);
-	return mt_real.execvp(file, argv);
+	int r = mt_real.execvp(file, argv);
+	mt_trace_exec_failed();
+	return r;
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	mt_trace_exec(file);
-	return mt_real.execvpe(file, argv, envp);
+	int r = mt_real.execvpe(file, argv, envp);
+	mt_trace_exec_failed();
+	return r;
 }
 
 /* The list forms: glibc's own call execve internally, out of our sight, so
@@ -517,12 +527,49 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 		va_end(ap);                                                  \
 		(void)envp;                                                  \
 		mt_trace_exec(path);                                         \
-		return forward;                                              \
+		int r_ = forward;                                            \
+		mt_trace_exec_failed();                                      \
+		return r_;                                                   \
 	}
 
 LIST_EXEC(execl, mt_real.execve(path, (char *const *)argv, environ), false)
 LIST_EXEC(execle, mt_real.execve(path, (char *const *)argv, envp), true)
 LIST_EXEC(execlp, mt_real.execvpe(path, (char *const *)argv, environ), false)
+
+/* ---- leaving without exit(), and fatal signals ----------------------- */
+
+/* What the trace holds goes out first (exit() does it in the shim's
+ * destructor; glibc's exit calls its own _exit, not this one). */
+EXPORT void _exit(int status)
+{
+	mt_trace_exit_now(status);
+	mt_real._exit(status);
+	__builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+	mt_trace_exit_now(status);
+	mt_real._Exit(status);
+	__builtin_unreachable();
+}
+
+/* The shim's handler of fatal signals is not the program's to see
+ * (crash.h). */
+EXPORT int sigaction(int sig, const struct sigaction *act,
+		     struct sigaction *old)
+{
+	int r = mt_real.sigaction(sig, act, old);
+	if (r == 0 && old)
+		mt_crash_hide(old);
+	return r;
+}
+
+EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
+{
+	__sighandler_t old = mt_real.signal(sig, handler);
+	return mt_crash_handler_is(old) ? SIG_DFL : old;
+}
 
 /* ---- namespaces ------------------------------------------------------ */
 

@@ -146,6 +146,23 @@ BOOT_FORWARD(int, pthread_create,
 	      void *arg),
 	     (t, at, fn, arg))
 
+BOOT_FORWARD(int, sigaction,
+	     (int sig, const struct sigaction *act, struct sigaction *old),
+	     (sig, act, old))
+BOOT_FORWARD(__sighandler_t, signal, (int sig, __sighandler_t h), (sig, h))
+
+static void boot__exit(int status)
+{
+	mt_symbols_resolve();
+	mt_real._exit(status);
+}
+
+static void boot__Exit(int status)
+{
+	mt_symbols_resolve();
+	mt_real._Exit(status);
+}
+
 static void *boot_mremap(void *old, size_t old_len, size_t new_len, int flags,
 			 ...)
 {
@@ -193,6 +210,10 @@ struct mt_real mt_real = {
 	.execvp = boot_execvp,
 	.execvpe = boot_execvpe,
 	.pthread_create = boot_pthread_create,
+	.sigaction = boot_sigaction,
+	.signal = boot_signal,
+	._exit = boot__exit,
+	._Exit = boot__Exit,
 };
 
 /* ---- completing a backend ------------------------------------------- */
@@ -367,11 +388,16 @@ void mt_symbols_resolve(void)
 	r.execvp = next_symbol("execvp");
 	r.execvpe = next_symbol("execvpe");
 	r.pthread_create = next_symbol("pthread_create");
+	r.sigaction = next_symbol("sigaction");
+	r.signal = next_symbol("signal");
+	r._exit = next_symbol("_exit");
+	r._Exit = next_symbol("_Exit");
 	if (!r.malloc || !r.free || !r.calloc || !r.realloc || !r.memalign ||
 	    !r.malloc_usable_size || !r.mallopt || !r.mmap || !r.mmap64 || !r.munmap ||
 	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall ||
 	    !r.execve || !r.execv || !r.execvp || !r.execvpe ||
-	    !r.pthread_create)
+	    !r.pthread_create || !r.sigaction || !r.signal || !r._exit ||
+	    !r._Exit)
 		mt_fatal("cannot find the next definition of a malloc or memory "
 			 "function (dlsym: %s); is libc loaded?", dlerror());
 	r.posix_memalign = backend_symbol("posix_memalign", r.malloc,

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/types.h>
 #include "visibility.h"
 
@@ -36,6 +37,10 @@ struct mt_real {
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*pthread_create)(pthread_t *, const pthread_attr_t *,
 			      void *(*)(void *), void *);
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	__sighandler_t (*signal)(int, __sighandler_t);
+	void (*_exit)(int);
+	void (*_Exit)(int);
 };
 
 /* Starts out pointing at bootstrap functions that resolve everything on

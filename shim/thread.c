@@ -80,8 +80,10 @@ struct mt_thread *mt_thread_attach(void)
 	mt_trace_thread_attach(t);
 	/* The shim's own threads (the sample collector) are not the
 	 * program's. */
-	if (!mt_tls.shim_thread)
+	if (!mt_tls.shim_thread && !mt_tls.seen) {
+		mt_tls.seen = true;
 		__atomic_fetch_add(&threads_seen, 1, __ATOMIC_RELAXED);
+	}
 	if (exit_key_ready && t != &overflow_block)
 		pthread_setspecific(exit_key, t);
 	errno = saved_errno;

@@ -23,6 +23,8 @@ struct mt_thread {
 	struct mt_region_mark *marks; /* open regions (regions.c) */
 	unsigned open_regions;
 	struct mt_trace_buf *trace; /* this thread's events (trace.c) */
+	/* and those of signal handlers that interrupted it writing one */
+	struct mt_trace_buf *signal_trace;
 	struct mt_thread *next; /* all blocks, newest first */
 	int in_use;
 };
@@ -38,6 +40,8 @@ struct mt_tls {
 	bool resolving;		  /* inside dlsym: serve from the boot arena */
 	bool shim_thread;	  /* a thread of the shim's own */
 	bool in_lttng;		  /* inside lttng-ust, emitting an event */
+	bool seen;		  /* counted in threads_seen (once: a thread
+				     attaches again in its teardown) */
 };
 extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 

@@ -56,11 +56,53 @@ static uint64_t mono_ns(void)
 
 /* ---- writing chunks -------------------------------------------------- */
 
-static void stop_tracing(const char *why, int err)
+static bool write_at(const struct iovec *iov, int n, size_t total, uint64_t at);
+
+/* The status chunk (docs/trace-format.md): where it is, and the process
+ * whose file this is (a vfork child shares the parent's memory, and must
+ * not write the parent's file). */
+static uint64_t status_at;
+static pid_t trace_pid;
+/* The process ends without exit(), maybe in a signal handler: no waiting
+ * for the compressor, which the interrupted code may hold. */
+static bool ending_now;
+
+static bool writing_own_file(void)
+{
+	return trace_fd >= 0 && getpid() == trace_pid;
+}
+
+/* How recording ended, over the status written at the start: its blocks
+ * are on disk already, so this needs no free space.  Safe in a signal
+ * handler. */
+static void write_status(enum mt_trace_end end, int32_t value, uint64_t at)
+{
+	struct mt_trace_status st = {
+		.end = end,
+		.value = value,
+		.at = at,
+		.lost = __atomic_load_n(&lost, __ATOMIC_RELAXED),
+	};
+	struct mt_chunk_header h = {
+		.magic = MT_CHUNK_MAGIC,
+		.flags = MT_CHUNK_STATUS,
+		.payload_len = sizeof st,
+		.raw_len = sizeof st,
+	};
+	h.hash = mt_chunk_hash(&h, &st);
+	struct iovec iov[2] = {{&h, sizeof h}, {&st, sizeof st}};
+	int saved = errno;
+	write_at(iov, 2, sizeof h + sizeof st, status_at);
+	errno = saved;
+}
+
+static void stop_tracing(const char *why, int err, uint64_t at)
 {
 	if (!__atomic_exchange_n(&mt_tracing, false, __ATOMIC_RELAXED))
 		return;
 	mt_fast_update();
+	if (err != EBADF)
+		write_status(MT_END_WRITE_FAILED, err, at);
 	mt_warn("trace %s: %s: %s; recording stops, the program runs on",
 		trace_path, why, strerror(err));
 }
@@ -71,11 +113,43 @@ static void stop_tracing(const char *why, int err)
 static dev_t trace_dev;
 static ino_t trace_ino;
 
-static bool trace_fd_is_ours(void)
+static bool is_the_trace(int fd)
 {
 	struct stat st;
-	return fstat(trace_fd, &st) == 0 && st.st_dev == trace_dev &&
+	return fstat(fd, &st) == 0 && st.st_dev == trace_dev &&
 	       st.st_ino == trace_ino;
+}
+
+/* The program closed the trace's descriptor (Python's subprocess closes
+ * every descriptor between fork and exec; daemons call closefrom) or put
+ * another file at its number: the file is opened again by its name, if
+ * it is still the same file, and recording goes on.  The old number is
+ * the program's now, never closed here. */
+static bool trace_fd_is_ours(void)
+{
+	static uintptr_t reopening; /* by this thread (pointer) */
+	int fd = __atomic_load_n(&trace_fd, __ATOMIC_RELAXED);
+	uintptr_t free = 0, self = (uintptr_t)__builtin_thread_pointer();
+	if (is_the_trace(fd))
+		return true;
+	if (__atomic_load_n(&reopening, __ATOMIC_RELAXED) == self)
+		return false; /* a signal handler, in the middle of it */
+	while (!__atomic_compare_exchange_n(&reopening, &free, self, false,
+					    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		free = 0;
+	fd = __atomic_load_n(&trace_fd, __ATOMIC_RELAXED);
+	bool ours = is_the_trace(fd);
+	if (!ours) {
+		fd = open(trace_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		ours = fd >= 0 && is_the_trace(fd);
+		if (ours)
+			__atomic_store_n(&trace_fd, mt_fd_out_of_the_way(fd),
+					 __ATOMIC_RELAXED);
+		else if (fd >= 0)
+			close(fd);
+	}
+	__atomic_store_n(&reopening, 0, __ATOMIC_RELEASE);
+	return ours;
 }
 
 /* Where `total` bytes go: over the space [over, over + over_len) when it
@@ -112,13 +186,22 @@ static bool write_at(const struct iovec *iov, int n, size_t total, uint64_t at)
 	return true;
 }
 
-static void spin_lock(int *l)
+/* A buffer's lock holds its holder's thread pointer, so that a signal
+ * handler can tell the thread it interrupted from another one. */
+static uintptr_t me(void)
 {
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-		;
+	return (uintptr_t)__builtin_thread_pointer();
 }
 
-static void spin_unlock(int *l)
+static void spin_lock(uintptr_t *l)
+{
+	uintptr_t free = 0;
+	while (!__atomic_compare_exchange_n(l, &free, me(), false,
+					    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		free = 0;
+}
+
+static void spin_unlock(uintptr_t *l)
 {
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
@@ -128,7 +211,7 @@ static void spin_unlock(int *l)
  * the buffer was written (its committed word then). */
 static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 {
-	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
+	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE) & ~MT_BUSY;
 	uint32_t len = (uint32_t)c, events = (uint32_t)(c >> 32);
 	struct mt_chunk_header h = {
 		.magic = MT_CHUNK_MAGIC,
@@ -148,10 +231,12 @@ static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 	if (!len || trace_fd < 0)
 		return 0;
 #ifdef MT_HAVE_ZSTD
-	bool locked = false;
-	if (cctx) {
-		pthread_mutex_lock(&zstd_lock);
-		locked = true;
+	/* A signal handler's buffer may be written out while its thread,
+	 * interrupted, holds the compressor: then it is written as it is. */
+	bool wait = !b->in_signal && !__atomic_load_n(&ending_now, __ATOMIC_RELAXED);
+	bool locked = cctx && (wait ? pthread_mutex_lock(&zstd_lock) == 0
+				    : pthread_mutex_trylock(&zstd_lock) == 0);
+	if (locked) {
 		size_t z = ZSTD_compressCCtx(cctx, zbuf, zbuf_len, b->data, len, 1);
 		if (!ZSTD_isError(z) && z < len) {
 			h.flags |= MT_CHUNK_ZSTD;
@@ -170,9 +255,11 @@ static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 	b->provisional_len = provisional ? total : 0;
 	if (!write_at(iov, 2, total, at))
 		stop_tracing(errno == EBADF ? "the program closed or replaced "
-					      "its descriptor"
-					    : "cannot write",
-			     errno);
+					      "its descriptor, and the file is "
+					      "gone"
+				  : errno == ENOSPC ? "the disk is full"
+						    : "cannot write",
+			     errno, at);
 #ifdef MT_HAVE_ZSTD
 	if (locked)
 		pthread_mutex_unlock(&zstd_lock);
@@ -180,14 +267,27 @@ static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 	return c;
 }
 
-__attribute__((noinline)) void mt_trace_flush(struct mt_trace_buf *b)
+/* Write out the events of a buffer its owner has claimed; it stays
+ * claimed, and empty.  (Its lock is not this thread's: only a claimed
+ * buffer is written out, and claim() takes none that is busy.) */
+static void write_out(struct mt_trace_buf *b)
 {
 	spin_lock(&b->lock);
 	if (!b->closed)
 		write_chunk(b, false);
-	__atomic_store_n(&b->committed, 0, __ATOMIC_RELEASE);
 	b->on_disk = 0;
 	spin_unlock(&b->lock);
+	__atomic_store_n(&b->committed, MT_BUSY, __ATOMIC_RELEASE);
+}
+
+__attribute__((noinline)) void mt_trace_flush(struct mt_trace_buf *b)
+{
+	/* Busy while it is written: a signal handler's events meanwhile go
+	 * to the other buffer.  (Called after an event's commit, or on a
+	 * buffer its owner claimed already.) */
+	mt_buf_claim(b);
+	write_out(b);
+	__atomic_store_n(&b->committed, 0, __ATOMIC_RELEASE);
 }
 
 /* ---- events ---------------------------------------------------------- */
@@ -199,7 +299,7 @@ event_time(struct mt_trace_buf *b)
 {
 	uint64_t now = mt_ticks();
 
-	if (__builtin_expect(b->committed == 0, 0)) {
+	if (__builtin_expect((b->committed & ~MT_BUSY) == 0, 0)) {
 		b->first_tsc = now;
 		b->last_units = now >> MT_TSC_SHIFT;
 		b->due_units = b->last_units + MT_AGE_UNITS;
@@ -218,21 +318,59 @@ begin_event(struct mt_trace_buf *b, int tag)
 	return mt_event_begin(b, tag, event_time(b));
 }
 
+static struct mt_trace_buf *new_buffer(bool in_signal)
+{
+	struct mt_trace_buf *b = mt_raw_mmap(sizeof *b);
+	if (!b)
+		return NULL;
+	b->tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0, 0, 0, 0);
+	b->in_signal = in_signal;
+	b->seq = in_signal ? MT_SEQ_SIGNAL : 0;
+	return b;
+}
+
+/* t's buffer, made at its first event (or NULL: not recording). */
 static struct mt_trace_buf *buffer(struct mt_thread *t)
 {
 	struct mt_trace_buf *b = t->trace;
 	if (__builtin_expect(b != NULL, 1))
 		return b->closed ? NULL : b;
-	if (trace_fd < 0) /* LTTng's events only */
+	if (trace_fd < 0 || !(b = new_buffer(false))) /* LTTng's events only */
 		return NULL;
-	b = mt_raw_mmap(sizeof *b);
-	if (!b)
-		return NULL;
-	b->tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0, 0, 0, 0);
 	t->trace = b;
+	mt_buf_claim(b);
 	unsigned char *p = begin_event(b, MT_EV_THREAD_START);
 	mt_event_end(b, mt_put_varint(p, b->tid));
 	return b;
+}
+
+/* Where t's next event goes, claimed: its buffer, or when that is busy (a
+ * signal handler interrupted t writing into it) its second one; NULL when
+ * neither can take it (then the event is lost, and counted). */
+static struct mt_trace_buf *claim(struct mt_thread *t)
+{
+	struct mt_trace_buf *b = buffer(t);
+	if (!b || mt_buf_claim(b) != MT_BUSY)
+		return b;
+	if (!t->signal_trace)
+		t->signal_trace = new_buffer(true);
+	b = t->signal_trace;
+	if (b && !b->closed && mt_buf_claim(b) != MT_BUSY)
+		return b;
+	__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* A buffer goes on under another thread's id: what it holds written out
+ * first, under its old one. */
+static void rename_buffer(struct mt_trace_buf *b, uint32_t tid)
+{
+	if (!b || b->tid == tid)
+		return;
+	mt_trace_flush(b);
+	spin_lock(&b->lock); /* the idle flusher reads the id */
+	b->tid = tid;
+	spin_unlock(&b->lock);
 }
 
 void mt_trace_thread_attach(struct mt_thread *t)
@@ -240,25 +378,49 @@ void mt_trace_thread_attach(struct mt_thread *t)
 	struct mt_trace_buf *b = t->trace;
 	uint32_t tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0, 0, 0, 0);
 
-	/* A block that served a thread now gone: its buffer (written out
-	 * when that thread ended) goes on under this thread's id. */
+	/* A block that served a thread now gone: its buffers (written out
+	 * when that thread ended) go on under this thread's id. */
 	if (!b || b->tid == tid)
 		return;
-	mt_trace_flush(b);
-	spin_lock(&b->lock); /* the idle flusher reads the id */
-	b->tid = tid;
-	spin_unlock(&b->lock);
-	if (mt_tracing && !b->closed) {
+	rename_buffer(b, tid);
+	rename_buffer(t->signal_trace, tid);
+	if (mt_tracing && !b->closed && mt_buf_claim(b) != MT_BUSY) {
 		unsigned char *p = begin_event(b, MT_EV_THREAD_START);
 		mt_event_end(b, mt_put_varint(p, tid));
 	}
 }
 
-/* t's buffer, or NULL (the event counted as lost) once recording stopped. */
+/* claim(t) for an event larger than one event's room: a chunk of its own,
+ * what the buffer holds written out first. */
+static struct mt_trace_buf *claim_empty(struct mt_thread *t)
+{
+	struct mt_trace_buf *b = claim(t);
+	if (b)
+		write_out(b);
+	return b;
+}
+
+/* At exit: b's committed events written, and no more.  Not when this
+ * thread holds its lock: exit() was called by a signal handler that
+ * interrupted the thread writing b out, a write that cannot finish. */
+static void close_buffer(struct mt_trace_buf *b)
+{
+	if (!b || b->closed || __atomic_load_n(&b->lock, __ATOMIC_RELAXED) == me())
+		return;
+	spin_lock(&b->lock);
+	write_chunk(b, false);
+	b->closed = true;
+	/* Empty, so the inline events go to the slow path, which sees it
+	 * closed (trace_buf.h). */
+	__atomic_store_n(&b->committed, 0, __ATOMIC_RELEASE);
+	spin_unlock(&b->lock);
+}
+
+/* claim(t), the event counted as lost once recording stopped. */
 static struct mt_trace_buf *recording(struct mt_thread *t)
 {
-	struct mt_trace_buf *b = buffer(t);
-	if (!b && t->trace)
+	struct mt_trace_buf *b = claim(t);
+	if (!b && t->trace && t->trace->closed)
 		__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
 	return b;
 }
@@ -301,8 +463,8 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 	if (!b)
 		return;
 	uint64_t now = event_time(b);
-	if (mt_alloc_event(b, b->committed, now, mt_entry_align(entry, align),
-			   size, p, usable))
+	if (mt_alloc_event(b, b->committed & ~MT_BUSY, now,
+			   mt_entry_align(entry, align), size, p, usable))
 		mt_trace_flush(b);
 }
 
@@ -313,7 +475,7 @@ void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
 	if (!b)
 		return;
 	uint64_t now = event_time(b);
-	if (mt_free_event(b, b->committed, now, p, usable))
+	if (mt_free_event(b, b->committed & ~MT_BUSY, now, p, usable))
 		mt_trace_flush(b);
 }
 
@@ -339,7 +501,7 @@ void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
 void mt_trace_usable(struct mt_thread *t, const void *p)
 {
 	TO_LTTNG(usable, p);
-	struct mt_trace_buf *b = buffer(t);
+	struct mt_trace_buf *b = claim(t);
 	if (!b)
 		return;
 	unsigned char *q = begin_event(b, MT_EV_USABLE_SIZE);
@@ -384,7 +546,7 @@ void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 		    uint64_t ip, uint64_t time_ns)
 {
 	TO_LTTNG(page_fault, tid, addr, ip, time_ns);
-	struct mt_trace_buf *b = buffer(t);
+	struct mt_trace_buf *b = claim(t);
 	if (!b)
 		return;
 	unsigned char *q = begin_event(b, MT_EV_FAULT);
@@ -398,7 +560,7 @@ void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
 			  bool exit, uint64_t time_ns, const uint64_t arg[3])
 {
 	TO_LTTNG(kernel_call, tid, sys, exit, time_ns, arg);
-	struct mt_trace_buf *b = buffer(t);
+	struct mt_trace_buf *b = claim(t);
 	if (!b)
 		return;
 	unsigned char *q = begin_event(b, MT_EV_KCALL);
@@ -428,7 +590,7 @@ void mt_trace_chunk_map(struct mt_thread *t, int sys, uint64_t bytes)
 static void put_text_event(struct mt_thread *t, int tag, const uint64_t *pre,
 			   size_t npre, const char *text, size_t max)
 {
-	struct mt_trace_buf *b = buffer(t);
+	struct mt_trace_buf *b = claim(t);
 	if (!b)
 		return;
 	size_t n = strnlen(text, max);
@@ -470,7 +632,7 @@ void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
 	v[n++] = (uint64_t)ru->ru_minflt;
 	v[n++] = (uint64_t)ru->ru_majflt;
 	TO_LTTNG(counters, v, n);
-	struct mt_trace_buf *b = buffer(t);
+	struct mt_trace_buf *b = claim(t);
 	if (!b)
 		return;
 	unsigned char *q = begin_event(b, MT_EV_COUNTERS);
@@ -592,28 +754,58 @@ static size_t metadata(char *buf, size_t len, pid_t parent)
 	return o.overflow ? 0 : o.pos;
 }
 
-/* Does the file at path hold a trace of this very process (an earlier
- * image of it, before an exec)? */
-static bool earlier_image(const char *path)
+/* Does the file at path hold a trace of process pid? */
+static bool trace_of(const char *path, pid_t pid)
 {
 	char buf[512], want[64];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
 	if (fd >= 0)
 		close(fd);
 	if (n <= (ssize_t)sizeof(struct mt_file_header))
 		return false;
 	buf[n] = '\0';
-	snprintf(want, sizeof want, "\"pid\": %ld,", (long)getpid());
-	return memmem(buf, (size_t)n, want, strlen(want)) != NULL;
+	snprintf(want, sizeof want, "\"pid\": %ld,", (long)pid);
+	return memcmp(buf, MT_TRACE_MAGIC, 8) == 0 &&
+	       memmem(buf, (size_t)n, want, strlen(want)) != NULL;
 }
 
-/* Always a new file of mode 0600: with --force an old one is removed
+/* An earlier image of this very process, before an exec. */
+static bool earlier_image(const char *path)
+{
+	return trace_of(path, getpid());
+}
+
+/* May --force remove what is at path?  Only a trace (or an empty regular
+ * file): never a device, FIFO, socket or link, nor another file that
+ * happens to have the name. */
+static bool replaceable(const char *path)
+{
+	char magic[8];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		  (st.st_size == 0 ||
+		   (read(fd, magic, sizeof magic) == sizeof magic &&
+		    memcmp(magic, MT_TRACE_MAGIC, sizeof magic) == 0));
+	close(fd);
+	return ok;
+}
+
+static bool refused_to_replace;
+
+/* Always a new file of mode 0600: with --force an old trace is removed
  * first, never written through (nor a link followed). */
 static int create(const char *path)
 {
-	if (mt_opt.force)
-		unlink(path);
+	if (mt_opt.force) {
+		if (replaceable(path))
+			unlink(path);
+		else
+			refused_to_replace = true;
+	}
 	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
 }
@@ -628,12 +820,18 @@ static bool open_trace(pid_t parent)
 	if (!mt_expand_path(mt_opt.trace_path, base, sizeof base))
 		return false;
 	/* A forked child writes a file of its own, and so do its images
-	 * after exec (which know it from that file). */
+	 * after exec (which know it from that file), and a child that execs
+	 * without the fork handlers having run (vfork, posix_spawn: its
+	 * parent's trace has the name). */
 	if (!strstr(mt_opt.trace_path, "%p")) {
 		size_t len = strlen(base);
 		snprintf(base + len, sizeof base - len, ".%ld", (long)getpid());
-		if (!parent && !earlier_image(base))
+		if (!parent && !earlier_image(base)) {
 			base[len] = '\0';
+			if (trace_of(base, getppid()))
+				snprintf(base + len, sizeof base - len, ".%ld",
+					 (long)getpid());
+		}
 	}
 	snprintf(trace_path, sizeof trace_path, "%s", base);
 	int fd = create(trace_path);
@@ -644,11 +842,17 @@ static bool open_trace(pid_t parent)
 		fd = create(trace_path);
 	}
 	if (fd < 0) {
+		bool exists = errno == EEXIST;
 		mt_warn("cannot create the trace '%s': %s%s; recording nothing",
 			trace_path, strerror(errno),
-			errno == EEXIST ? " (memtrace never overwrites a file: "
-					  "remove it, or use --force)"
-					: "");
+			!exists ? ""
+			: refused_to_replace
+				? " (and it is not a memtrace trace: --force "
+				  "replaces only a trace, never a device, FIFO, "
+				  "socket, link or other file; choose another "
+				  "path)"
+				: " (memtrace never overwrites a file: remove it, "
+				  "or use --force)");
 		return false;
 	}
 	/* Out of the way of the program's own descriptors. */
@@ -677,6 +881,11 @@ static bool open_trace(pid_t parent)
 		trace_fd = -1;
 		return false;
 	}
+	trace_pid = getpid();
+	status_at = reserve(sizeof(struct mt_chunk_header) +
+				    sizeof(struct mt_trace_status),
+			    0, 0);
+	write_status(MT_END_RECORDING, 0, 0);
 	return true;
 }
 
@@ -688,11 +897,10 @@ static void baseline(struct mt_thread *t)
 	memcpy(v, &t->c, sizeof t->c);
 	v[n - 1] = mt_peak_live();
 	TO_LTTNG(baseline, v, n);
-	struct mt_trace_buf *b = buffer(t);
+	/* Larger than one event's room: a chunk of its own. */
+	struct mt_trace_buf *b = claim_empty(t);
 	if (!b)
 		return;
-	/* Larger than one event's room: a chunk of its own. */
-	mt_trace_flush(b);
 	unsigned char *q = begin_event(b, MT_EV_BASELINE);
 	q = mt_put_varint(q, n);
 	for (size_t i = 0; i < n; i++)
@@ -721,14 +929,17 @@ enum { FLUSH_PERIOD_MS = 50 };
 
 static void write_idle(struct mt_trace_buf *b, uint64_t now, uint64_t idle_ticks)
 {
-	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
+	if (!b)
+		return;
+	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE) & ~MT_BUSY;
 	/* Read while the owner may write them: a hint, checked again under
 	 * the lock for what matters. */
 	uint64_t last = b->last_units << MT_TSC_SHIFT;
-	if (!c || c == b->on_disk || b->closed || now - last < idle_ticks)
+	if (!c || c == b->on_disk || b->closed || now - last < idle_ticks ||
+	    __atomic_load_n(&b->lock, __ATOMIC_RELAXED) == me())
 		return;
 	spin_lock(&b->lock);
-	c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE) & ~MT_BUSY;
 	if (c && c != b->on_disk && !b->closed)
 		b->on_disk = write_chunk(b, true);
 	spin_unlock(&b->lock);
@@ -748,9 +959,10 @@ static void *flush_idle(void *arg)
 		uint64_t now = mt_ticks(), ns = mono_ns() - ns0;
 		uint64_t idle = (uint64_t)((double)(now - t0) / (double)ns *
 					   FLUSH_PERIOD_MS * 1e6);
-		for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
-			if (t->trace)
-				write_idle(t->trace, now, idle);
+		for (struct mt_thread *t = mt_threads_first(); t; t = t->next) {
+			write_idle(t->trace, now, idle);
+			write_idle(t->signal_trace, now, idle);
+		}
 	}
 }
 
@@ -792,6 +1004,18 @@ void mt_trace_start(void)
 		baseline(mt_self());
 }
 
+static void reset_in_child(struct mt_trace_buf *b, uint32_t tid)
+{
+	if (!b)
+		return;
+	b->committed = b->on_disk = 0;
+	b->provisional_len = 0;
+	b->lock = 0;
+	b->closed = false;
+	b->seq = b->in_signal ? MT_SEQ_SIGNAL : 0;
+	b->tid = tid;
+}
+
 void mt_trace_restart_in_child(pid_t parent)
 {
 	struct mt_thread *self = mt_tls.thread;
@@ -803,17 +1027,14 @@ void mt_trace_restart_in_child(pid_t parent)
 		close(trace_fd); /* the parent's file */
 		trace_fd = -1;
 	}
-	/* The events in the buffers are the parent's, and it writes them. */
-	for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
-		if (t->trace) {
-			t->trace->committed = t->trace->on_disk = 0;
-			t->trace->provisional_len = 0;
-			t->trace->lock = 0;
-			t->trace->closed = t != self;
-			t->trace->seq = 0;
-			t->trace->tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0,
-							 0, 0, 0);
-		}
+	/* The events in the buffers are the parent's, and it writes them.
+	 * The blocks of threads the child does not have are free for the
+	 * threads it makes (which rename them at their first event). */
+	uint32_t tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0, 0, 0, 0);
+	for (struct mt_thread *t = mt_threads_first(); t; t = t->next) {
+		reset_in_child(t->trace, tid);
+		reset_in_child(t->signal_trace, tid);
+	}
 #ifdef MT_HAVE_ZSTD
 	pthread_mutex_init(&zstd_lock, NULL);
 #endif
@@ -830,6 +1051,14 @@ void mt_trace_restart_in_child(pid_t parent)
 	}
 }
 
+/* b written out, unless its thread is writing into it (this call is then
+ * a signal handler's, which claim() sent elsewhere). */
+static void flush_unless_busy(struct mt_trace_buf *b)
+{
+	if (b && !(__atomic_load_n(&b->committed, __ATOMIC_RELAXED) & MT_BUSY))
+		mt_trace_flush(b);
+}
+
 void mt_trace_thread_exit(struct mt_thread *t)
 {
 	struct mt_trace_buf *b = t->trace;
@@ -837,17 +1066,54 @@ void mt_trace_thread_exit(struct mt_thread *t)
 		return;
 	mt_ksamples_drain(t);
 	EVENT(t, MT_EV_THREAD_EXIT, b->tid);
-	mt_trace_flush(b);
+	flush_unless_busy(t->signal_trace);
+	flush_unless_busy(b);
 }
 
 void mt_trace_exec(const char *path)
 {
 	struct mt_thread *t = mt_tls.thread;
-	if (!mt_tracing || !t)
+	if (!mt_tracing || !t || (trace_fd >= 0 && !writing_own_file()))
 		return;
 	put_text_event(t, MT_EV_EXEC, NULL, 0, path, 1024);
-	if (t->trace)
-		mt_trace_flush(t->trace);
+	flush_unless_busy(t->signal_trace);
+	flush_unless_busy(t->trace);
+	if (trace_fd >= 0)
+		write_status(MT_END_EXEC, 0, 0);
+}
+
+void mt_trace_exec_failed(void)
+{
+	if (mt_tracing && writing_own_file())
+		write_status(MT_END_RECORDING, 0, 0);
+}
+
+/* Every thread's committed events, as the idle flusher writes them (a
+ * thread still recording loses only the event it is writing). */
+static void write_out_all(void)
+{
+	__atomic_store_n(&ending_now, true, __ATOMIC_RELAXED);
+	uint64_t now = mt_ticks();
+	for (struct mt_thread *t = mt_threads_first(); t; t = t->next) {
+		write_idle(t->trace, now, 0);
+		write_idle(t->signal_trace, now, 0);
+	}
+}
+
+void mt_trace_exit_now(int status)
+{
+	if (!mt_tracing || !writing_own_file())
+		return;
+	write_out_all();
+	write_status(MT_END_EXIT_NOW, status, 0);
+}
+
+void mt_trace_crash(int sig)
+{
+	if (!mt_tracing || !writing_own_file())
+		return;
+	write_out_all();
+	write_status(MT_END_SIGNAL, sig, 0);
 }
 
 void mt_trace_finish(const char *exit_json, size_t len)
@@ -860,10 +1126,9 @@ void mt_trace_finish(const char *exit_json, size_t len)
 	uint64_t n = __atomic_load_n(&lost, __ATOMIC_RELAXED);
 	if (n)
 		EVENT(self, MT_EV_LOST, n);
-	struct mt_trace_buf *b = buffer(self);
-	if (b && len < MT_CHUNK_BYTES) {
-		/* Written alone, as the last chunk of this thread. */
-		mt_trace_flush(b);
+	/* Written alone, as the last chunk of this thread. */
+	struct mt_trace_buf *b = len < MT_CHUNK_BYTES ? claim_empty(self) : NULL;
+	if (b) {
 		unsigned char *q = begin_event(b, MT_EV_EXIT);
 		q = mt_put_varint(q, len);
 		memcpy(q, exit_json, len);
@@ -872,17 +1137,12 @@ void mt_trace_finish(const char *exit_json, size_t len)
 	/* Every thread's committed events; those still running lose what
 	 * they record from now on. */
 	for (struct mt_thread *t = mt_threads_first(); t; t = t->next) {
-		struct mt_trace_buf *tb = t->trace;
-		if (!tb || tb->closed)
-			continue;
-		spin_lock(&tb->lock);
-		write_chunk(tb, false);
-		tb->closed = true;
-		/* Empty, so the inline events go to the slow path, which sees
-		 * it closed (trace_buf.h). */
-		__atomic_store_n(&tb->committed, 0, __ATOMIC_RELEASE);
-		spin_unlock(&tb->lock);
+		close_buffer(t->trace);
+		close_buffer(t->signal_trace);
 	}
+	if (writing_own_file())
+		write_status(MT_END_EXIT, -1, 0); /* (the status is not known
+						     to a destructor) */
 	mt_tracing = false;
 	mt_fast_update(); /* the hot paths stop recording too */
 	if (trace_fd >= 0)

@@ -28,6 +28,13 @@ void mt_trace_thread_attach(struct mt_thread *t);
 void mt_trace_thread_exit(struct mt_thread *t);
 /* Before exec: this thread's events written out, and the exec noted. */
 void mt_trace_exec(const char *path);
+/* After an exec that failed: the image goes on recording. */
+void mt_trace_exec_failed(void);
+/* The process ends without exit() (_exit, _Exit) or dies of a fatal
+ * signal: every thread's events written out, and how it ended.  Both are
+ * safe in a signal handler, and do nothing in a vfork child. */
+void mt_trace_exit_now(int status);
+void mt_trace_crash(int sig);
 
 void mt_trace_alloc(struct mt_thread *t, int entry, size_t align,
 		    size_t size, const void *p, size_t usable);

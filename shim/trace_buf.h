@@ -28,12 +28,21 @@ enum {
  * most 100 ms on any TSC of 1 GHz or more. */
 #define MT_AGE_UNITS (100000000ull >> MT_TSC_SHIFT)
 
+/* A buffer's committed word has this bit while its owner writes an event
+ * into it or writes it out.  A signal handler that interrupts the owner
+ * then sees it, on the fast path as on the slow one, and puts its events
+ * in the thread's second buffer (trace.c): never into the event being
+ * written, never waiting for a lock its own thread holds. */
+#define MT_BUSY (1ull << 63)
+
 struct mt_trace_buf {
-	int lock;	  /* held while the chunk is written out */
+	uintptr_t lock;	  /* its holder's thread pointer, while the chunk is
+			     written out */
 	bool closed;	  /* no more events (exit, fork); then it is empty */
+	bool in_signal;	  /* the thread's second buffer, for signal handlers */
 	uint32_t tid, seq;
 	/* The chunk's length in bytes | its events << 32, one word so that a
-	 * writer on another thread (at exit) reads both at once */
+	 * writer on another thread (at exit) reads both at once; | MT_BUSY */
 	uint64_t committed;
 	uint64_t on_disk; /* what of it a provisional chunk holds (trace.c) */
 	/* Where that provisional chunk is in the file, and its size (0:
@@ -66,6 +75,39 @@ static inline uint64_t mt_ticks(void)
 /* Write the buffer's events out as one chunk, and start the next. */
 void mt_trace_flush(struct mt_trace_buf *b);
 
+/* Mark b busy if its committed word is still c (not busy), in one
+ * instruction: a signal handler on this thread runs before it or after
+ * it, never in between, and so cannot add an event the owner would then
+ * write over.  No lock prefix: only the owner writes the word while the
+ * process runs.  The mark is in place before anything of the event is
+ * written. */
+static inline __attribute__((always_inline)) bool
+mt_buf_claim_if(struct mt_trace_buf *b, uint64_t c)
+{
+#if defined(__x86_64__)
+	uint64_t seen = c;
+	__asm__ volatile("cmpxchgq %2, %1"
+			 : "+a"(seen), "+m"(b->committed)
+			 : "r"(c | MT_BUSY)
+			 : "cc");
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return seen == c;
+#else
+	return __atomic_compare_exchange_n(&b->committed, &c, c | MT_BUSY, false,
+					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+}
+
+/* The same, whatever the word holds: its value then (MT_BUSY when it was
+ * busy already, and then b is not claimed). */
+static inline uint64_t mt_buf_claim(struct mt_trace_buf *b)
+{
+	uint64_t c = __atomic_load_n(&b->committed, __ATOMIC_RELAXED);
+	while (!(c & MT_BUSY) && !mt_buf_claim_if(b, c))
+		c = __atomic_load_n(&b->committed, __ATOMIC_RELAXED);
+	return c & MT_BUSY ? MT_BUSY : c;
+}
+
 /* Start an event at p in a chunk whose time base is set (it holds an
  * event): its tag, and its time as a delta from the previous event (a
  * small one in the tag byte). */
@@ -91,8 +133,9 @@ mt_event_begin(struct mt_trace_buf *b, int tag, uint64_t now)
 }
 
 /* The event written from `start` ends at p; `c` is the committed word
- * read before it (the fast path keeps it: no second load after its byte
- * stores).  True when the chunk is due to be written out. */
+ * read before it, not busy (the fast path keeps it: no second load after
+ * its byte stores); storing the next one ends the claim.  True when the
+ * chunk is due to be written out. */
 static inline __attribute__((always_inline)) bool
 mt_event_commit_from(struct mt_trace_buf *b, uint64_t c, unsigned char *start,
 		     unsigned char *p)
@@ -107,7 +150,7 @@ mt_event_commit_from(struct mt_trace_buf *b, uint64_t c, unsigned char *start,
 static inline __attribute__((always_inline)) void
 mt_event_end(struct mt_trace_buf *b, unsigned char *p)
 {
-	uint64_t c = b->committed;
+	uint64_t c = b->committed & ~MT_BUSY;
 	if (mt_event_commit_from(b, c, b->data + (uint32_t)c, p))
 		mt_trace_flush(b);
 }
@@ -121,13 +164,19 @@ mt_put_addr(struct mt_trace_buf *b, unsigned char *p, const void *addr)
 	return p;
 }
 
-/* An inline event can go to a buffer that holds an event already (its
- * committed word, read by the owner, is not 0; a closed buffer is always
- * empty).  Otherwise (and with LTTng on, which takes the slow path) the
- * out-of-line mt_trace_* functions do the rest. */
-static inline uint64_t mt_warm_committed(const struct mt_trace_buf *b)
+/* An inline event can go to a buffer that holds an event already and is
+ * not busy: its committed word, read by the owner, is above 0 as a signed
+ * number (a closed buffer is always empty).  Otherwise (and with LTTng
+ * on, which takes the slow path) the out-of-line mt_trace_* functions do
+ * the rest.  Returns that word, claimed, or 0. */
+static inline __attribute__((always_inline)) uint64_t
+mt_warm_claim(struct mt_trace_buf *b)
 {
-	return b ? __atomic_load_n(&b->committed, __ATOMIC_RELAXED) : 0;
+	uint64_t c = b ? __atomic_load_n(&b->committed, __ATOMIC_RELAXED) : 0;
+	/* (A handler that wrote in between: the slow path.) */
+	if (__builtin_expect((int64_t)c <= 0 || !mt_buf_claim_if(b, c), 0))
+		return 0;
+	return c;
 }
 
 /* The two events of the malloc+free fast path, at time `now`, into a
@@ -177,7 +226,7 @@ mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
 		      const void *p, size_t usable)
 {
 	struct mt_trace_buf *b = t->trace;
-	uint64_t c = mt_warm_committed(b);
+	uint64_t c = mt_warm_claim(b);
 	if (__builtin_expect(!c, 0))
 		return MT_INLINE_COLD;
 	return mt_alloc_event(b, c, mt_ticks(), (uint64_t)entry, size, p,
@@ -190,7 +239,7 @@ static inline __attribute__((always_inline)) enum mt_inline_left
 mt_trace_free_inline(struct mt_thread *t, const void *p, size_t usable)
 {
 	struct mt_trace_buf *b = t->trace;
-	uint64_t c = mt_warm_committed(b);
+	uint64_t c = mt_warm_claim(b);
 	if (__builtin_expect(!c, 0))
 		return MT_INLINE_COLD;
 	return mt_free_event(b, c, mt_ticks(), p, usable) ? MT_INLINE_FLUSH

@@ -3,11 +3,13 @@ crashed a host under the shim (issue 11).  Each test compares with the
 bare run and, where a trace is recorded, with what the trace reads back."""
 import json
 import os
+import signal
+import struct
 import subprocess
 
 import pytest
 
-from mt import BACKENDS, CLI, bare_env, program, run, shim_env
+from mt import BACKENDS, CLI, PYTHON, bare_env, program, run, shim_env
 
 MODES = ["counting", "tracing"]
 
@@ -68,3 +70,147 @@ def test_a_child_forked_from_a_thread_ends_with_that_thread(mode, tmp_path):
                  timeout=30)
     assert traced.returncode == 0, traced.stderr
     assert traced.stdout == "child status 0\n"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_malloc_in_a_signal_handler_under_a_trace(backend, tmp_path):
+    """A profiling timer's handler mallocs while the program mallocs.
+    Signals arrive mostly on the way back from a system call, so often
+    while the thread writes a chunk out: the handler's malloc then waited
+    for the buffer's lock its own thread held (a hang on every backend).
+    Its events now go to the thread's second buffer, and the trace reads
+    back the live figures."""
+    cmd = [program("hostile"), "signal_malloc", "2000000"]
+    summary = tmp_path / "summary.json"
+    trace = tmp_path / "trace.mt"
+    r = run(cmd, shim_env(backend, summary=str(summary),
+                          MEMTRACE_OUT=str(trace)), check=False, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "pairs 2000000\n"
+    live = json.loads(summary.read_text())
+    replayed = stat_json(trace)
+    assert live["calls"]["malloc"] >= 2000000
+    for key in ("malloc", "free"):
+        assert replayed["calls"][key] == live["calls"][key]
+    for key in ("allocated", "freed"):
+        assert replayed["bytes"][key] == live["bytes"][key]
+
+
+def test_threads_of_a_child_forked_from_a_thread_record(tmp_path):
+    """The parent's buffers were all closed in the child but the forking
+    thread's, which had none when it had recorded nothing before the fork:
+    then the child recorded nothing at all, not even its exit."""
+    cmd = [program("hostile"), "fork_threads", "20"]
+    r = run(cmd, shim_env("glibc", MEMTRACE_OUT=str(tmp_path / "trace.mt")),
+            timeout=120)
+    assert r.stdout == "children 20, failed 0\n"
+    children = [p for p in tmp_path.iterdir() if p.name != "trace.mt"]
+    assert len(children) == 20
+    for child in children:
+        # 4 threads x 100 mallocs, and what glibc allocates for them
+        assert stat_json(child)["calls"]["malloc"] >= 400, child
+
+
+SUBPROCESSES = """
+import subprocess
+subprocess.run(["/bin/echo", "spawned"])                        # vfork
+subprocess.run(["/bin/echo", "forked"], preexec_fn=lambda: None)  # fork
+"""
+
+
+def test_subprocess_children_record_without_a_word(tmp_path):
+    """Python's subprocess closes every descriptor but the ones it passes
+    before exec: the forked child's trace descriptor too, which printed a
+    warning into the program's stderr and lost the child's exec event.
+    The file is opened again by its name.  A vfork'ed child (no fork
+    handlers run) found its parent's trace at the name and recorded
+    nothing, with a warning."""
+    trace = tmp_path / "trace.mt"
+    r = run([PYTHON, "-c", SUBPROCESSES],
+            shim_env("glibc", MEMTRACE_OUT=str(trace)))
+    assert r.stdout == "spawned\nforked\n"
+    assert r.stderr == ""
+    files = sorted(p.name for p in tmp_path.iterdir())
+    # the program; the spawned echo; the forked child and its echo
+    assert len(files) == 4, files
+    forked = [f for f in files if f.endswith(".1")]
+    assert len(forked) == 1
+    child = tmp_path / forked[0][:-2]
+    dump = run([CLI, "dump", str(child)], os.environ.copy()).stdout
+    assert "exec " in dump
+    for f in files:
+        if tmp_path / f != child:  # (it ended in exec: no summary)
+            s = stat_json(tmp_path / f)
+            assert s["command"][0] in (PYTHON, "/bin/echo"), s["command"]
+
+
+def test_quiet_means_quiet_when_kernel_counters_are_missing():
+    """Where the syscall tracepoints cannot be read (no tracefs, not root),
+    every process, each child and exec'd image too, printed a long notice
+    into the program's stderr, MEMTRACE_QUIET or not.  The summary's
+    "sources" say it; with QUIET nothing is printed."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for a mount namespace")
+    hide = "mount -t tmpfs none /sys/kernel/tracing && exec \"$@\""
+    cmd = ["unshare", "--mount", "sh", "-c", hide, "sh",
+           program("exits"), "return", "3"]
+    quiet = run(cmd, shim_env("glibc"), check=False)
+    assert quiet.returncode == 3
+    assert quiet.stderr == ""
+    told = run(cmd, shim_env("glibc", quiet=False), check=False)
+    assert "no kernel counters" in told.stderr
+
+
+END_RECORDING, END_EXIT, END_EXEC, END_EXIT_NOW, END_SIGNAL = range(5)
+
+
+def trace_status(path):
+    """The status chunk of a 1.8 trace (docs/trace-format.md): end, value,
+    at, lost."""
+    data = path.read_bytes()
+    assert data[:8] == b"MEMTRACE"
+    at = 24 + struct.unpack_from("<I", data, 12)[0]
+    magic, flags, tid, seq, size = struct.unpack_from("<5I", data, at)
+    assert (magic, flags, tid, seq, size) == (0x4b43544d, 4, 0, 0, 32)
+    return struct.unpack_from("<IiQQ", data, at + 56)
+
+
+@pytest.mark.parametrize("how,code,end,value", [
+    ("return", 3, END_EXIT, -1), ("exit", 5, END_EXIT, -1),
+    ("_exit", 6, END_EXIT_NOW, 6), ("abort", 0, END_SIGNAL, signal.SIGABRT),
+    ("signal", 0, END_RECORDING, 0)])
+def test_the_trace_says_how_the_process_ended(how, code, end, value,
+                                              tmp_path):
+    """Written over the status chunk as recording ends; SIGTERM's default
+    action gives no chance to (as SIGKILL), so the file still says it was
+    recording: killed."""
+    trace = tmp_path / "trace.mt"
+    cmd = [program("exits"), how, str(code)]
+    bare = run(cmd, bare_env("glibc"), check=False)
+    r = run(cmd, shim_env("glibc", MEMTRACE_OUT=str(trace)), check=False)
+    assert r.returncode == bare.returncode
+    assert trace_status(trace)[:2] == (end, value)
+
+
+def test_a_crash_is_written_out_before_the_process_dies(tmp_path):
+    """SIGSEGV: the shim's handler writes every buffer out, notes the
+    signal, and the process dies of it as it would have."""
+    trace = tmp_path / "trace.mt"
+    cmd = [program("hostile"), "crash", "1000"]
+    bare = run(cmd, bare_env("glibc"), check=False)
+    r = run(cmd, shim_env("glibc", MEMTRACE_OUT=str(trace)), check=False)
+    assert r.returncode == bare.returncode == -signal.SIGSEGV
+    assert r.stdout == bare.stdout
+    assert trace_status(trace)[:2] == (END_SIGNAL, signal.SIGSEGV)
+
+
+def test_the_program_sees_no_handler_of_the_shim(tmp_path):
+    """The handler that writes a crash out is installed where the program
+    left the default, and reported as the default."""
+    code = ("import signal\n"
+            "print([signal.getsignal(s) for s in (signal.SIGSEGV, "
+            "signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)])")
+    bare = run([PYTHON, "-c", code], bare_env("glibc"))
+    traced = run([PYTHON, "-c", code],
+                 shim_env("glibc", MEMTRACE_OUT=str(tmp_path / "t.mt")))
+    assert traced.stdout == bare.stdout

@@ -4,6 +4,7 @@ process leaves a readable trace; fork and exec write separate files;
 damaged files give clean errors; nothing is ever overwritten."""
 import json
 import os
+import stat
 import signal
 import struct
 import subprocess
@@ -237,10 +238,44 @@ def test_an_existing_file_is_never_overwritten(tmp_path):
     r = run([program("exits"), "return", "3"], env, check=False)
     assert r.returncode == 3 and path.read_text() == "precious"
     assert "never overwrites" in r.stderr
+    # --force replaces a trace only
     r = run([CLI, "run", "-q", "-o", str(path), "--force", "--",
              program("known_calls"), "5"], clean_env())
-    assert path.read_bytes()[:8] == b"MEMTRACE"
-    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert path.read_text() == "precious"
+    assert "not a memtrace trace" in r.stderr
+    trace = tmp_path / "old.mt"
+    run([CLI, "run", "-q", "-o", str(trace), "--", program("known_calls"), "5"],
+        clean_env())
+    run([CLI, "run", "-q", "-o", str(trace), "--force", "--",
+         program("known_calls"), "7"], clean_env())
+    s = json.loads(run([CLI, "stat", "--json", str(trace)], clean_env()).stdout)
+    assert s["command"][1:] == ["7"]
+    assert oct(trace.stat().st_mode & 0o777) == "0o600"
+
+
+def test_force_never_replaces_what_is_not_a_trace(tmp_path):
+    """As root, --force once unlinked /dev/full and put a trace there."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "target.mt"
+    run([CLI, "run", "-q", "-o", str(target), "--", program("known_calls"),
+         "5"], clean_env())
+    link = tmp_path / "link.mt"
+    link.symlink_to(target)
+    victims = [fifo, link]
+    if os.geteuid() == 0:
+        device = tmp_path / "null"
+        os.mknod(device, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+        victims.append(device)
+    for victim in victims:
+        before = os.lstat(victim)
+        r = run([CLI, "run", "-q", "-o", str(victim), "--force", "--",
+                 program("exits"), "return", "3"], clean_env(), check=False)
+        assert r.returncode == 3
+        # (a link: "Too many levels of symbolic links", from O_NOFOLLOW)
+        assert "recording nothing" in r.stderr, victim
+        after = os.lstat(victim)
+        assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
 
 
 def test_full_disk_stops_recording_and_the_program_runs_on(tmp_path):

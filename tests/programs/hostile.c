@@ -14,7 +14,8 @@
  *   signal_malloc N  a profiling timer's handler mallocs and frees while
  *                    main does N malloc+free pairs
  *   fork_threads N   a parent with two busy threads forks N children from
- *                    one of them; each child's 4 threads malloc 100 blocks */
+ *                    one of them; each child's 4 threads malloc 100 blocks
+ *   crash N          N malloc+free pairs, then a segmentation fault */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -174,6 +175,16 @@ static int fork_threads(long children)
 	return 0;
 }
 
+static int crash(long n)
+{
+	alloc_and_free((void *)n);
+	printf("pairs %ld, then a fault\n", n);
+	volatile int *nowhere = NULL;
+	__asm__ volatile("" : "+r"(nowhere)); /* a fault the compiler keeps */
+	*nowhere = 0;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -190,7 +201,9 @@ int main(int argc, char **argv)
 		return signal_malloc(n);
 	if (strcmp(mode, "fork_threads") == 0)
 		return fork_threads(n);
+	if (strcmp(mode, "crash") == 0)
+		return crash(n);
 	fprintf(stderr, "usage: hostile detached|main_exits|fork_in_thread|"
-			"signal_malloc|fork_threads [N]\n");
+			"signal_malloc|fork_threads|crash [N]\n");
 	return 2;
 }

@@ -1,0 +1,23 @@
+/* Fatal signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) while a trace
+ * is recorded: what the buffers hold is written out before the process
+ * dies, so the trace of a crash ends at the crash.
+ *
+ * The handler is installed only where the program leaves the default, and
+ * the program never sees it: sigaction() and signal() report the default
+ * in its place.  A program that installs a handler of its own replaces
+ * it, as it would replace the default; if that handler then restores the
+ * default and raises the signal again, the last ~100 ms of events are
+ * lost, as without this. */
+#ifndef MEMTRACE_CRASH_H
+#define MEMTRACE_CRASH_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+void mt_crash_start(void);
+/* What sigaction reported: the default in place of the shim's handler. */
+void mt_crash_hide(struct sigaction *old);
+/* Is h (as signal() returns it) the shim's handler? */
+bool mt_crash_handler_is(__sighandler_t h);
+
+#endif
