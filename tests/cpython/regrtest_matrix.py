@@ -24,7 +24,7 @@ Needs Debian's libpython3.11-testsuite.  Examples (2 cores):
   # a CI subset: about 5 minutes
   tests/cpython/regrtest_matrix.py -j2 --timeout 150 --grace 30 \\
       --modules test_subprocess,test_threading,test_gc --backends glibc,jemalloc
-  # about ten seconds
+  # under a minute (24 runs)
   tests/cpython/regrtest_matrix.py --modules test_gc,test_mmap -j2
 """
 
