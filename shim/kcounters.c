@@ -74,8 +74,12 @@ static long tracepoint_id(const char *event, struct failure *why)
 
 /* Out of the way of the program: at the top of its descriptor range, where
  * "the lowest free number" never lands, and closed on exec.  The first
- * free number of the top 32, else of the top 64, 128, ... */
-int mt_fd_out_of_the_way(int fd)
+ * free number of the top 32, else of the top 64, 128, ...  Under a limit
+ * too low for such a window (below 96) the shim takes no descriptor of
+ * the program's few: fd is closed, and -1 returned (EMFILE); only the
+ * trace's file, asked for by the user, then takes the highest free
+ * number (`essential`). */
+int mt_fd_out_of_the_way(int fd, bool essential)
 {
 	struct rlimit rl;
 	long top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
@@ -90,7 +94,18 @@ int mt_fd_out_of_the_way(int fd)
 			return high;
 		}
 	}
-	return fd;
+	for (long at = top - 1; essential && at > fd && at >= top - 8; at--) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)at);
+		if (high >= 0) {
+			close(fd);
+			return high;
+		}
+	}
+	if (essential)
+		return fd;
+	close(fd);
+	errno = EMFILE;
+	return -1;
 }
 
 static int open_event(uint32_t type, uint64_t config, int group)
@@ -110,7 +125,7 @@ static int open_event(uint32_t type, uint64_t config, int group)
 		errno = (int)-fd;
 		return -1;
 	}
-	return mt_fd_out_of_the_way((int)fd);
+	return mt_fd_out_of_the_way((int)fd, false);
 }
 
 static int open_one(int k, struct failure *why)
@@ -141,7 +156,10 @@ static const char *perf_hint(int err)
 {
 	return err == EACCES || err == EPERM
 		       ? ", see /proc/sys/kernel/perf_event_paranoid"
-		       : "";
+	       : err == EMFILE ? " (the descriptor limit, ulimit -n, leaves the "
+				 "shim no room above the program's: 96 or more "
+				 "is needed)"
+			       : "";
 }
 
 /* One line: which counters are missing, why, and what stands in. */

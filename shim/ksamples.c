@@ -68,7 +68,7 @@ static int open_sampler(int cpu, uint32_t type, uint64_t config,
 		errno = (int)-fd;
 		return -1;
 	}
-	return mt_fd_out_of_the_way((int)fd);
+	return mt_fd_out_of_the_way((int)fd, false);
 }
 
 static bool add_source(int fd, int sys, bool exit)

@@ -143,7 +143,7 @@ static bool trace_fd_is_ours(void)
 		fd = open(trace_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		ours = fd >= 0 && is_the_trace(fd);
 		if (ours)
-			__atomic_store_n(&trace_fd, mt_fd_out_of_the_way(fd),
+			__atomic_store_n(&trace_fd, mt_fd_out_of_the_way(fd, true),
 					 __ATOMIC_RELAXED);
 		else if (fd >= 0)
 			close(fd);
@@ -856,7 +856,7 @@ static bool open_trace(pid_t parent)
 		return false;
 	}
 	/* Out of the way of the program's own descriptors. */
-	fd = mt_fd_out_of_the_way(fd);
+	fd = mt_fd_out_of_the_way(fd, true);
 	struct stat st;
 	if (fstat(fd, &st) == 0) {
 		trace_dev = st.st_dev;
