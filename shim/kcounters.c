@@ -41,21 +41,29 @@ struct failure {
 	int perf_errno;	   /* perf_event_open */
 };
 
-static long tracepoint_id(const char *event, struct failure *why);
+static long tracepoint_id_in(const char *category, const char *event,
+			     struct failure *why);
 
-long mt_tracepoint_id(const char *event)
+static long tracepoint_id(const char *event, struct failure *why)
 {
-	struct failure why = {0, 0};
-	return tracepoint_id(event, &why);
+	return tracepoint_id_in("syscalls", event, why);
 }
 
-/* The tracepoint id of syscalls:EVENT (sys_enter_brk, ...), or -1. */
-static long tracepoint_id(const char *event, struct failure *why)
+long mt_tracepoint_id(const char *category, const char *event)
+{
+	struct failure why = {0, 0};
+	return tracepoint_id_in(category, event, &why);
+}
+
+/* The tracepoint id of CATEGORY:EVENT (syscalls:sys_enter_brk, ...), or
+ * -1. */
+static long tracepoint_id_in(const char *category, const char *event,
+			     struct failure *why)
 {
 	for (size_t i = 0; i < sizeof tracefs_roots / sizeof *tracefs_roots; i++) {
 		char path[256], buf[32];
-		snprintf(path, sizeof path, "%s/events/syscalls/%s/id",
-			 tracefs_roots[i], event);
+		snprintf(path, sizeof path, "%s/events/%s/%s/id",
+			 tracefs_roots[i], category, event);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			if (!why->tracefs_errno || errno != ENOENT)

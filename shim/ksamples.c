@@ -25,11 +25,28 @@
 enum { RING_PAGES = 64, MAX_CPUS = 64, MAX_EVENTS = MAX_CPUS * (1 + 2 * MT_SYS_COUNT) };
 
 /* What an event samples: a page fault, or a syscall's entry or exit. */
+enum { SOURCE_FAULT = -1, SOURCE_RAW = -2 };
 struct source {
 	uint64_t id;
-	int sys;    /* -1: page fault */
+	int sys;    /* enum mt_sys; SOURCE_FAULT; SOURCE_RAW: any memory
+		       syscall, its number in the record */
 	bool exit;
 };
+
+/* The memory syscalls' numbers, in enum mt_sys order. */
+static const long sys_numbers[MT_SYS_COUNT] = {
+	SYS_brk, SYS_mmap, SYS_munmap, SYS_mremap, SYS_madvise, SYS_mprotect,
+};
+
+_Static_assert(MT_SYS_COUNT == 6, "a number for each memory syscall");
+
+static int sys_of_number(long nr)
+{
+	for (int sys = 0; sys < MT_SYS_COUNT; sys++)
+		if (sys_numbers[sys] == nr)
+			return sys;
+	return -1;
+}
 
 static int fds[MAX_CPUS];
 static struct perf_event_mmap_page *rings[MAX_CPUS];
@@ -105,6 +122,47 @@ static bool join_ring(int fd)
 	return true;
 }
 
+enum { SYSCALL_SAMPLE = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW };
+enum { RAW_OPENED, RAW_UNAVAILABLE, RAW_FAILED };
+
+/* The memory syscalls as two events of this cpu, raw_syscalls:sys_enter
+ * and sys_exit, filtered in the kernel to those syscalls' numbers: two
+ * descriptors where one event per syscall and direction takes twelve.
+ * Their records have the syscall's number where the per-syscall ones
+ * have it, and the arguments (or result) at the same offset.
+ * RAW_UNAVAILABLE (nothing opened) where the kernel has no such events or
+ * takes no filter. */
+static int open_raw_syscalls(int cpu, bool owner)
+{
+	char filter[160];
+	size_t n = 0;
+	int fd[2] = {-1, -1};
+	for (int sys = 0; sys < MT_SYS_COUNT; sys++)
+		n += (size_t)snprintf(filter + n, sizeof filter - n, "%sid == %ld",
+				      sys ? " || " : "", sys_numbers[sys]);
+	for (int exit = 0; exit < 2; exit++) {
+		long id = mt_tracepoint_id("raw_syscalls",
+					   exit ? "sys_exit" : "sys_enter");
+		fd[exit] = id < 0 ? -1
+				  : open_sampler(cpu, PERF_TYPE_TRACEPOINT,
+						 (uint64_t)id, 1, SYSCALL_SAMPLE);
+		if (fd[exit] < 0 ||
+		    ioctl(fd[exit], PERF_EVENT_IOC_SET_FILTER, filter) != 0) {
+			for (int i = 0; i <= exit; i++)
+				if (fd[i] >= 0)
+					close(fd[i]);
+			return RAW_UNAVAILABLE;
+		}
+	}
+	for (int exit = 0; exit < 2; exit++) {
+		if ((owner ? !map_ring(fd[exit]) : !join_ring(fd[exit])) ||
+		    !add_source(fd[exit], SOURCE_RAW, exit))
+			return RAW_FAILED;
+		owner = false;
+	}
+	return RAW_OPENED;
+}
+
 static bool open_cpu(int cpu, unsigned fault_period)
 {
 	bool owner = true;
@@ -115,23 +173,27 @@ static bool open_cpu(int cpu, unsigned fault_period)
 				  fault_period,
 				  PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 					  PERF_SAMPLE_ADDR);
-		if (fd < 0 || !map_ring(fd) || !add_source(fd, -1, false))
+		if (fd < 0 || !map_ring(fd) || !add_source(fd, SOURCE_FAULT, false))
 			return false;
 		owner = false;
 	}
 	/* Every memory syscall's entry (its arguments) and exit (its
 	 * result), whoever makes it: glibc's malloc included. */
+	int raw = open_raw_syscalls(cpu, owner);
+	if (raw == RAW_OPENED)
+		return true;
+	if (raw == RAW_FAILED)
+		return false;
 	for (int sys = 0; sys < MT_SYS_COUNT; sys++)
 		for (int exit = 0; exit < 2; exit++) {
 			char event[64];
 			snprintf(event, sizeof event, "sys_%s_%s",
 				 exit ? "exit" : "enter", mt_sys_names[sys]);
-			long id = mt_tracepoint_id(event);
+			long id = mt_tracepoint_id("syscalls", event);
 			if (id < 0)
 				continue;
 			fd = open_sampler(cpu, PERF_TYPE_TRACEPOINT, (uint64_t)id, 1,
-					  PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-						  PERF_SAMPLE_RAW);
+					  SYSCALL_SAMPLE);
 			if (fd < 0)
 				return fault_period != 0; /* faults alone, then */
 			if (owner ? !map_ring(fd) : !join_ring(fd))
@@ -222,7 +284,7 @@ static void drain_ring(struct perf_event_mmap_page *ring, struct mt_thread *t)
 		const uint64_t *f = (const uint64_t *)(rec + sizeof h);
 		const struct source *from =
 			h.type == PERF_RECORD_SAMPLE ? source_of(f[0]) : NULL;
-		if (from && from->sys < 0 && h.size >= sizeof h + 40) {
+		if (from && from->sys == SOURCE_FAULT && h.size >= sizeof h + 40) {
 			/* id, ip, pid|tid, time, addr (sample_type order) */
 			mt_trace_fault(t, (uint32_t)(f[2] >> 32), f[4], f[1], f[3]);
 			taken++;
@@ -238,8 +300,16 @@ static void drain_ring(struct perf_event_mmap_page *ring, struct mt_thread *t)
 				n = 3;
 			if (28 + 16 + n * 8 <= (size_t)(h.size - sizeof h))
 				memcpy(arg, raw + 16, n * 8);
-			mt_trace_kernel_call(t, (uint32_t)(f[1] >> 32), from->sys,
-					     from->exit, f[2], arg);
+			int sys = from->sys;
+			if (sys == SOURCE_RAW) {
+				int64_t nr;
+				memcpy(&nr, raw + 8, sizeof nr);
+				sys = sys_of_number((long)nr);
+			}
+			if (sys >= 0) /* (a raw event's record from before its
+					 filter was set: another syscall) */
+				mt_trace_kernel_call(t, (uint32_t)(f[1] >> 32), sys,
+						     from->exit, f[2], arg);
 		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
 			lost += f[1];
 			mt_trace_lost_samples(t, f[1]);

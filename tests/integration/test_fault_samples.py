@@ -2,8 +2,9 @@
 address, instruction pointer, thread and time in the trace, so that an
 analysis can tell which buffer took the faults."""
 import json
+import os
 
-from mt import CLI, clean_env, program, run, shim_env
+from mt import CLI, PYTHON, clean_env, program, run, shim_env
 
 PAGES = 20000
 
@@ -72,3 +73,52 @@ def test_kernel_calls_carry_arguments_and_results(tmp_path):
     assert len(enters) == len(exits) >= len(moves) >= 20
     assert all(to in asked for to in moves)
     assert all(int(f["result"]) in asked or int(f["result"]) > 0 for f in exits)
+
+
+def kernel_view(trace):
+    """{(sys, "enter"|"exit"): count} of the trace's kernel events."""
+    counts = {}
+    for line in run([CLI, "dump", str(trace)], clean_env()).stdout.splitlines():
+        parts = line.split()
+        if len(parts) > 4 and parts[2] == "kernel":
+            key = (parts[4].split("=")[1], parts[5])
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_the_kernel_view_has_each_memory_syscall_once(tmp_path):
+    """known_calls N makes a known number of memory syscalls per round: the
+    kernel's view (two raw_syscalls events per CPU filtered to the memory
+    syscalls, not twelve per-syscall ones) has, between 20 and 40 rounds,
+    as many more entries and exits of each as the kernel counters count
+    (give or take the shim's own calls, which the view has and the
+    counters leave out: its buffers are made when a thread first records),
+    and nothing of other syscalls."""
+    views, counted, own = [], [], None
+    for n in (20, 40):
+        trace, summary = tmp_path / f"k{n}.mt", tmp_path / f"k{n}.json"
+        run([program("known_calls"), str(n)],
+            shim_env("glibc", summary=str(summary), MEMTRACE_OUT=str(trace)))
+        views.append(kernel_view(trace))
+        s = json.loads(summary.read_text())
+        counted.append(s["syscalls"])
+        own = s["shim_syscalls"]
+    (short, long), (c_short, c_long) = views, counted
+    for sys in c_long:
+        for phase in ("enter", "exit"):
+            got = long.get((sys, phase), 0) - short.get((sys, phase), 0)
+            assert abs(got - (c_long[sys] - c_short[sys])) <= own[sys], \
+                (sys, phase, got)
+    for sys, calls in {"mremap": 20, "madvise": 60, "brk": 100}.items():
+        assert long[(sys, "enter")] - short[(sys, "enter")] == calls
+    assert {sys for sys, _ in long} <= set(c_long)
+
+
+def test_the_shims_descriptors_with_a_trace(tmp_path):
+    """8 counters, the trace, and 2 samplers per CPU (33 on 2 CPUs when
+    each memory syscall had two events of its own)."""
+    code = "import os; print(len(os.listdir('/proc/self/fd')))"
+    bare = int(run([PYTHON, "-c", code], clean_env()).stdout)
+    traced = int(run([PYTHON, "-c", code],
+                     shim_env("glibc", MEMTRACE_OUT=str(tmp_path / "t.mt"))).stdout)
+    assert traced - bare == 8 + 1 + 2 * os.cpu_count()
