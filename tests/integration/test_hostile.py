@@ -202,6 +202,12 @@ def test_a_crash_is_written_out_before_the_process_dies(tmp_path):
     assert r.returncode == bare.returncode == -signal.SIGSEGV
     assert r.stdout == bare.stdout
     assert trace_status(trace)[:2] == (END_SIGNAL, signal.SIGSEGV)
+    # The pairs right before the fault are there (they were in memory:
+    # a chunk goes out when full or 100 ms old).
+    dump = run([CLI, "dump", str(trace)], os.environ.copy()).stdout
+    frees = sum(1 for line in dump.splitlines()
+                if line.split()[2:3] == ["free"] and "usable=104" in line)
+    assert frees == 1000
 
 
 def test_the_program_sees_no_handler_of_the_shim(tmp_path):
