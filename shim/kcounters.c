@@ -83,11 +83,11 @@ static long tracepoint_id_in(const char *category, const char *event,
 /* Out of the way of the program: at the top of its descriptor range, where
  * "the lowest free number" never lands, and closed on exec.  The first
  * free number of the top 32, else of the top 64, 128, ...  Under a limit
- * too low for such a window (below 96) the shim takes no descriptor of
- * the program's few: fd is closed, and -1 returned (EMFILE); only the
- * trace's file, asked for by the user, then takes the highest free
- * number (`essential`). */
-int mt_fd_out_of_the_way(int fd, bool essential)
+ * too low for such a window (below 96) the shim takes none of the
+ * program's few descriptors (a number it would take is one the program
+ * can see, and may expect closed): fd is closed, and -1 returned
+ * (EMFILE). */
+int mt_fd_out_of_the_way(int fd)
 {
 	struct rlimit rl;
 	long top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
@@ -102,15 +102,6 @@ int mt_fd_out_of_the_way(int fd, bool essential)
 			return high;
 		}
 	}
-	for (long at = top - 1; essential && at > fd && at >= top - 8; at--) {
-		int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)at);
-		if (high >= 0) {
-			close(fd);
-			return high;
-		}
-	}
-	if (essential)
-		return fd;
 	close(fd);
 	errno = EMFILE;
 	return -1;
@@ -133,7 +124,7 @@ static int open_event(uint32_t type, uint64_t config, int group)
 		errno = (int)-fd;
 		return -1;
 	}
-	return mt_fd_out_of_the_way((int)fd, false);
+	return mt_fd_out_of_the_way((int)fd);
 }
 
 static int open_one(int k, struct failure *why)

@@ -30,7 +30,7 @@ void mt_kcounters_read(struct mt_ksnapshot *out);
 long mt_tracepoint_id(const char *category, const char *event);
 /* Move a descriptor of the shim's to the top of the range (closed on
  * exec); returns the new number, or -1 (EMFILE, fd closed) under a limit
- * that leaves no room up there, unless essential (kcounters.c). */
-int mt_fd_out_of_the_way(int fd, bool essential);
+ * that leaves no room up there (kcounters.c). */
+int mt_fd_out_of_the_way(int fd);
 
 #endif

@@ -85,7 +85,7 @@ static int open_sampler(int cpu, uint32_t type, uint64_t config,
 		errno = (int)-fd;
 		return -1;
 	}
-	return mt_fd_out_of_the_way((int)fd, false);
+	return mt_fd_out_of_the_way((int)fd);
 }
 
 static bool add_source(int fd, int sys, bool exit)

@@ -96,12 +96,16 @@ static void write_status(enum mt_trace_end end, int32_t value, uint64_t at)
 	errno = saved;
 }
 
+/* Set when the program took the trace's descriptor and the file could
+ * not be opened again: no status can be written either. */
+static bool descriptor_lost;
+
 static void stop_tracing(const char *why, int err, uint64_t at)
 {
 	if (!__atomic_exchange_n(&mt_tracing, false, __ATOMIC_RELAXED))
 		return;
 	mt_fast_update();
-	if (err != EBADF)
+	if (!descriptor_lost)
 		write_status(MT_END_WRITE_FAILED, err, at);
 	mt_warn("trace %s: %s: %s; recording stops, the program runs on",
 		trace_path, why, strerror(err));
@@ -139,16 +143,23 @@ static bool trace_fd_is_ours(void)
 		free = 0;
 	fd = __atomic_load_n(&trace_fd, __ATOMIC_RELAXED);
 	bool ours = is_the_trace(fd);
+	int err = 0;
 	if (!ours) {
 		fd = open(trace_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-		ours = fd >= 0 && is_the_trace(fd);
-		if (ours)
-			__atomic_store_n(&trace_fd, mt_fd_out_of_the_way(fd, true),
-					 __ATOMIC_RELAXED);
-		else if (fd >= 0)
+		if (fd < 0) {
+			err = errno;
+		} else if (!is_the_trace(fd)) {
+			err = ENOENT; /* another file has the name now */
 			close(fd);
+		} else if ((fd = mt_fd_out_of_the_way(fd)) < 0) {
+			err = EMFILE;
+		} else {
+			__atomic_store_n(&trace_fd, fd, __ATOMIC_RELAXED);
+			ours = true;
+		}
 	}
 	__atomic_store_n(&reopening, 0, __ATOMIC_RELEASE);
+	errno = err;
 	return ours;
 }
 
@@ -168,7 +179,7 @@ static uint64_t reserve(size_t total, uint64_t over, uint64_t over_len)
 static bool write_at(const struct iovec *iov, int n, size_t total, uint64_t at)
 {
 	if (!trace_fd_is_ours()) {
-		errno = EBADF;
+		descriptor_lost = true; /* errno: why it cannot be opened again */
 		return false;
 	}
 	while (total) {
@@ -254,11 +265,11 @@ static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 	b->provisional_at = at;
 	b->provisional_len = provisional ? total : 0;
 	if (!write_at(iov, 2, total, at))
-		stop_tracing(errno == EBADF ? "the program closed or replaced "
-					      "its descriptor, and the file is "
-					      "gone"
-				  : errno == ENOSPC ? "the disk is full"
-						    : "cannot write",
+		stop_tracing(descriptor_lost ? "the program closed or replaced "
+					       "its descriptor, and the file "
+					       "cannot be opened again"
+			     : errno == ENOSPC ? "the disk is full"
+					       : "cannot write",
 			     errno, at);
 #ifdef MT_HAVE_ZSTD
 	if (locked)
@@ -856,7 +867,15 @@ static bool open_trace(pid_t parent)
 		return false;
 	}
 	/* Out of the way of the program's own descriptors. */
-	fd = mt_fd_out_of_the_way(fd, true);
+	fd = mt_fd_out_of_the_way(fd);
+	if (fd < 0) {
+		mt_warn("cannot keep the trace '%s' open: the descriptor limit "
+			"(ulimit -n) leaves the shim no room above the program's "
+			"descriptors (96 or more is needed); recording nothing",
+			trace_path);
+		unlink(trace_path);
+		return false;
+	}
 	struct stat st;
 	if (fstat(fd, &st) == 0) {
 		trace_dev = st.st_dev;
