@@ -32,7 +32,7 @@ static const char usage[] =
 	"  -o, --output FILE    write there instead of stdout\n"
 	"  -h, --help           this text\n";
 
-enum { MAX_BACKENDS = 8, MAX_RUNS = 64, MAX_REGIONS = 32 };
+enum { MAX_BACKENDS = 8, MAX_RUNS = 64 };
 
 struct backend_runs {
 	const char *name;
@@ -341,11 +341,15 @@ int mt_cmd_compare(int argc, char **argv)
 	if (devnull >= 0)
 		close(devnull);
 
-	const char *regions[MAX_REGIONS];
+	const char **regions = NULL;
 	size_t nr = 0;
 	for (size_t i = 0; i < nb && !nr; i++)
-		if (b[i].n)
-			nr = mt_region_names(b[i].summaries[0], regions, MAX_REGIONS);
+		if (b[i].n) {
+			json_t *s = b[i].summaries[0];
+			size_t max = json_array_size(json_object_get(s, "regions")) + 1;
+			if ((regions = calloc(max, sizeof *regions)))
+				nr = mt_region_names(s, regions, max);
+		}
 	if (!nr) {
 		fprintf(stderr, "memtrace: compare: no run succeeded\n");
 		return 1;
@@ -363,6 +367,7 @@ int mt_cmd_compare(int argc, char **argv)
 			print_table(out, regions[r], b, nb);
 		print_ratios(out, regions, nr, b, nb);
 	}
+	free(regions);
 	for (size_t i = 0; i < nb; i++)
 		for (size_t k = 0; k < b[i].n; k++)
 			json_decref(b[i].summaries[k]);

@@ -13,9 +13,11 @@
 #include <sys/stat.h>
 
 #include "ctf_read.h"
+#include "idmap.h"
 
 #define PREFIX "memtrace:"
-enum { MAX_CLASSES = 64, MAX_OTHERS = 32, TAG_METADATA = -1 };
+/* Other processes named in the note (all are counted). */
+enum { SHOWN_OTHERS = 32, TAG_METADATA = -1 };
 
 /* What an event class decodes to, found once per class. */
 struct class_map {
@@ -34,8 +36,9 @@ struct mt_ctf {
 	json_t *metadata;
 	uint64_t start_ns;
 	uint64_t skipped;
-	long others[MAX_OTHERS];
-	unsigned nothers, more_others;
+	struct mt_idmap others; /* pid -> its place in the order seen, + 1 */
+	long shown[SHOWN_OTHERS];
+	unsigned nothers;	/* how many other processes */
 	char note[512];
 };
 
@@ -48,8 +51,7 @@ struct pass {
 	void *arg;
 	bool selected, ended, stop, failed;
 	unsigned earlier_images; /* of the wanted process, passed */
-	struct class_map classes[MAX_CLASSES];
-	unsigned nclasses;
+	struct mt_idmap classes; /* event class -> struct class_map */
 	uint64_t memtrace_events;
 	char *err;
 	size_t errlen;
@@ -67,15 +69,17 @@ static void take_bt_error(char *err, size_t errlen, const char *what)
 		bt_error_release(e);
 }
 
+/* NULL when out of memory. */
 static struct class_map *class_of(struct pass *p, const bt_event_class *cls)
 {
-	for (unsigned i = 0; i < p->nclasses; i++)
-		if (p->classes[i].cls == cls)
-			return &p->classes[i];
-	static struct class_map none;
-	if (p->nclasses == MAX_CLASSES)
-		return &none;
-	struct class_map *m = &p->classes[p->nclasses++];
+	struct class_map *m = mt_idmap_get(&p->classes, (uintptr_t)cls);
+	if (m)
+		return m;
+	if (!(m = calloc(1, sizeof *m)) ||
+	    !mt_idmap_put(&p->classes, (uintptr_t)cls, m)) {
+		free(m);
+		return NULL;
+	}
 	const char *name = bt_event_class_get_name(cls);
 	m->cls = cls;
 	m->tag = 0;
@@ -286,15 +290,15 @@ static uint64_t clock_ns(const bt_message *msg)
 					: (uint64_t)((double)value * 1e9 / (double)hz);
 }
 
+/* Each other process once, however many images it has. */
 static void note_other(struct mt_ctf *c, long pid)
 {
-	for (unsigned i = 0; i < c->nothers; i++)
-		if (c->others[i] == pid)
-			return;
-	if (c->nothers < MAX_OTHERS)
-		c->others[c->nothers++] = pid;
-	else
-		c->more_others++;
+	if (mt_idmap_get(&c->others, (uint64_t)pid) ||
+	    !mt_idmap_put(&c->others, (uint64_t)pid, (void *)(uintptr_t)(c->nothers + 1)))
+		return;
+	if (c->nothers < SHOWN_OTHERS)
+		c->shown[c->nothers] = pid;
+	c->nothers++;
 }
 
 /* A process's metadata event: it starts an image (the process, or what it
@@ -342,6 +346,8 @@ static bool on_event(struct pass *p, const bt_message *msg)
 {
 	const bt_event *ev = bt_message_event_borrow_event_const(msg);
 	const struct class_map *m = class_of(p, bt_event_borrow_class_const(ev));
+	if (!m)
+		return mt_read_fail(p->err, p->errlen, "out of memory");
 	if (!m->tag)
 		return true;
 	p->memtrace_events++;
@@ -559,6 +565,7 @@ static bool run(struct pass *p)
 	bt_graph *g = build(p, p->err, p->errlen);
 	if (!g)
 		return false;
+	/* Each event class is mapped once per pass. */
 	bt_graph_run_once_status s = BT_GRAPH_RUN_ONCE_STATUS_OK;
 	while (!p->stop && !p->failed &&
 	       (s == BT_GRAPH_RUN_ONCE_STATUS_OK || s == BT_GRAPH_RUN_ONCE_STATUS_AGAIN))
@@ -571,6 +578,9 @@ static bool run(struct pass *p)
 		ok = false;
 	}
 	bt_graph_put_ref(g);
+	for (size_t i = 0; i < p->classes.cap; i++)
+		free(mt_idmap_at(&p->classes, i));
+	mt_idmap_free(&p->classes);
 	return ok;
 }
 
@@ -578,11 +588,12 @@ static void list_others(const struct mt_ctf *c, char *out, size_t size)
 {
 	size_t len = 0;
 	out[0] = '\0';
-	for (unsigned i = 0; i < c->nothers && len < size; i++)
+	for (unsigned i = 0; i < c->nothers && i < SHOWN_OTHERS && len < size; i++)
 		len += (size_t)snprintf(out + len, size - len, "%s%ld",
-					i ? ", " : "", c->others[i]);
-	if (c->more_others && len < size)
-		snprintf(out + len, size - len, " and %u more", c->more_others);
+					i ? ", " : "", c->shown[i]);
+	if (c->nothers > SHOWN_OTHERS && len < size)
+		snprintf(out + len, size - len, " and %u more",
+			 c->nothers - SHOWN_OTHERS);
 }
 
 struct mt_ctf *mt_ctf_open(const char *dir, long pid, unsigned image,
@@ -641,6 +652,7 @@ void mt_ctf_close(struct mt_ctf *c)
 	if (!c)
 		return;
 	json_decref(c->metadata);
+	mt_idmap_free(&c->others);
 	free(c->dir);
 	free(c);
 }
@@ -667,7 +679,8 @@ bool mt_ctf_each(struct mt_ctf *c, bool salvage,
 	struct pass p = {.c = c, .salvage = salvage, .fn = fn, .arg = arg,
 			 .err = err, .errlen = errlen};
 	c->skipped = 0;
-	c->nothers = c->more_others = c->later_images = 0;
+	c->nothers = c->later_images = 0;
+	mt_idmap_free(&c->others);
 	return run(&p);
 }
 
@@ -687,7 +700,7 @@ const char *mt_ctf_note(struct mt_ctf *c)
 		list_others(c, others, sizeof others);
 		snprintf(c->note + len, size - len,
 			 "the trace also holds process%s %s: choose with --pid",
-			 c->nothers + c->more_others > 1 ? "es" : "", others);
+			 c->nothers > 1 ? "es" : "", others);
 	}
 	return c->note[0] ? c->note : NULL;
 }

@@ -2,11 +2,13 @@
 #include <string.h>
 
 #include "counters.h"
+#include "idmap.h"
 #include "replay.h"
 #include "summary.h"
 
-enum { MAX_THREADS = 4096, MAX_OPEN = 16, MAX_REGIONS = 256,
-       MAX_DURATIONS = 1 << 20, NCOUNTERS = MT_KERNEL_COUNT + MT_SYS_COUNT + 4 };
+/* The live summary's median is over a region's first calls only
+ * (shim/regions.c): the same here, or the two would differ. */
+enum { MAX_DURATIONS = 1 << 20, NCOUNTERS = MT_KERNEL_COUNT + MT_SYS_COUNT + 4 };
 
 /* A COUNTERS event: kernel counters (+1, 0 = none), the shim's own
  * syscalls, then CPU (us) and faults of the thread. */
@@ -15,80 +17,89 @@ struct snapshot {
 };
 
 struct mark {
-	int region;
+	uint64_t region;
 	struct mt_counters c;
 	struct snapshot at;
 	int64_t outer_large_peak, large_live;
 	uint64_t wall_ns; /* set by the end, completed by its counters */
 };
 
+/* A thread is small unless it is inside a region: its counters only
+ * exist then (the process's totals take its events otherwise), so a trace
+ * of many threads costs little each. */
 struct thread {
 	uint32_t tid;
-	struct mt_counters c;
-	int64_t large_peak;
+	struct mt_counters *c; /* while in a region, else NULL */
+	int64_t large_live, large_peak;
 	struct snapshot last;
-	struct mark marks[MAX_OPEN];
-	unsigned open;
+	struct mark *marks;
+	unsigned open, cap;
 	bool ending; /* a region end waits for its counters */
 };
 
 struct region {
-	char name[64];
+	uint64_t id;
+	char *name;
 	uint64_t calls, wall_total, wall_min;
 	uint64_t *durations;
-	size_t ndurations;
+	size_t ndurations, cap;
 	struct mt_figures f;
 	bool seen;
 };
 
 struct replay {
-	struct thread **threads; /* as they appear */
-	size_t nthreads, cap;
-	struct region regions[MAX_REGIONS];
+	struct mt_idmap threads; /* tid -> thread, the live ones */
+	struct thread *recent;	 /* most events are the previous one's */
+	struct mt_counters total; /* every event outside regions, and the
+				     threads that left */
+	int64_t large_max;	 /* of the threads that left */
+	struct mt_idmap regions; /* id -> region */
 	int64_t live, peak;
 	uint64_t fault_samples, fault_samples_lost;
 	json_t *exit;
+	bool failed; /* out of memory */
 };
 
 static struct thread *thread_of(struct replay *r, uint32_t tid)
 {
-	/* Most events are the same thread's as the one before. */
-	for (size_t i = r->nthreads; i-- > 0;)
-		if (r->threads[i]->tid == tid)
-			return r->threads[i];
-	if (r->nthreads == MAX_THREADS)
-		return NULL;
-	if (r->nthreads == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 8;
-		struct thread **more = realloc(r->threads, cap * sizeof *more);
-		if (!more)
+	if (r->recent && r->recent->tid == tid)
+		return r->recent;
+	struct thread *t = mt_idmap_get(&r->threads, tid);
+	if (!t) {
+		t = calloc(1, sizeof *t);
+		if (!t || !mt_idmap_put(&r->threads, tid, t)) {
+			free(t);
+			r->failed = true;
 			return NULL;
-		r->threads = more;
-		r->cap = cap;
+		}
+		t->tid = tid;
 	}
-	struct thread *t = calloc(1, sizeof *t);
-	if (!t)
-		return NULL;
-	t->tid = tid;
-	r->threads[r->nthreads++] = t;
-	return t;
+	return r->recent = t;
 }
 
-static void large_alloc(struct thread *t, uint64_t usable)
+/* Where a thread's events count: its own counters inside a region (the
+ * region takes their change), else the process's. */
+static struct mt_counters *counters(struct replay *r, struct thread *t)
 {
-	t->c.large_allocs++;
-	t->c.large_bytes += usable;
-	int64_t live = (int64_t)(t->c.large_allocs - t->c.large_frees);
-	if (live > t->large_peak)
-		t->large_peak = live;
+	return t->c ? t->c : &r->total;
+}
+
+static void large_alloc(struct thread *t)
+{
+	if (++t->large_live > t->large_peak)
+		t->large_peak = t->large_live;
 }
 
 static void alloc(struct replay *r, struct thread *t, int entry, uint64_t size,
 		  uint64_t usable)
 {
-	mt_count_alloc(&t->c, (enum mt_call)entry, size, usable);
-	if (usable >= MT_LARGE_BYTES)
-		large_alloc(t, usable);
+	struct mt_counters *c = counters(r, t);
+	mt_count_alloc(c, (enum mt_call)entry, size, usable);
+	if (usable >= MT_LARGE_BYTES) {
+		c->large_allocs++;
+		c->large_bytes += usable;
+		large_alloc(t);
+	}
 	r->live += (int64_t)usable;
 	if (r->live > r->peak)
 		r->peak = r->live;
@@ -96,10 +107,55 @@ static void alloc(struct replay *r, struct thread *t, int entry, uint64_t size,
 
 static void release(struct replay *r, struct thread *t, uint64_t usable)
 {
-	mt_count_free(&t->c, usable);
-	if (usable >= MT_LARGE_BYTES)
-		t->c.large_frees++;
+	struct mt_counters *c = counters(r, t);
+	mt_count_free(c, usable);
+	if (usable >= MT_LARGE_BYTES) {
+		c->large_frees++;
+		t->large_live--;
+	}
 	r->live -= (int64_t)usable;
+}
+
+static struct region *region_of(struct replay *r, uint64_t id)
+{
+	struct region *g = mt_idmap_get(&r->regions, id);
+	if (!g) {
+		g = calloc(1, sizeof *g);
+		if (!g || !mt_idmap_put(&r->regions, id, g)) {
+			free(g);
+			r->failed = true;
+			return NULL;
+		}
+		g->id = id;
+	}
+	return g;
+}
+
+static void keep_duration(struct replay *r, struct region *g, uint64_t ns)
+{
+	if (g->ndurations == MAX_DURATIONS)
+		return;
+	if (g->ndurations == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 64;
+		uint64_t *more = realloc(g->durations, cap * sizeof *more);
+		if (!more) {
+			r->failed = true;
+			return;
+		}
+		g->durations = more;
+		g->cap = cap;
+	}
+	g->durations[g->ndurations++] = ns;
+}
+
+/* Out of every region: the thread's counters go to the process's. */
+static void leave_regions(struct replay *r, struct thread *t)
+{
+	if (t->c) {
+		mt_counters_add(&r->total, t->c);
+		free(t->c);
+		t->c = NULL;
+	}
 }
 
 /* A region call ends: its figures are what changed since the begin. */
@@ -107,10 +163,10 @@ static void close_region(struct replay *r, struct thread *t)
 {
 	struct mark *m = &t->marks[t->open];
 	const struct snapshot *a = &m->at, *b = &t->last;
+	struct region *g = region_of(r, m->region);
 	t->ending = false;
-	if (m->region < 0 || m->region >= MAX_REGIONS)
+	if (!g)
 		return;
-	struct region *g = &r->regions[m->region];
 	if (!g->seen) {
 		g->seen = true;
 		g->wall_min = UINT64_MAX;
@@ -121,14 +177,11 @@ static void close_region(struct replay *r, struct thread *t)
 	g->wall_total += m->wall_ns;
 	if (m->wall_ns < g->wall_min)
 		g->wall_min = m->wall_ns;
-	if (!g->durations)
-		g->durations = malloc(MAX_DURATIONS * sizeof *g->durations);
-	if (g->durations && g->ndurations < MAX_DURATIONS)
-		g->durations[g->ndurations++] = m->wall_ns;
+	keep_duration(r, g, m->wall_ns);
 
 	uint64_t *sum = (uint64_t *)&g->f.c;
-	const uint64_t *now = (const uint64_t *)&t->c, *then = (const uint64_t *)&m->c;
-	for (size_t i = 0; i < sizeof t->c / sizeof(uint64_t); i++)
+	const uint64_t *now = (const uint64_t *)t->c, *then = (const uint64_t *)&m->c;
+	for (size_t i = 0; i < sizeof *t->c / sizeof(uint64_t); i++)
 		sum[i] += now[i] - then[i];
 	for (int k = 0; k < MT_KERNEL_COUNT; k++) {
 		uint64_t own = k < MT_SYS_COUNT ? b->v[MT_KERNEL_COUNT + k] -
@@ -149,6 +202,80 @@ static void close_region(struct replay *r, struct thread *t)
 		t->large_peak = m->outer_large_peak;
 }
 
+/* After a region's close: out of the last one, the thread's counters are
+ * the process's again. */
+static void closed(struct replay *r, struct thread *t)
+{
+	if (!t->open && !t->ending)
+		leave_regions(r, t);
+}
+
+static void begin_region(struct replay *r, struct thread *t, uint64_t id)
+{
+	if (t->open == t->cap) {
+		unsigned cap = t->cap ? 2 * t->cap : 4;
+		struct mark *more = realloc(t->marks, cap * sizeof *more);
+		if (!more) {
+			r->failed = true;
+			return;
+		}
+		t->marks = more;
+		t->cap = cap;
+	}
+	if (!t->c && !(t->c = calloc(1, sizeof *t->c))) {
+		r->failed = true;
+		return;
+	}
+	struct mark *m = &t->marks[t->open++];
+	m->region = id;
+	m->c = *t->c;
+	m->at = t->last;
+	m->outer_large_peak = t->large_peak;
+	m->large_live = t->large_live;
+	m->wall_ns = 0;
+	t->large_peak = m->large_live;
+}
+
+/* A thread ends: what it counted stays in the process's figures. */
+static void thread_left(struct replay *r, struct thread *t)
+{
+	if (t->ending)
+		close_region(r, t);
+	leave_regions(r, t);
+	if (t->large_peak > r->large_max)
+		r->large_max = t->large_peak;
+	mt_idmap_del(&r->threads, t->tid);
+	if (r->recent == t)
+		r->recent = NULL;
+	free(t->marks);
+	free(t);
+}
+
+static void baseline(struct replay *r, struct thread *t, const struct mt_event *e)
+{
+	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
+	struct mt_counters c;
+	if ((size_t)e->nv != n + 1)
+		return;
+	memcpy(&c, e->v, sizeof c);
+	mt_counters_add(counters(r, t), &c);
+	t->large_live = (int64_t)(c.large_allocs - c.large_frees);
+	r->live = (int64_t)(c.allocated - c.freed);
+	r->peak = (int64_t)e->v[n];
+}
+
+static void name_region(struct replay *r, const struct mt_event *e)
+{
+	struct region *g = region_of(r, e->v[0]);
+	char *name = g ? strndup(e->text, e->text_len) : NULL;
+	if (!name) {
+		r->failed = true;
+		return;
+	}
+	free(g->name);
+	g->name = name;
+}
+
 static bool on_event(const struct mt_event *e, void *arg)
 {
 	struct replay *r = arg;
@@ -156,13 +283,13 @@ static bool on_event(const struct mt_event *e, void *arg)
 	const uint64_t *v = e->v;
 
 	if (!t)
-		return true;
+		return false;
 	switch (e->tag) {
 	case MT_EV_ALLOC:
 		alloc(r, t, (int)v[0], v[2], v[4]);
 		break;
 	case MT_EV_FREE:
-		mt_count_call(&t->c, MT_CALL_FREE);
+		mt_count_call(counters(r, t), MT_CALL_FREE);
 		if (v[0])
 			release(r, t, v[1]);
 		break;
@@ -172,70 +299,61 @@ static bool on_event(const struct mt_event *e, void *arg)
 		alloc(r, t, (int)v[0], v[4], v[6]);
 		break;
 	case MT_EV_USABLE_SIZE:
-		mt_count_call(&t->c, MT_CALL_MALLOC_USABLE_SIZE);
+		mt_count_call(counters(r, t), MT_CALL_MALLOC_USABLE_SIZE);
 		break;
 	case MT_EV_SYSCALL:
-		mt_count_sys_entry(&t->c, (enum mt_call)v[0], v[1]);
+		mt_count_sys_entry(counters(r, t), (enum mt_call)v[0], v[1]);
 		break;
 	case MT_EV_SYS_COUNT:
 		if (v[0] == MT_SYS_MADVISE)
-			mt_count_madvise(&t->c, (int)v[3], v[2], v[1]);
+			mt_count_madvise(counters(r, t), (int)v[3], v[2], v[1]);
 		else if (v[0] < MT_SYS_COUNT)
-			mt_count_sys(&t->c, (enum mt_sys)v[0], v[2], v[1]);
+			mt_count_sys(counters(r, t), (enum mt_sys)v[0], v[2], v[1]);
 		break;
 	case MT_EV_HEAP_MOVE:
-		t->c.sys_inferred[MT_SYS_BRK] += v[2];
-		mt_count_brk_move(&t->c, v[0], v[1]);
+		counters(r, t)->sys_inferred[MT_SYS_BRK] += v[2];
+		mt_count_brk_move(counters(r, t), v[0], v[1]);
 		break;
 	case MT_EV_CHUNK_MAP:
 		if (v[0] < MT_SYS_COUNT) {
-			t->c.sys_inferred[v[0]]++;
-			t->c.sys_inferred_bytes[v[0]] += v[1];
+			counters(r, t)->sys_inferred[v[0]]++;
+			counters(r, t)->sys_inferred_bytes[v[0]] += v[1];
 		}
 		break;
 	case MT_EV_REGION_NAME:
-		if (v[0] < MAX_REGIONS)
-			snprintf(r->regions[v[0]].name, sizeof r->regions[0].name,
-				 "%.*s", (int)e->text_len, e->text);
+		name_region(r, e);
 		break;
 	case MT_EV_COUNTERS:
 		memset(&t->last, 0, sizeof t->last);
 		memcpy(t->last.v, v,
 		       (size_t)(e->nv < NCOUNTERS ? e->nv : NCOUNTERS) * sizeof *v);
-		if (t->ending)
+		if (t->ending) {
 			close_region(r, t);
+			closed(r, t);
+		}
 		break;
 	case MT_EV_REGION_BEGIN:
 		if (t->ending)
 			close_region(r, t);
-		if (t->open < MAX_OPEN) {
-			struct mark *m = &t->marks[t->open++];
-			m->region = (int)v[0];
-			m->c = t->c;
-			m->at = t->last;
-			m->outer_large_peak = t->large_peak;
-			m->large_live = (int64_t)(t->c.large_allocs - t->c.large_frees);
-			t->large_peak = m->large_live;
-		}
+		begin_region(r, t, v[0]);
 		break;
 	case MT_EV_REGION_END:
-		if (t->ending)
+		if (t->ending) {
 			close_region(r, t);
+			closed(r, t);
+		}
 		if (t->open) {
 			t->open--;
 			t->marks[t->open].wall_ns = v[1];
 			t->ending = true;
 		}
 		break;
-	case MT_EV_BASELINE: {
-		size_t n = sizeof t->c / sizeof(uint64_t);
-		if ((size_t)e->nv == n + 1) {
-			memcpy(&t->c, v, sizeof t->c);
-			r->live = (int64_t)(t->c.allocated - t->c.freed);
-			r->peak = (int64_t)v[n];
-		}
+	case MT_EV_BASELINE:
+		baseline(r, t, e);
 		break;
-	}
+	case MT_EV_THREAD_EXIT:
+		thread_left(r, t);
+		break;
 	case MT_EV_FAULT:
 		r->fault_samples++;
 		break;
@@ -247,13 +365,20 @@ static bool on_event(const struct mt_event *e, void *arg)
 		r->exit = json_loadb(e->text, e->text_len, 0, NULL);
 		break;
 	}
-	return true;
+	return !r->failed;
 }
 
 static int by_value(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return (x > y) - (x < y);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct region *x = *(struct region *const *)a,
+			    *y = *(struct region *const *)b;
+	return (x->id > y->id) - (x->id < y->id);
 }
 
 static uint64_t u64(json_t *o, const char *k)
@@ -306,62 +431,55 @@ static void from_exit(json_t *x, struct mt_summary *s)
 	}
 }
 
-char *mt_replay_summary(struct mt_trace *t, bool salvage, char *err, size_t errlen)
+/* The end of the events: threads still running, calls still open. */
+static void finish_threads(struct replay *r, struct mt_summary *s)
 {
-	struct replay *r = calloc(1, sizeof *r);
-	struct mt_region_summary regions[MAX_REGIONS];
-	const char *argv[256];
-	char *out = NULL;
+	int64_t large_max = r->large_max;
+	s->f.c = r->total;
+	for (size_t i = 0; i < r->threads.cap; i++) {
+		struct thread *t = mt_idmap_at(&r->threads, i);
+		if (!t)
+			continue;
+		/* Without the closing record, a call whose end came without
+		 * its counters is cut off: left out, not counted as empty. */
+		if (t->ending && r->exit)
+			close_region(r, t);
+		if (t->c)
+			mt_counters_add(&s->f.c, t->c);
+		if (t->large_peak > large_max)
+			large_max = t->large_peak;
+		/* Cut off inside a region: its peak is the outer one too. */
+		for (unsigned k = 0; !r->exit && k < t->open; k++)
+			if (t->marks[k].outer_large_peak > large_max)
+				large_max = t->marks[k].outer_large_peak;
+	}
+	s->f.large_max_live = large_max > 0 ? (uint64_t)large_max : 0;
+}
 
-	if (!r) {
-		snprintf(err, errlen, "out of memory");
+/* The regions by id (the live summary's order), as summaries. */
+static struct mt_region_summary *region_list(struct replay *r, const struct mt_summary *s,
+					     size_t *count)
+{
+	struct region **all = calloc(r->regions.len + 1, sizeof *all);
+	struct mt_region_summary *out = calloc(r->regions.len + 1, sizeof *out);
+	size_t n = 0;
+	if (!all || !out) {
+		free(all);
+		free(out);
 		return NULL;
 	}
-	if (!mt_trace_each(t, salvage, on_event, r, err, errlen))
-		goto done;
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i]->ending)
-			close_region(r, r->threads[i]);
-	if (!r->exit) {
-		snprintf(err, errlen, "the trace has no closing record (the process "
-				      "was killed, or left by _exit): figures at "
-				      "exit are missing; memtrace dump shows what "
-				      "was recorded");
-		goto done;
+	for (size_t i = 0; i < r->regions.cap; i++) {
+		struct region *g = mt_idmap_at(&r->regions, i);
+		if (g && (g->seen || (g->name && g->name[0])))
+			all[n++] = g;
 	}
-
-	json_t *meta = mt_trace_metadata(t);
-	struct mt_summary s;
-	memset(&s, 0, sizeof s);
-	s.pid = (long)u64(meta, "pid");
-	size_t n = 0, i;
-	json_t *arg;
-	json_array_foreach(json_object_get(meta, "command"), i, arg) if (n < 255)
-		argv[n++] = json_string_value(arg);
-	argv[n] = NULL;
-	s.argv = argv;
-	json_t *be = json_object_get(meta, "backend");
-	s.backend_name = json_string_value(json_object_get(be, "name"));
-	s.backend_library = json_string_value(json_object_get(be, "library"));
-	s.backend_version = json_string_value(json_object_get(be, "version"));
-	for (size_t k = 0; k < r->nthreads; k++) {
-		mt_counters_add(&s.f.c, &r->threads[k]->c);
-		if ((uint64_t)r->threads[k]->large_peak > s.f.large_max_live)
-			s.f.large_max_live = (uint64_t)r->threads[k]->large_peak;
-	}
-	s.peak_live = r->peak > 0 ? (uint64_t)r->peak : 0;
-	from_exit(r->exit, &s);
-	s.fault_samples = r->fault_samples;
-	s.fault_samples_lost = r->fault_samples_lost;
-
-	for (int k = 0; k < MAX_REGIONS; k++) {
-		struct region *g = &r->regions[k];
-		if (!g->seen && !g->name[0])
-			continue;
-		struct mt_region_summary *o = &regions[s.region_count++];
+	qsort(all, n, sizeof *all, by_id);
+	for (size_t k = 0; k < n; k++) {
+		struct region *g = all[k];
+		struct mt_region_summary *o = &out[k];
 		if (g->ndurations)
 			qsort(g->durations, g->ndurations, sizeof *g->durations, by_value);
-		o->name = g->name;
+		o->name = g->name ? g->name : "";
 		o->calls = g->calls;
 		o->wall_total_s = (double)g->wall_total / 1e9;
 		o->wall_min_s = g->calls ? (double)g->wall_min / 1e9 : 0;
@@ -369,26 +487,111 @@ char *mt_replay_summary(struct mt_trace *t, bool salvage, char *err, size_t errl
 					   ? (double)g->durations[g->ndurations / 2] / 1e9
 					   : 0;
 		o->f = g->f;
-		o->f.glibc_inference = s.f.glibc_inference;
+		o->f.glibc_inference = s->f.glibc_inference;
 		if (!g->calls)
 			memset(o->f.kernel_valid, 0, sizeof o->f.kernel_valid);
 	}
+	free(all);
+	*count = n;
+	return out;
+}
+
+/* The command line of the metadata, NULL-terminated. */
+static const char **command(json_t *meta, size_t *bytes)
+{
+	json_t *cmd = json_object_get(meta, "command"), *arg;
+	size_t n = 0, i;
+	const char **argv = calloc(json_array_size(cmd) + 1, sizeof *argv);
+	*bytes = 0;
+	if (!argv)
+		return NULL;
+	json_array_foreach(cmd, i, arg) if (json_string_value(arg)) {
+		argv[n++] = json_string_value(arg);
+		*bytes += strlen(argv[n - 1]);
+	}
+	return argv;
+}
+
+/* The summary as the shim writes it. */
+static char *summary_json(struct replay *r, struct mt_trace *t, char *err, size_t errlen)
+{
+	json_t *meta = mt_trace_metadata(t);
+	struct mt_summary s;
+	size_t argv_bytes = 0;
+	char *out = NULL;
+
+	memset(&s, 0, sizeof s);
+	s.pid = (long)u64(meta, "pid");
+	const char **argv = command(meta, &argv_bytes);
+	s.argv = argv;
+	json_t *be = json_object_get(meta, "backend");
+	s.backend_name = json_string_value(json_object_get(be, "name"));
+	s.backend_library = json_string_value(json_object_get(be, "library"));
+	s.backend_version = json_string_value(json_object_get(be, "version"));
+	finish_threads(r, &s);
+	s.peak_live = r->peak > 0 ? (uint64_t)r->peak : 0;
+	if (r->exit)
+		from_exit(r->exit, &s);
+	s.fault_samples = r->fault_samples;
+	s.fault_samples_lost = r->fault_samples_lost;
+	struct mt_region_summary *regions = region_list(r, &s, &s.region_count);
 	s.regions = regions;
 
-	size_t size = 16384 + (s.region_count + 1) * 8192;
-	out = malloc(size);
+	/* Escaped, a byte of the command takes at most 6. */
+	size_t size = 16384 + 6 * argv_bytes + (s.region_count + 1) * 8192;
+	out = argv && regions ? malloc(size) : NULL;
 	if (!out || !mt_summary_json(&s, out, size)) {
 		free(out);
 		out = NULL;
 		snprintf(err, errlen, "out of memory");
 	}
+	free(regions);
+	free(argv);
+	return out;
+}
+
+char *mt_replay_summary(struct mt_trace *t, bool salvage, char *err, size_t errlen)
+{
+	struct replay *r = calloc(1, sizeof *r);
+	char *out = NULL;
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (!mt_trace_each(t, salvage, on_event, r, err, errlen) || r->failed) {
+		if (r->failed)
+			snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	if (!r->exit) {
+		snprintf(err, errlen, "the trace has no closing record (the process "
+				      "was killed, or left by _exit): figures at "
+				      "exit are missing; memtrace dump shows what "
+				      "was recorded");
+		goto done;
+	}
+	out = summary_json(r, t, err, errlen);
 done:
-	for (int k = 0; k < MAX_REGIONS; k++)
-		free(r->regions[k].durations);
+	for (size_t i = 0; i < r->regions.cap; i++) {
+		struct region *g = mt_idmap_at(&r->regions, i);
+		if (g) {
+			free(g->durations);
+			free(g->name);
+			free(g);
+		}
+	}
+	mt_idmap_free(&r->regions);
+	for (size_t i = 0; i < r->threads.cap; i++) {
+		struct thread *th = mt_idmap_at(&r->threads, i);
+		if (th) {
+			free(th->c);
+			free(th->marks);
+			free(th);
+		}
+	}
+	mt_idmap_free(&r->threads);
 	json_decref(r->exit);
-	for (size_t k = 0; k < r->nthreads; k++)
-		free(r->threads[k]);
-	free(r->threads);
 	free(r);
 	return out;
 }
