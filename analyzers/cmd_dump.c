@@ -12,9 +12,11 @@ static const char usage[] =
 	"\n"
 	"Prints a trace (MEMTRACE_OUT, memtrace run -o, or the directory of an\n"
 	"LTTng trace) one event per line: seconds since the first event,\n"
-	"thread, event, fields as name=value.  A damaged or truncated file is\n"
-	"an error naming the offset; with --salvage the damaged chunks are\n"
-	"skipped (and counted) instead.\n"
+	"thread, event, fields as name=value, after the metadata and the status\n"
+	"record (format 1.8: how recording ended).  A damaged file is an error\n"
+	"naming the offset; with --salvage the damaged chunks are skipped (and\n"
+	"counted) instead.  What a stopped writer left (a file that ends inside\n"
+	"a chunk, places never written) is read up to there, and said.\n"
 	"\n"
 	"  -s, --salvage  skip damaged chunks (in an LTTng trace: go on past\n"
 	"                 events LTTng discarded)\n"
@@ -98,6 +100,40 @@ static bool print(const struct mt_event *e, void *arg)
 	return !ferror(out);
 }
 
+/* The status record as the file holds it (format 1.8). */
+static void print_status(const struct mt_trace *t)
+{
+	static const char *const ends[MT_END_COUNT] = {
+		"recording", "exit", "exec", "_exit", "signal", "write_failed"};
+	struct mt_trace_status st;
+	bool damaged;
+	if (mt_trace_status(t, &st, &damaged))
+		printf("# status end=%s value=%" PRId32 " at=%" PRIu64 " lost=%" PRIu64
+		       "\n",
+		       st.end < MT_END_COUNT ? ends[st.end] : "?", st.value, st.at,
+		       st.lost);
+	else
+		printf("# status %s\n",
+		       damaged ? "damaged (the record does not read whole)"
+			       : "none (a file before format 1.8, or LTTng's)");
+}
+
+/* What a stopped writer left: not damage, but said. */
+static void print_end(const char *path, const struct mt_trace *t)
+{
+	uint64_t first, unwritten = mt_trace_unwritten(t, &first);
+	if (unwritten)
+		fprintf(stderr, "memtrace: dump: %s: %" PRIu64 " bytes from offset %" PRIu64
+				" were never written (places reserved by threads "
+				"that were stopped before writing their chunks)\n",
+			path, unwritten, first);
+	if (mt_trace_truncated(t))
+		fprintf(stderr, "memtrace: dump: %s: the file ends inside a chunk at "
+				"offset %" PRIu64 " (the writer was stopped: disk full "
+				"or killed); the chunks before it are printed\n",
+			path, mt_trace_truncated(t));
+}
+
 int mt_cmd_dump(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -142,6 +178,7 @@ int mt_cmd_dump(int argc, char **argv)
 	printf("# %s\n# start_ns %" PRIu64 "\n", meta ? meta : "{}",
 	       mt_trace_start_ns(t));
 	free(meta);
+	print_status(t);
 	bool ok = mt_trace_each(t, salvage, print, stdout, err, sizeof err);
 	if (!ok)
 		fprintf(stderr, "memtrace: dump: %s: %s (--salvage skips damaged "
@@ -153,6 +190,8 @@ int mt_cmd_dump(int argc, char **argv)
 	const char *note = ok ? mt_trace_note(t) : NULL;
 	if (note)
 		fprintf(stderr, "memtrace: dump: %s\n", note);
+	if (ok)
+		print_end(path, t);
 	mt_trace_close(t);
 	return ok ? 0 : 1;
 }

@@ -42,7 +42,7 @@ mt_rule *const mt_rules[] = {
 	NULL,
 };
 
-enum { MAX_FINDINGS = 256, MAX_REGIONS = 32, MAX_RUNS = 32 };
+enum { MAX_RUNS = 32 };
 
 struct context {
 	char **argv; /* CMD, or NULL when reading summaries */
@@ -56,7 +56,29 @@ struct measured {
 	const char *backend;
 	json_t *runs[MAX_RUNS];
 	size_t n;
+	const char *source;  /* the file read, or NULL for runs made here */
+	const char *partial; /* a partial trace: why (owned by runs[0]) */
 };
+
+/* The findings, as many as the rules make. */
+struct findings {
+	struct mt_finding **at;
+	size_t n, cap;
+};
+
+static bool keep(struct findings *f, struct mt_finding *x)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 16;
+		struct mt_finding **more = realloc(f->at, cap * sizeof *more);
+		if (!more)
+			return false;
+		f->at = more;
+		f->cap = cap;
+	}
+	f->at[f->n++] = x;
+	return true;
+}
 
 static bool is_python(char **argv)
 {
@@ -108,16 +130,34 @@ static bool region_figures(const struct measured *m, const char *region,
 	return true;
 }
 
-/* Every rule, on every region of m. */
-static size_t apply_rules(const struct context *cx, const struct measured *m,
-			  struct mt_finding **out, size_t max)
+/* A partial trace's whole-program figures (time, CPU, faults) are only
+ * known at exit: no finding rests on figures that are not there. */
+static bool whole_program_recorded(const struct measured *m, const char *region)
 {
-	const char *regions[MAX_REGIONS];
-	size_t nr = mt_region_names(m->runs[0], regions, MAX_REGIONS), n = 0;
+	if (strcmp(region, MT_WHOLE_PROGRAM) != 0 ||
+	    !json_is_null(json_object_get(m->runs[0], "wall_s")))
+		return true;
+	fprintf(stderr, "memtrace: explain: %s: the whole program is not analyzed: "
+			"its time, CPU and page faults are only known at exit, which "
+			"this recording lacks (%s); regions (memtrace_begin/end) are "
+			"measured call by call\n",
+		m->source ? m->source : m->backend, m->partial ? m->partial : "");
+	return false;
+}
 
-	for (size_t r = 0; r < nr; r++) {
+/* Every rule, on every region of m. */
+static bool apply_rules(const struct context *cx, const struct measured *m,
+			struct findings *out)
+{
+	size_t max = json_array_size(json_object_get(m->runs[0], "regions")) + 1;
+	const char **regions = calloc(max, sizeof *regions);
+	size_t nr = regions ? mt_region_names(m->runs[0], regions, max) : 0;
+	bool ok = regions != NULL;
+
+	for (size_t r = 0; ok && r < nr; r++) {
 		struct mt_call_figures f;
-		if (!region_figures(m, regions[r], &f))
+		if (!whole_program_recorded(m, regions[r]) ||
+		    !region_figures(m, regions[r], &f))
 			continue;
 		struct mt_rule_input in = {
 			.backend = m->backend,
@@ -126,13 +166,17 @@ static size_t apply_rules(const struct context *cx, const struct measured *m,
 			.python = cx->python,
 			.page_size = sysconf(_SC_PAGESIZE),
 		};
-		for (mt_rule *const *rule = mt_rules; *rule && n < max; rule++) {
+		for (mt_rule *const *rule = mt_rules; ok && *rule; rule++) {
 			struct mt_finding *x = (*rule)(&in);
-			if (x)
-				out[n++] = x;
+			if (!x)
+				continue;
+			x->caveat = m->partial;
+			if (!(ok = keep(out, x)))
+				mt_finding_free(x);
 		}
 	}
-	return n;
+	free(regions);
+	return ok;
 }
 
 /* Runs made for --verify, kept: several findings propose the same fix. */
@@ -217,6 +261,8 @@ static json_t *finding_json(const struct mt_finding *x)
 		json_array_append_new(fixes, j);
 	}
 	json_object_set_new(o, "fixes", fixes);
+	if (x->caveat)
+		json_object_set_new(o, "incomplete_data", json_string(x->caveat));
 	return o;
 }
 
@@ -224,6 +270,8 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 {
 	fprintf(out, "\n[%s] region %s, backend %s\n  %s\n", x->id, x->region,
 		x->backend, x->explanation);
+	if (x->caveat)
+		fprintf(out, "  note: based on incomplete data: %s\n", x->caveat);
 	const char *key;
 	json_t *v;
 	fputs("  evidence:", out);
@@ -276,6 +324,11 @@ static json_t *load_trace(const char *path, struct mt_pick pick,
 	}
 	json_t *s = json_loads(json, 0, jerr);
 	free(json);
+	const char *why = json_string_value(json_object_get(s, "partial_reason"));
+	if (why && json_is_true(json_object_get(s, "partial")))
+		fprintf(stderr, "memtrace: explain: %s: partial recording: %s; the "
+				"findings rest on what was recorded\n",
+			path, why);
 	return s;
 }
 
@@ -285,7 +338,7 @@ static bool load_summaries(char **files, int n, struct mt_pick pick,
 			   int *count)
 {
 	*count = 0;
-	for (int i = 0; i < n && *count < MAX_RUNS; i++) {
+	for (int i = 0; i < n; i++) {
 		json_error_t err;
 		json_t *s = mt_is_recording(files[i]) ? load_trace(files[i], pick, &err)
 						    : json_load_file(files[i], 0, &err);
@@ -301,6 +354,9 @@ static bool load_summaries(char **files, int n, struct mt_pick pick,
 			json_object_get(json_object_get(s, "backend"), "name"));
 		m[*count].runs[0] = s;
 		m[*count].n = 1;
+		m[*count].source = files[i];
+		m[*count].partial = json_is_true(json_object_get(s, "partial"))
+			? json_string_value(json_object_get(s, "partial_reason")) : NULL;
 		(*count)++;
 	}
 	return true;
@@ -368,13 +424,21 @@ int mt_cmd_explain(int argc, char **argv)
 	if (do_verify && !with_cmd)
 		return mt_usage_error(usage, "explain: --verify needs -- CMD");
 
-	struct measured m[8];
 	int nm = 0;
+	/* One per backend, or per file read. */
+	size_t most = (size_t)(argc - optind) + 1;
+	for (const char *c = list; *c; c++)
+		most += *c == ',';
+	struct measured *m = calloc(most, sizeof *m);
+	if (!m) {
+		fprintf(stderr, "memtrace: explain: out of memory\n");
+		return 1;
+	}
 	if (with_cmd) {
 		cx.argv = argv + optind;
 		cx.python = is_python(cx.argv);
 		cx.devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		for (char *b = strtok(list, ","); b && nm < 8; b = strtok(NULL, ",")) {
+		for (char *b = strtok(list, ","); b; b = strtok(NULL, ",")) {
 			struct mt_launch l = {.backend = b, .stdout_fd = -1,
 					      .stderr_fd = -1};
 			if (!mt_launch_check(&l))
@@ -397,10 +461,14 @@ int mt_cmd_explain(int argc, char **argv)
 			output);
 		return MT_EXIT_USAGE;
 	}
-	struct mt_finding *found[MAX_FINDINGS];
-	size_t n = 0;
+	struct findings all = {0};
 	for (int i = 0; i < nm; i++)
-		n += apply_rules(&cx, &m[i], found + n, MAX_FINDINGS - n);
+		if (!apply_rules(&cx, &m[i], &all)) {
+			fprintf(stderr, "memtrace: explain: out of memory\n");
+			return 1;
+		}
+	struct mt_finding **found = all.at;
+	size_t n = all.n;
 	if (do_verify)
 		for (size_t i = 0; i < n; i++)
 			for (int k = 0; k < found[i]->nfixes; k++) {
@@ -418,6 +486,11 @@ int mt_cmd_explain(int argc, char **argv)
 			json_array_append_new(list_json, finding_json(found[i]));
 		json_t *top = json_object();
 		json_object_set_new(top, "findings", list_json);
+		for (int i = 0; i < nm; i++)
+			if (m[i].partial) {
+				json_object_set_new(top, "partial", json_true());
+				break;
+			}
 		json_dumpf(top, out, JSON_INDENT(2));
 		fputc('\n', out);
 		json_decref(top);
@@ -428,8 +501,10 @@ int mt_cmd_explain(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n; i++)
 		mt_finding_free(found[i]);
+	free(found);
 	for (int i = 0; i < nm; i++)
 		release(&m[i]);
+	free(m);
 	for (size_t i = 0; i < ntrials; i++)
 		release(&trials[i].runs);
 	if (cx.devnull >= 0)

@@ -35,7 +35,10 @@ static const char usage[] =
 	"\n"
 	"With TRACE (MEMTRACE_OUT, memtrace run -o, or the directory of an\n"
 	"LTTng trace: memtrace run --lttng -o DIR), the summary is computed\n"
-	"from the recorded events: the same figures as the live summary.\n"
+	"from the recorded events: the same figures as the live summary.  A\n"
+	"recording that did not cover the whole run (killed, full disk, _exit,\n"
+	"exec, lost events) gives the figures of what it recorded, marked\n"
+	"\"partial\" with the reason.\n"
 	"  -h, --help       this text\n";
 
 /* `stat X` (no "--"): X is a trace when it is a directory (LTTng's), or a
@@ -46,6 +49,23 @@ static bool is_trace(const char *path)
 	return stat(path, &st) == 0 &&
 	       (S_ISDIR(st.st_mode) ||
 		(S_ISREG(st.st_mode) && access(path, X_OK) != 0));
+}
+
+/* On stderr, one line: what the figures lack, and why. */
+static void warn_partial(const char *path, json_t *s)
+{
+	json_t *incomplete = json_object_get(s, "incomplete"), *v;
+	size_t i;
+	if (!json_object_get(s, "partial_reason"))
+		return;
+	fprintf(stderr, "memtrace: stat: %s: %s: %s", path,
+		json_is_true(json_object_get(s, "partial")) ? "partial figures"
+							     : "complete figures",
+		json_string_value(json_object_get(s, "partial_reason")));
+	json_array_foreach(incomplete, i, v) fprintf(stderr, "%s%s",
+						     i ? ", " : " (incomplete: ",
+						     json_string_value(v));
+	fputs(json_array_size(incomplete) ? ")\n" : "\n", stderr);
 }
 
 /* The summary of a recorded run, computed from its events. */
@@ -62,29 +82,25 @@ static int stat_trace(const char *path, struct mt_pick pick, bool as_json, bool 
 	const char *note = json ? mt_trace_note(t) : NULL;
 	if (note)
 		fprintf(stderr, "memtrace: stat: %s\n", note);
-	if (mt_trace_skipped(t))
-		fprintf(stderr, "memtrace: stat: %s: %llu %s skipped: the figures "
-				"are short\n",
-			path, (unsigned long long)mt_trace_skipped(t),
-			mt_trace_skipped_what(t));
 	mt_trace_close(t);
 	if (!json) {
 		fprintf(stderr, "memtrace: stat: %s: %s\n", path, err);
 		return 1;
 	}
+	json_t *s = json_loads(json, 0, NULL);
+	warn_partial(path, s);
 	FILE *out = output ? fopen(output, "we") : stdout;
 	if (!out) {
 		fprintf(stderr, "memtrace: stat: cannot write %s: %m\n", output);
+		json_decref(s);
 		free(json);
 		return 1;
 	}
-	if (as_json) {
+	if (as_json)
 		fputs(json, out);
-	} else {
-		json_t *s = json_loads(json, 0, NULL);
+	else
 		mt_summary_print_table(out, s);
-		json_decref(s);
-	}
+	json_decref(s);
 	free(json);
 	if (out != stdout && fclose(out) != 0)
 		return 1;

@@ -304,15 +304,25 @@ static void note_other(struct mt_ctf *c, long pid)
 /* A process's metadata event: it starts an image (the process, or what it
  * became by exec).  The image read is the wanted one of the wanted process
  * (of the first process, by default). */
-static bool on_metadata(struct pass *p, long vpid, uint64_t ns,
+static bool on_metadata(struct pass *p, long vpid, uint32_t vtid, uint64_t ns,
 			const bt_field *payload)
 {
 	struct mt_ctf *c = p->c;
 	if (p->selected) {
 		if (vpid != c->pid) {
 			note_other(c, vpid);
-		} else {
+		} else if (!p->ended) {
+			/* The image read was replaced: LTTng has no exec event
+			 * (docs/trace-format.md), the next image's start says
+			 * as much. */
+			struct mt_event e = {.tag = MT_EV_EXEC, .tid = vtid};
 			p->ended = true;
+			e.ns = ns > c->start_ns ? ns - c->start_ns : 0;
+			e.text = "";
+			c->later_images++;
+			if (!p->opening && !p->stop && !p->fn(&e, p->arg))
+				p->stop = true;
+		} else {
 			c->later_images++;
 		}
 		return true;
@@ -362,7 +372,7 @@ static bool on_event(struct pass *p, const bt_message *msg)
 	long pid = (long)integer(vpid);
 	uint64_t ns = clock_ns(msg);
 	if (m->tag == TAG_METADATA)
-		return on_metadata(p, pid, ns, payload);
+		return on_metadata(p, pid, (uint32_t)integer(vtid), ns, payload);
 	if (p->opening || !p->selected || p->ended || pid != p->c->pid)
 		return true;
 	/* Not zeroed whole: v[] is large and only nv of it is read. */

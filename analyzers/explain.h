@@ -26,6 +26,9 @@ struct mt_finding {
 	char explanation[2 * MT_TEXT];
 	struct mt_fix fixes[MT_MAX_FIXES];
 	int nfixes;
+	/* The run's recording did not cover it all (a partial trace): why,
+	 * or NULL.  Owned by the run's summary. */
+	const char *caveat;
 };
 
 /* What a rule looks at. */

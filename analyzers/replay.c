@@ -3,6 +3,7 @@
 
 #include "counters.h"
 #include "idmap.h"
+#include "recording.h"
 #include "replay.h"
 #include "summary.h"
 
@@ -57,6 +58,7 @@ struct replay {
 	int64_t live, peak;
 	uint64_t fault_samples, fault_samples_lost;
 	json_t *exit;
+	struct mt_recording rec;
 	bool failed; /* out of memory */
 };
 
@@ -282,6 +284,8 @@ static bool on_event(const struct mt_event *e, void *arg)
 	struct thread *t = thread_of(r, e->tid);
 	const uint64_t *v = e->v;
 
+	if (e->ns > r->rec.last_ns)
+		r->rec.last_ns = e->ns;
 	if (!t)
 		return false;
 	switch (e->tag) {
@@ -359,6 +363,14 @@ static bool on_event(const struct mt_event *e, void *arg)
 		break;
 	case MT_EV_SAMPLES_LOST:
 		r->fault_samples_lost += v[0];
+		break;
+	case MT_EV_LOST:
+		mt_recording_lost(&r->rec, e->tid, v[0]);
+		break;
+	case MT_EV_EXEC:
+		r->rec.exec = true;
+		snprintf(r->rec.exec_path, sizeof r->rec.exec_path, "%.*s",
+			 (int)e->text_len, e->text);
 		break;
 	case MT_EV_EXIT:
 		json_decref(r->exit);
@@ -512,7 +524,7 @@ static const char **command(json_t *meta, size_t *bytes)
 	return argv;
 }
 
-/* The summary as the shim writes it. */
+/* The summary as the shim writes it, then what the recording lacks. */
 static char *summary_json(struct replay *r, struct mt_trace *t, char *err, size_t errlen)
 {
 	json_t *meta = mt_trace_metadata(t);
@@ -547,6 +559,15 @@ static char *summary_json(struct replay *r, struct mt_trace *t, char *err, size_
 	}
 	free(regions);
 	free(argv);
+	if (!out || !mt_recording_noteworthy(&r->rec))
+		return out;
+
+	json_t *j = json_loads(out, 0, NULL);
+	free(out);
+	out = j && mt_recording_annotate(&r->rec, j) ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!out)
+		snprintf(err, errlen, "out of memory");
 	return out;
 }
 
@@ -564,13 +585,10 @@ char *mt_replay_summary(struct mt_trace *t, bool salvage, char *err, size_t errl
 			snprintf(err, errlen, "out of memory");
 		goto done;
 	}
-	if (!r->exit) {
-		snprintf(err, errlen, "the trace has no closing record (the process "
-				      "was killed, or left by _exit): figures at "
-				      "exit are missing; memtrace dump shows what "
-				      "was recorded");
-		goto done;
-	}
+	r->rec.closed = r->exit != NULL;
+	r->rec.fault_sampled = r->exit && u64(r->exit, "fault_period");
+	r->rec.lost_samples = r->fault_samples_lost;
+	mt_recording_read(&r->rec, t);
 	out = summary_json(r, t, err, errlen);
 done:
 	for (size_t i = 0; i < r->regions.cap; i++) {
@@ -592,6 +610,7 @@ done:
 	}
 	mt_idmap_free(&r->threads);
 	json_decref(r->exit);
+	mt_recording_free(&r->rec);
 	free(r);
 	return out;
 }

@@ -11,11 +11,6 @@ static uint64_t u64(json_t *obj, const char *key)
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 }
 
-static double real(json_t *obj, const char *key)
-{
-	return json_number_value(json_object_get(obj, key));
-}
-
 /* 1234567 -> "1,234,567" */
 static const char *grouped(uint64_t v, char *buf, size_t len)
 {
@@ -52,6 +47,20 @@ static void row(FILE *out, uint64_t count, const char *name, const char *note)
 			grouped(count, num, sizeof num), name, note);
 	else
 		fprintf(out, "  %18s  %s\n", grouped(count, num, sizeof num), name);
+}
+
+/* A figure the trace did not record (null): said, not shown as 0. */
+static void unknown_row(FILE *out, const char *name)
+{
+	fprintf(out, "  %18s  %s\n", "not recorded", name);
+}
+
+static void seconds_row(FILE *out, json_t *v, const char *name)
+{
+	if (json_is_null(v))
+		unknown_row(out, name);
+	else
+		fprintf(out, "  %16.3f s  %s\n", json_number_value(v), name);
 }
 
 static void heading(FILE *out, const char *title)
@@ -180,11 +189,31 @@ static void print_time(FILE *out, json_t *s)
 		 json_string_value(json_object_get(json_object_get(s, "sources"),
 						   "page_faults")));
 	heading(out, title);
-	row(out, u64(pf, "minor"), "minor faults", "");
-	row(out, u64(pf, "major"), "major faults", "");
-	fprintf(out, "  %16.3f s  user\n", real(cpu, "user"));
-	fprintf(out, "  %16.3f s  system\n", real(cpu, "system"));
-	fprintf(out, "  %16.3f s  wall\n", real(s, "wall_s"));
+	if (json_is_null(json_object_get(pf, "minor"))) {
+		unknown_row(out, "minor faults");
+		unknown_row(out, "major faults");
+	} else {
+		row(out, u64(pf, "minor"), "minor faults", "");
+		row(out, u64(pf, "major"), "major faults", "");
+	}
+	seconds_row(out, json_object_get(cpu, "user"), "user");
+	seconds_row(out, json_object_get(cpu, "system"), "system");
+	seconds_row(out, json_object_get(s, "wall_s"), "wall");
+}
+
+/* A trace that does not cover the whole run says so first. */
+static void print_partial(FILE *out, json_t *s)
+{
+	json_t *incomplete = json_object_get(s, "incomplete"), *v;
+	size_t i;
+	if (!json_is_true(json_object_get(s, "partial")))
+		return;
+	fprintf(out, " PARTIAL: %s\n",
+		json_string_value(json_object_get(s, "partial_reason")));
+	fputs(" incomplete figures:", out);
+	json_array_foreach(incomplete, i, v) fprintf(out, "%s %s", i ? "," : "",
+						     json_string_value(v));
+	fputc('\n', out);
 }
 
 void mt_summary_print_table(FILE *out, json_t *s)
@@ -197,6 +226,7 @@ void mt_summary_print_table(FILE *out, json_t *s)
 		json_string_value(json_object_get(be, "name")),
 		version ? " " : "", version ? version : "",
 		json_string_value(json_object_get(be, "library")));
+	print_partial(out, s);
 	print_calls(out, s);
 	print_bytes(out, s);
 	print_syscalls(out, s);

@@ -26,14 +26,20 @@ struct mt_trace {
 	const unsigned char *mem;
 	size_t mem_len;
 	uint64_t offset;		 /* of the next read */
+	uint64_t size;			 /* of the file, when it was opened */
 	json_t *metadata;
 	uint64_t data_start;
+	/* The status record (1.8), when the file has a readable one. */
+	struct mt_trace_status status;
+	bool has_status, status_damaged;
 	/* Time: TSC ticks to ns, from the chunks' (first_tsc, first_ns) */
 	uint64_t tsc0, ns0;
 	double ns_per_tick;
 	unsigned char *payload, *raw; /* grown to the largest chunk */
 	size_t payload_cap, raw_cap;
 	uint64_t skipped;
+	uint64_t truncated_at;		 /* the chunk the file ends inside */
+	uint64_t unwritten, unwritten_at; /* zero-filled holes */
 	/* When the file has provisional chunks: every chunk's (tid, seq,
 	 * offset), sorted, to find the chunk that supersedes one. */
 	struct chunk_key *chunks;
@@ -136,14 +142,45 @@ static bool read_header(struct mt_trace *t, char *err, size_t errlen)
 	return true;
 }
 
+/* The status record's header is fixed: thread 0, number 0, no events,
+ * the raw struct as its payload (docs/trace-format.md). */
+static bool valid_status(const struct mt_chunk_header *h)
+{
+	return h->flags == MT_CHUNK_STATUS && h->tid == 0 && h->seq == 0 &&
+	       h->events == 0 && h->payload_len == sizeof(struct mt_trace_status);
+}
+
 static bool valid_header(const struct mt_chunk_header *h)
 {
 	return h->magic == MT_CHUNK_MAGIC &&
-	       !(h->flags & ~(MT_CHUNK_ZSTD | MT_CHUNK_PROVISIONAL |
-			      MT_CHUNK_STATUS)) &&
+	       !(h->flags & ~(MT_CHUNK_ZSTD | MT_CHUNK_PROVISIONAL | MT_CHUNK_STATUS)) &&
+	       (!(h->flags & MT_CHUNK_STATUS) || valid_status(h)) &&
 	       h->payload_len <= MAX_PAYLOAD &&
 	       h->raw_len <= MAX_RAW &&
 	       (h->flags & MT_CHUNK_ZSTD || h->payload_len == h->raw_len);
+}
+
+/* Does the whole chunk fit in the file?  The last one may not: its writer
+ * was stopped (a kill, a full disk) part way. */
+static bool fits(const struct mt_trace *t, uint64_t at, const struct mt_chunk_header *h)
+{
+	return at + sizeof *h + h->payload_len <= t->size;
+}
+
+/* The status record, when the first chunk is one and reads whole. */
+static void read_status(struct mt_trace *t, const struct mt_chunk_header *h)
+{
+	unsigned char payload[sizeof(struct mt_trace_status)];
+	uint64_t at = t->offset;
+	t->offset += sizeof *h;
+	if (read_at(t, payload, sizeof payload) == sizeof payload &&
+	    mt_chunk_hash(h, payload) == h->hash) {
+		memcpy(&t->status, payload, sizeof t->status);
+		t->has_status = true;
+	} else {
+		t->status_damaged = true;
+	}
+	t->offset = at;
 }
 
 static int by_key(const void *a, const void *b)
@@ -187,6 +224,15 @@ static void scan_headers(struct mt_trace *t)
 		if (!valid_header(&h)) {
 			if (!resync(t, t->offset))
 				break;
+			continue;
+		}
+		if (!fits(t, t->offset, &h))
+			break; /* cut short: it supersedes nothing */
+		if (h.flags & MT_CHUNK_STATUS) {
+			/* Not a thread's: no time, nothing to supersede. */
+			if (t->offset == t->data_start)
+				read_status(t, &h);
+			t->offset += sizeof h + h.payload_len;
 			continue;
 		}
 		if (h.first_tsc < lo_tsc)
@@ -234,6 +280,11 @@ static bool room(unsigned char **buf, size_t *cap, size_t n)
 
 static struct mt_trace *finish_open(struct mt_trace *t, char *err, size_t errlen)
 {
+	struct stat st;
+	if (t->f)
+		t->size = fstat(fileno(t->f), &st) == 0 ? (uint64_t)st.st_size : 0;
+	else
+		t->size = t->mem_len;
 	if (!read_header(t, err, errlen)) {
 		mt_trace_close(t);
 		return NULL;
@@ -368,6 +419,26 @@ uint64_t mt_trace_start_ns(const struct mt_trace *t)
 {
 	IF_CTF(t, mt_ctf_start_ns(t->ctf));
 	return t->ns0;
+}
+
+bool mt_trace_status(const struct mt_trace *t, struct mt_trace_status *out,
+		     bool *damaged)
+{
+	*damaged = t->status_damaged;
+	if (t->has_status)
+		*out = t->status;
+	return t->has_status;
+}
+
+uint64_t mt_trace_truncated(const struct mt_trace *t)
+{
+	return t->truncated_at;
+}
+
+uint64_t mt_trace_unwritten(const struct mt_trace *t, uint64_t *first)
+{
+	*first = t->unwritten_at;
+	return t->unwritten;
 }
 
 const char *mt_trace_note(struct mt_trace *t)
@@ -556,6 +627,55 @@ truncated:
 			    (unsigned long long)at, h->tid, n);
 }
 
+static bool zeros(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return n > 0;
+}
+
+/* Bytes of zeros from `at` on (to the next written byte, or the end). */
+static uint64_t zero_run(struct mt_trace *t, uint64_t at)
+{
+	unsigned char buf[4096];
+	uint64_t len = 0;
+	for (;;) {
+		t->offset = at + len;
+		size_t n = read_at(t, buf, sizeof buf), i = 0;
+		while (i < n && !buf[i])
+			i++;
+		len += i;
+		if (i < n || n < sizeof buf)
+			return len;
+	}
+}
+
+/* Is the chunk at `at` whole and intact? */
+static bool intact(struct mt_trace *t, uint64_t at)
+{
+	struct mt_chunk_header h;
+	t->offset = at;
+	if (read_at(t, &h, sizeof h) != sizeof h || !valid_header(&h) ||
+	    !fits(t, at, &h) || !room(&t->payload, &t->payload_cap, h.payload_len))
+		return false;
+	t->offset = at + sizeof h;
+	return read_at(t, t->payload, h.payload_len) == h.payload_len &&
+	       mt_chunk_hash(&h, t->payload) == h.hash;
+}
+
+/* Is there a whole, intact chunk after `at`? */
+static bool chunk_follows(struct mt_trace *t, uint64_t at)
+{
+	while (resync(t, at)) {
+		at = t->offset;
+		if (intact(t, at))
+			return true;
+	}
+	return false;
+}
+
 /* One chunk at t->offset: read, check, decompress, decode. */
 static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, void *),
 		       void *arg, bool *stop, bool *at_end, char *err, size_t errlen)
@@ -568,16 +688,56 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 		*at_end = true;
 		return true;
 	}
-	if (n < sizeof h)
+	if (zeros(&h, n)) {
+		/* A place reserved in the file and never written: its
+		 * thread was stopped between the two (docs/trace-format.md). */
+		uint64_t len = zero_run(t, at);
+		if (!t->unwritten)
+			t->unwritten_at = at;
+		t->unwritten += len;
+		t->offset = at + len;
+		return true;
+	}
+	if (n < sizeof h) {
+		if (!memcmp(&h, "MTCK", n < 4 ? n : 4)) {
+			t->truncated_at = at;
+			*at_end = true;
+			return true;
+		}
 		return mt_read_fail(err, errlen,
 				    "offset %llu: a chunk header of %zu bytes expected, the "
 				    "file ends after %zu",
 				    (unsigned long long)at, sizeof h, n);
+	}
 	if (!valid_header(&h))
 		return mt_read_fail(err, errlen,
 				    "offset %llu: a chunk header expected (magic \"MTCK\", "
 				    "sizes within bounds), found damage",
 				    (unsigned long long)at);
+	if (!fits(t, at, &h)) {
+		/* The end of what was written, unless whole chunks follow:
+		 * then this header's size is damage. */
+		if (chunk_follows(t, at))
+			return mt_read_fail(err, errlen,
+					    "offset %llu: a chunk of %u bytes runs past the "
+					    "end of the file, and chunks follow it: its "
+					    "header is damaged",
+					    (unsigned long long)at, h.payload_len);
+		t->truncated_at = at;
+		*at_end = true;
+		return true;
+	}
+	if (h.flags & MT_CHUNK_STATUS) {
+		/* Read when the file was opened; elsewhere it is misplaced. */
+		if (at != t->data_start)
+			return mt_read_fail(err, errlen,
+					    "offset %llu: a status record, expected only "
+					    "right after the metadata (offset %llu)",
+					    (unsigned long long)at,
+					    (unsigned long long)t->data_start);
+		t->offset += sizeof h + h.payload_len;
+		return true;
+	}
 	if ((h.flags & MT_CHUNK_PROVISIONAL) && superseded(t, &h, at)) {
 		t->offset += sizeof h + h.payload_len;
 		return true;
@@ -590,7 +750,7 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 	if (n < h.payload_len)
 		return mt_read_fail(err, errlen,
 				    "offset %llu: %u bytes of chunk payload expected, the "
-				    "file ends after %zu (a killed process?)",
+				    "file ends after %zu (it changed while read?)",
 				    (unsigned long long)t->offset, h.payload_len, n);
 	if (mt_chunk_hash(&h, t->payload) != h.hash)
 		return mt_read_fail(err, errlen,
@@ -598,8 +758,6 @@ static bool next_chunk(struct mt_trace *t, bool (*fn)(const struct mt_event *, v
 				    "header and %u bytes",
 				    (unsigned long long)at, h.payload_len);
 	t->offset += h.payload_len;
-	if (h.flags & MT_CHUNK_STATUS) /* how recording ended: no events */
-		return true;
 	const unsigned char *events = t->payload;
 	if (h.flags & MT_CHUNK_ZSTD) {
 #ifdef MT_HAVE_ZSTD
@@ -646,6 +804,7 @@ bool mt_trace_each(struct mt_trace *t, bool salvage,
 {
 	IF_CTF(t, mt_ctf_each(t->ctf, salvage, fn, arg, err, errlen));
 	t->offset = t->data_start;
+	t->skipped = t->truncated_at = t->unwritten = t->unwritten_at = 0;
 	for (;;) {
 		bool stop = false, at_end = false;
 		uint64_t at = t->offset;

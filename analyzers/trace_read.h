@@ -45,9 +45,13 @@ void mt_trace_close(struct mt_trace *t);
 /* The header's metadata (owned by the trace). */
 json_t *mt_trace_metadata(struct mt_trace *t);
 
-/* Calls fn for every event, in file order (each thread's in time order).
- * Damage stops it with an error in err (offset, what was expected), unless
- * `salvage`: then damaged chunks are skipped and counted.  fn returns
+/* Calls fn for every event, in file order (each thread's stream in time
+ * order; a thread's signal-handler stream, format 1.8, interleaves with
+ * its main one by time, not by file order).  Damage stops it with an
+ * error in err (offset, what was expected), unless `salvage`: then damaged
+ * chunks are skipped and counted.  What a stopped writer leaves is not
+ * damage: a file that ends inside a chunk ends there (mt_trace_truncated),
+ * and zero-filled holes are skipped (mt_trace_unwritten).  fn returns
  * false to stop.  Returns true when the whole file was read. */
 bool mt_trace_each(struct mt_trace *t, bool salvage,
 		   bool (*fn)(const struct mt_event *, void *), void *arg,
@@ -57,6 +61,18 @@ uint64_t mt_trace_skipped(const struct mt_trace *t);
 /* What that counts: "damaged chunks", or in an LTTng trace "events LTTng
  * discarded". */
 const char *mt_trace_skipped_what(const struct mt_trace *t);
+/* The status record (format 1.8): how recording ended, as the writer
+ * last said.  False when the file has none (older formats, an LTTng
+ * trace), or when it does not read whole (then *damaged). */
+bool mt_trace_status(const struct mt_trace *t, struct mt_trace_status *out,
+		     bool *damaged);
+/* After mt_trace_each: the offset of the chunk the file ends inside (its
+ * writer was stopped part way: a kill, a full disk), or 0. */
+uint64_t mt_trace_truncated(const struct mt_trace *t);
+/* After mt_trace_each: bytes never written (zero-filled: a place a thread
+ * reserved in the file and was stopped before filling), the first at
+ * *first. */
+uint64_t mt_trace_unwritten(const struct mt_trace *t, uint64_t *first);
 /* CLOCK_MONOTONIC ns of the first event: event times are counted from it. */
 uint64_t mt_trace_start_ns(const struct mt_trace *t);
 

@@ -127,9 +127,10 @@ def test_killed_process_leaves_a_readable_trace(tmp_path):
     # written out at the thread's next event); a loaded machine may delay
     # the kill itself, so allow some more.
     assert killed_ns - last_ns <= 0.25e9, (killed_ns - last_ns) / 1e9
-    # No closing record: stat says what is missing, and fails.
+    # No closing record: stat gives what was recorded, and says what is
+    # missing (tests/integration/test_postmortem.py).
     s = run([CLI, "stat", str(path)], clean_env(), check=False)
-    assert s.returncode == 1 and "no closing record" in s.stderr
+    assert s.returncode == 0 and "no closing record" in s.stderr
 
 
 def program_events(path):
@@ -302,7 +303,9 @@ def damaged(tmp_path):
     good, _, _ = traced(tmp_path, [program("known_calls"), "300"])
     data = good.read_bytes()
     meta_len = int.from_bytes(data[12:16], "little")
-    first_chunk = 24 + meta_len
+    meta_end = first_chunk = 24 + meta_len
+    if data[first_chunk + 4] & 4:  # the status record (1.8): the next
+        first_chunk += 56 + 32
     flipped = bytearray(data)
     flipped[first_chunk + 56 + 10] ^= 0xFF
     bad_magic = bytearray(data)
@@ -313,8 +316,7 @@ def damaged(tmp_path):
         ("empty", b""),
         ("not a trace", b"hello world, this is not a trace file at all"),
         ("header only", data[:20]),
-        ("cut in the metadata", data[:first_chunk - 5]),
-        ("cut in a chunk", data[:len(data) // 2]),
+        ("cut in the metadata", data[:meta_end - 5]),
         ("flipped payload byte", bytes(flipped)),
         ("bad chunk magic", bytes(bad_magic)),
         ("future version", bytes(future)),

@@ -1,0 +1,279 @@
+"""The runs people most need to analyze are the ones that died: stat and
+explain read what a killed, crashed, exec'd or disk-starved process
+recorded, say how it ended (the status record of format 1.8, or inferred
+from the events of an older file), mark the figures partial and name the
+ones that are incomplete; anything lost is said (issue 11)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from mt import CLI, clean_env, program, run, shim_env
+from tracefile import (EXIT, LOST, chunk, chunks, event, header_end,
+                       with_status)
+
+CORPUS = os.path.join(os.path.dirname(__file__), "..", "fuzz", "corpus")
+AT_EXIT = {"syscalls", "page_faults", "cpu_s", "wall_s", "threads",
+           "peak_rss_bytes", "shim_syscalls"}
+
+
+def stat(path, *flags, check=True):
+    r = run([CLI, "stat", "--json", *flags, str(path)], clean_env(), check=check)
+    return (json.loads(r.stdout) if r.returncode == 0 else None), r
+
+
+def explain(path):
+    r = run([CLI, "explain", "--json", str(path)], clean_env())
+    return json.loads(r.stdout), r
+
+
+def ids(report, region):
+    return {f["id"] for f in report["findings"] if f["region"] == region}
+
+
+def record(tmp_path, cmd, name="t.mt", **env):
+    path = tmp_path / name
+    r = run(cmd, shim_env("glibc", MEMTRACE_OUT=str(path), **env), check=False)
+    return path, r
+
+
+def killed_churn(tmp_path, seconds=1.0):
+    """churn, killed with SIGKILL (as the OOM killer does) mid-run."""
+    path = tmp_path / "killed.mt"
+    p = subprocess.Popen([program("churn"), "trim", "100000000"],
+                         env=shim_env("glibc", MEMTRACE_OUT=str(path)),
+                         stdout=subprocess.DEVNULL)
+    time.sleep(seconds)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    return path
+
+
+def test_a_killed_churn_is_analyzed_like_a_finished_one(tmp_path):
+    path = killed_churn(tmp_path)
+    s, r = stat(path)
+    assert s["partial"] is True
+    assert s["recording"]["end"] == "killed"
+    assert s["recording"]["said_by"] == "status record"
+    assert "killed (no closing record: SIGKILL, the OOM killer" in s["partial_reason"]
+    # What only exit knows is not made up: null, and listed.
+    assert AT_EXIT <= set(s["incomplete"])
+    assert s["wall_s"] is None and s["cpu_s"] == {"user": None, "system": None}
+    # What was recorded is there: the calls of the region, its brk moves.
+    trim = next(g for g in s["regions"] if g["name"] == "trim")
+    assert trim["count"] > 20
+    assert s["calls"]["malloc"] >= 2 * trim["count"]
+    assert trim["brk"]["shrink"] >= trim["count"] - 1
+    assert s["recording"]["recorded_s"] > 0.5
+    assert "partial figures: killed" in r.stderr
+    # The table says so too, and shows no made-up zero.
+    table = run([CLI, "stat", str(path)], clean_env()).stdout
+    assert "PARTIAL: killed" in table and "not recorded  wall" in table
+
+    # explain finds on it what it finds on a finished run of the program.
+    report, r = explain(path)
+    finished, _ = record(tmp_path, [program("churn"), "trim", "40"], "whole.mt")
+    whole, _ = explain(finished)
+    assert "heap-trim-churn" in ids(whole, "trim")
+    # threshold rests on glibc's thresholds at exit, which a killed
+    # process never reports: the one finding that cannot be made.
+    assert ids(report, "trim") == ids(whole, "trim") - {"threshold"}
+    assert "glibc_thresholds" in s["incomplete"]
+    assert report["partial"] is True and "partial" not in whole
+    for f in report["findings"]:
+        assert f["incomplete_data"].startswith("killed")
+    assert "partial recording: killed" in r.stderr
+
+
+def test_dump_reads_a_killed_trace_without_salvage(tmp_path):
+    path = killed_churn(tmp_path, 0.5)
+    r = run([CLI, "dump", str(path)], clean_env())
+    assert "# status end=recording" in r.stdout
+    assert " region_end " in r.stdout
+
+
+@pytest.mark.parametrize("how,code,end,key,value", [
+    ("_exit", 6, "_exit", "exit_status", 6),
+    ("abort", 0, "signal", "signal", signal.SIGABRT),
+])
+def test_how_the_process_ended_is_said(how, code, end, key, value, tmp_path):
+    path, _ = record(tmp_path, [program("exits"), how, str(code)])
+    s, r = stat(path)
+    assert s["recording"]["end"] == end and s["recording"][key] == value
+    assert s["partial"] is True and AT_EXIT <= set(s["incomplete"])
+    # Every buffer was written out: the events are whole.
+    assert "calls" not in s["incomplete"]
+    assert s["calls"]["malloc"] >= 1
+    said = {"_exit": "left by _exit(6)", "abort": "fatal signal 6 (SIGABRT)"}
+    assert said[how] in s["partial_reason"] and said[how] in r.stderr
+
+
+def test_an_image_that_ended_in_exec_was_not_killed(tmp_path):
+    tmpl = tmp_path / "e.%p.mt"
+    r = run([program("fork_exec"), "exec", "100", "200"],
+            shim_env("glibc", MEMTRACE_OUT=str(tmpl)))
+    leaf = next(int(l.split()[1]) for l in r.stdout.splitlines()
+                if l.startswith("leaf"))
+    s, _ = stat(tmp_path / f"e.{leaf}.mt")
+    assert s["recording"]["end"] == "exec"
+    assert s["partial_reason"].startswith("ended in exec")
+    assert "calls" not in s["incomplete"]
+    after, _ = stat(tmp_path / f"e.{leaf}.mt.1")
+    assert "partial" not in after
+
+
+def test_a_full_disk_is_said_and_what_fit_is_analyzed(tmp_path):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root to mount a small tmpfs")
+    small = tmp_path / "small"
+    small.mkdir()
+    env = shim_env("glibc", MEMTRACE_OUT=str(small / "t.mt"))
+    settings = [f"{k}={v}" for k, v in env.items() if k.startswith(("MEMTRACE", "LD_"))]
+    kept = tmp_path / "kept.mt"
+    # The mount is the namespace's: the trace is copied out before it goes.
+    script = (f"mount -t tmpfs -o size=256k none {small} || exit 200; "
+              f"env \"$@\"; s=$?; cp {small}/t.mt {kept}; exit $s")
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", *settings,
+                        program("churn"), "trim", "3000"],
+                       env=clean_env(), capture_output=True, text=True)
+    if r.returncode == 200:
+        pytest.skip("cannot mount tmpfs here")
+    assert r.returncode == 0, r.stderr
+    s, err = stat(kept)
+    assert s["recording"]["end"] == "write_failed"
+    assert s["recording"]["errno"] == 28
+    offset = s["recording"]["offset"]
+    assert f"the disk was full at offset {offset}" in s["partial_reason"]
+    assert "checksum" not in err.stderr
+    trim = next(g for g in s["regions"] if g["name"] == "trim")
+    assert 0 < trim["count"] < 3000
+    assert {"calls", "regions"} <= set(s["incomplete"])
+
+
+def first_event_tag(data, at):
+    return data[at + 56] & 31
+
+
+def without_exit(data):
+    """The file without its closing record (the chunk of the exit event)."""
+    for at, flags, tid, seq, plen in chunks(data):
+        if not flags and first_event_tag(data, at) == EXIT:
+            return data[:at] + data[at + 56 + plen:]
+    raise AssertionError("no exit chunk")
+
+
+@pytest.fixture
+def finished(tmp_path):
+    """A whole trace of a known run, and its summary."""
+    path, _ = record(tmp_path, [program("known_calls"), "50"], "whole.mt")
+    s, _ = stat(path)
+    assert "partial" not in s
+    return path.read_bytes(), s
+
+
+@pytest.mark.parametrize("end,value,at,says", [
+    ("recording", 0, 0, "killed (no closing record: SIGKILL, the OOM killer, "
+                        "or still running)"),
+    ("exec", 0, 0, "ended in exec"),
+    ("_exit", 3, 0, "left by _exit(3)"),
+    ("signal", 11, 0, "ended by fatal signal 11 (SIGSEGV)"),
+    ("write_failed", 28, 4096, "the disk was full at offset 4096"),
+    ("write_failed", 5, 4096, "a write failed at offset 4096 (Input/output error)"),
+])
+def test_each_end_of_the_status_record(finished, end, value, at, says, tmp_path):
+    data, whole = finished
+    path = tmp_path / "ended.mt"
+    path.write_bytes(with_status(without_exit(data), end, value, at))
+    s, _ = stat(path)
+    assert s["partial"] is True
+    assert s["recording"]["end"] == ("killed" if end == "recording" else end)
+    assert s["partial_reason"].startswith(says)
+    assert s["recording"]["said_by"] == "status record"
+    assert s["calls"]["valloc"] == whole["calls"]["valloc"] == 50
+
+
+def test_a_file_older_than_the_status_record(tmp_path):
+    """1.7: no status; an exit event means it finished, else it was killed
+    (or left by _exit, which it cannot tell)."""
+    data = open(os.path.join(CORPUS, "sequence-1.7.mt"), "rb").read()
+    path = tmp_path / "old.mt"
+    path.write_bytes(data)
+    s, _ = stat(path)
+    assert "partial" not in s
+    path.write_bytes(without_exit(data))
+    s, _ = stat(path)
+    assert s["recording"] == {**s["recording"], "end": "killed",
+                              "said_by": "inferred from the events"}
+    assert "without a status record (format 1.8), _exit looks the same" in \
+        s["partial_reason"]
+
+
+def test_a_file_that_ends_inside_a_chunk(finished, tmp_path):
+    """The writer was stopped part way: what came before is read, and the
+    end is said as such, not as a checksum error."""
+    data, whole = finished
+    at, plen = next((at, plen) for at, flags, _, _, plen in chunks(data)
+                    if not flags and first_event_tag(data, at) == EXIT)
+    path = tmp_path / "cut.mt"
+    path.write_bytes(with_status(data[:at + 56 + plen // 2], "recording"))
+    says = f"the file ends inside a chunk at offset {at}"
+    r = run([CLI, "dump", str(path)], clean_env())
+    assert says in r.stderr and "checksum" not in r.stderr
+    s, r = stat(path)
+    assert s["recording"]["truncated_at"] == at
+    assert says in s["partial_reason"] and "checksum" not in r.stderr
+    assert s["calls"]["valloc"] == whole["calls"]["valloc"] == 50
+
+
+def test_a_hole_never_written_is_skipped_and_said(finished, tmp_path):
+    """A thread reserved its place in the file and was killed before it
+    wrote: zeros, then the chunks of the other threads."""
+    data, whole = finished
+    at, _, _, _, plen = chunks(data)[1]
+    holed = data[:at] + bytes(56 + plen) + data[at + 56 + plen:]
+    path = tmp_path / "hole.mt"
+    path.write_bytes(holed)
+    s, _ = stat(path)
+    assert s["recording"]["unwritten_bytes"] == 56 + plen
+    assert s["recording"]["unwritten_at"] == at
+    assert f"{56 + plen} bytes from offset {at} were never written" in s["partial_reason"]
+
+
+def test_lost_events_are_said_with_the_thread(tmp_path):
+    """A lost record (events the shim could not record) makes the figures
+    partial: stat names the count and the thread, explain marks its
+    findings."""
+    path, _ = record(tmp_path, [program("churn"), "trim", "40"])
+    data = path.read_bytes()
+    tid = chunks(data)[1][2]
+    lost = chunk(tid, 0x7fffffff, event(LOST, 17), 1)
+    path.write_bytes(data + lost)
+    s, r = stat(path)
+    assert s["lost_events"] == 17
+    assert s["lost_events_by_thread"] == {str(tid): 17}
+    assert s["partial"] is True and "calls" in s["incomplete"]
+    assert f"17 events were not recorded (thread {tid} says 17)" in r.stderr
+    report, r = explain(path)
+    assert report["findings"]
+    assert all("17 events were not recorded" in f["incomplete_data"]
+               for f in report["findings"])
+    # The status counts them too (the same events): not twice.
+    path.write_bytes(with_status(data + lost, "exit", -1, lost=17))
+    s, _ = stat(path)
+    assert s["lost_events"] == 17
+
+
+def test_a_status_record_that_does_not_read_whole(finished, tmp_path):
+    data, _ = finished
+    data = bytearray(with_status(data, "exit", -1))
+    data[header_end(data) + 56] ^= 0xFF  # its end, without a new checksum
+    path = tmp_path / "torn.mt"
+    path.write_bytes(bytes(data))
+    s, _ = stat(path)
+    assert "status record does not read whole" in s["partial_reason"]
+    r = run([CLI, "dump", str(path)], clean_env())
+    assert "# status damaged" in r.stdout
