@@ -11,6 +11,7 @@
 
 #include "backends.h"
 #include "cli.h"
+#include "command.h"
 #include "figures.h"
 #include "measure.h"
 
@@ -290,6 +291,10 @@ int mt_cmd_compare(int argc, char **argv)
 		return mt_usage_error(usage, "compare: no command given");
 	if (json && csv)
 		return mt_usage_error(usage, "compare: --json or --csv, not both");
+	/* Said once here, not once per backend and run. */
+	int status;
+	if (!mt_command_check("compare", argv[optind], &status))
+		return status;
 
 	struct backend_runs b[MAX_BACKENDS];
 	size_t nb = usable_backends(list, b);
@@ -327,10 +332,12 @@ int mt_cmd_compare(int argc, char **argv)
 			if (mt_measure(&l, argv + optind, &m) && m.status == 0) {
 				b[i].summaries[b[i].n++] = json_incref(mt_measured_root(&m));
 			} else {
+				char how[64];
 				fprintf(stderr, "%smemtrace: compare: '%s' failed under %s "
-						"(exit status %d)\n",
+						"(%s)\n",
 					progress ? "\n" : "", argv[optind], b[i].name,
-					m.status);
+					mt_status_text(m.status, m.signaled, how,
+						       sizeof how));
 				failures++;
 			}
 			mt_measured_free(&m);

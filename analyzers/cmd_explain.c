@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "command.h"
 #include "explain.h"
 #include "measure.h"
 #include "replay.h"
@@ -97,13 +98,15 @@ static bool measure_runs(const struct context *cx, const char *backend,
 	out->n = 0;
 	for (long r = 0; r < cx->repeat && out->n < MAX_RUNS; r++) {
 		struct mt_measured m;
+		char how[64];
 		if (mt_measure(&l, cx->argv, &m) && m.status == 0)
 			out->runs[out->n++] = json_incref(mt_measured_root(&m));
 		else
 			fprintf(stderr, "memtrace: explain: '%s' failed under %s%s%s "
-					"(exit status %d)\n",
+					"(%s)\n",
 				cx->argv[0], backend, setting ? " with " : "",
-				setting ? setting : "", m.status);
+				setting ? setting : "",
+				mt_status_text(m.status, m.signaled, how, sizeof how));
 		mt_measured_free(&m);
 	}
 	return out->n > 0;
@@ -332,6 +335,20 @@ static json_t *load_trace(const char *path, struct mt_pick pick,
 	return s;
 }
 
+/* A stored summary; a file that is neither is said to be so, without
+ * the JSON parser's view of it. */
+static json_t *load_summary(const char *path, json_error_t *jerr)
+{
+	json_t *s = json_load_file(path, 0, jerr);
+	if (!s)
+		snprintf(jerr->text, sizeof jerr->text, "%s",
+			 access(path, F_OK) != 0 ? "no such file"
+			 : access(path, R_OK) != 0 ? "cannot be read"
+			 : "not a memtrace trace (no \"MEMTRACE\" header) nor a "
+			   "summary (not JSON)");
+	return s;
+}
+
 /* Stored runs (summaries, or traces): one "run" each, its backend its own. */
 static bool load_summaries(char **files, int n, struct mt_pick pick,
 			   struct measured *m,
@@ -341,7 +358,7 @@ static bool load_summaries(char **files, int n, struct mt_pick pick,
 	for (int i = 0; i < n; i++) {
 		json_error_t err;
 		json_t *s = mt_is_recording(files[i]) ? load_trace(files[i], pick, &err)
-						    : json_load_file(files[i], 0, &err);
+						    : load_summary(files[i], &err);
 		if (!s || !json_object_get(s, "schema")) {
 			fprintf(stderr, "memtrace: explain: %s: %s (expected a "
 					"memtrace trace or summary, as MEMTRACE_OUT and "
@@ -424,7 +441,9 @@ int mt_cmd_explain(int argc, char **argv)
 	if (do_verify && !with_cmd)
 		return mt_usage_error(usage, "explain: --verify needs -- CMD");
 
-	int nm = 0;
+	int nm = 0, status;
+	if (with_cmd && !mt_command_check("explain", argv[optind], &status))
+		return status;
 	/* One per backend, or per file read. */
 	size_t most = (size_t)(argc - optind) + 1;
 	for (const char *c = list; *c; c++)

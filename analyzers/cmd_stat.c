@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "command.h"
 #include "launch.h"
 #include "replay.h"
 #include "measure.h"
@@ -38,17 +39,26 @@ static const char usage[] =
 	"from the recorded events: the same figures as the live summary.  A\n"
 	"recording that did not cover the whole run (killed, full disk, _exit,\n"
 	"exec, lost events) gives the figures of what it recorded, marked\n"
-	"\"partial\" with the reason.\n"
+	"\"partial\" with the reason.  Without --, one argument that is a trace\n"
+	"or names no program is read as a trace.\n"
 	"  -h, --help       this text\n";
 
-/* `stat X` (no "--"): X is a trace when it is a directory (LTTng's), or a
- * file that is not a program to run. */
-static bool is_trace(const char *path)
+/* `stat X` (no "--"): X is a trace when it is one (a directory, LTTng's,
+ * or a file that starts as a trace), or a file that is no program to run;
+ * a command when it is a program, here or on PATH.  Anything else names
+ * no file at all: said as such, rather than run. */
+enum { A_COMMAND, A_TRACE, A_MISSING };
+
+static int classify(const char *arg)
 {
 	struct stat st;
-	return stat(path, &st) == 0 &&
-	       (S_ISDIR(st.st_mode) ||
-		(S_ISREG(st.st_mode) && access(path, X_OK) != 0));
+	char path[4096];
+	if (mt_is_recording(arg))
+		return A_TRACE;
+	if (stat(arg, &st) == 0)
+		return S_ISREG(st.st_mode) && access(arg, X_OK) != 0 ? A_TRACE
+								     : A_COMMAND;
+	return mt_find_command(arg, path, sizeof path) ? A_COMMAND : A_MISSING;
 }
 
 /* On stderr, one line: what the figures lack, and why. */
@@ -155,8 +165,15 @@ int mt_cmd_stat(int argc, char **argv)
 		return mt_usage_error(usage, "stat: no command given");
 	/* stat FILE: a recorded trace, not a command. */
 	bool with_cmd = strcmp(argv[optind - 1], "--") == 0;
-	if (!with_cmd && optind == argc - 1 && is_trace(argv[optind]))
+	int what = with_cmd || optind < argc - 1 ? A_COMMAND : classify(argv[optind]);
+	if (what == A_TRACE)
 		return stat_trace(argv[optind], pick, as_json, salvage, output);
+	if (what == A_MISSING) {
+		fprintf(stderr, "memtrace: stat: %s: no such file (a trace to read; "
+				"a command to run goes after --)\n",
+			argv[optind]);
+		return 1;
+	}
 
 	FILE *out = stderr;
 	if (output && !(out = fopen(output, "we"))) {
@@ -171,7 +188,7 @@ int mt_cmd_stat(int argc, char **argv)
 	/* A command that leaves by _exit (dash does) writes no summary: said,
 	 * but its exit status is still the answer. */
 	struct mt_measured m;
-	mt_measure(&l, argv + optind, &m);
+	bool measured = mt_measure(&l, argv + optind, &m);
 	size_t i;
 	json_t *summary;
 	json_array_foreach(m.processes, i, summary) {
@@ -181,6 +198,11 @@ int mt_cmd_stat(int argc, char **argv)
 		} else {
 			mt_summary_print_table(out, summary);
 		}
+	}
+	if (measured && m.signaled) { /* else measure said it */
+		char status[64];
+		fprintf(stderr, "memtrace: stat: '%s' was %s\n", argv[optind],
+			mt_status_text(m.status, true, status, sizeof status));
 	}
 	mt_measured_free(&m);
 	if (out != stderr && fclose(out) != 0) {

@@ -159,11 +159,14 @@ void mt_launch_exec(const struct mt_launch *l, char *const argv[])
 		strerror(errno));
 }
 
-int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child)
+int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child,
+		   bool *signaled)
 {
 	int status;
 	pid_t pid = fork();
 
+	if (signaled)
+		*signaled = false;
 	if (pid < 0) {
 		fprintf(stderr, "memtrace: fork: %s\n", strerror(errno));
 		return 127;
@@ -186,7 +189,10 @@ int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child)
 			return 127;
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status)) {
+		if (signaled)
+			*signaled = true;
 		return 128 + WTERMSIG(status);
+	}
 	return WEXITSTATUS(status);
 }

@@ -28,8 +28,9 @@ bool mt_launch_check(const struct mt_launch *l);
 void mt_launch_exec(const struct mt_launch *l, char *const argv[]);
 
 /* Run argv as a child the same way and wait; returns its exit status in
- * the shell's convention (128 + signal when killed), or 127 if it could
- * not start. */
-int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child);
+ * the shell's convention (128 + signal when killed, and then *signaled is
+ * set, when not NULL), or 127 if it could not start. */
+int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child,
+		   bool *signaled);
 
 #endif

@@ -123,7 +123,7 @@ int mt_lttng_run(const struct mt_launch *l, const char *dir,
 		pid_t child;
 		struct mt_launch with_lttng = *l;
 		with_lttng.lttng = true;
-		status = mt_launch_wait(&with_lttng, argv, &child);
+		status = mt_launch_wait(&with_lttng, argv, &child, NULL);
 		/* stop waits until every event is in the trace. */
 		lttng("stop", stop);
 	}

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "measure.h"
 
 /* Every summary in dir into an array, the one of pid `root` first; the
@@ -40,6 +41,27 @@ static json_t *collect(const char *dir, long root)
 	return all;
 }
 
+/* Why a run gave nothing to show, as far as can be told. */
+static void no_summary(const char *name, const struct mt_measured *m)
+{
+	char path[4096], status[64];
+	bool found = mt_find_command(name, path, sizeof path);
+	mt_status_text(m->status, m->signaled, status, sizeof status);
+	if (found && mt_is_static(path))
+		fprintf(stderr, "memtrace: '%s' is statically linked: it loads no "
+				"shared library, so libmemtrace.so (LD_PRELOAD) cannot "
+				"interpose its malloc, and it wrote no summary (%s)\n",
+			path, status);
+	else if (m->signaled)
+		fprintf(stderr, "memtrace: '%s' was %s before any of its processes "
+				"wrote a summary\n",
+			name, status);
+	else if (found || m->status != 127) /* else launch said it */
+		fprintf(stderr, "memtrace: no process of '%s' wrote a summary (%s; "
+				"a program that leaves by _exit writes none)\n",
+			name, status);
+}
+
 bool mt_measure(const struct mt_launch *l, char *const argv[],
 		struct mt_measured *out)
 {
@@ -48,19 +70,19 @@ bool mt_measure(const struct mt_launch *l, char *const argv[],
 	pid_t child = 0;
 
 	out->processes = NULL;
+	out->status = 127;
+	out->signaled = false;
 	if (!mkdtemp(dir)) {
 		perror("memtrace: cannot create a temporary directory");
 		return false;
 	}
 	snprintf(tmpl, sizeof tmpl, "%s/%%p.json", dir);
 	run.summary = tmpl;
-	out->status = mt_launch_wait(&run, argv, &child);
+	out->status = mt_launch_wait(&run, argv, &child, &out->signaled);
 	out->processes = collect(dir, (long)child);
 	rmdir(dir);
 	if (json_array_size(out->processes) == 0) {
-		fprintf(stderr, "memtrace: no process wrote a summary (did '%s' "
-				"start?)\n",
-			argv[0]);
+		no_summary(argv[0], out);
 		return false;
 	}
 	return true;

@@ -10,6 +10,7 @@
 
 struct mt_measured {
 	int status;	     /* the command's exit status */
+	bool signaled;	     /* status is 128 + the signal that killed it */
 	json_t *processes; /* array of summaries, the command's own first */
 };
 

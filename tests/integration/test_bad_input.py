@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from mt import SHIM, clean_env, program, run, summary
+from mt import CLI, SHIM, clean_env, program, run, summary
 
 KNOWN = [program("known_calls"), "3"]
 
@@ -94,3 +94,18 @@ def test_backend_named_but_not_installed_names_the_package(tmp_path):
     assert r.returncode == 127, r.stderr
     assert "backend jemalloc is not installed" in r.stderr
     assert "apt-get install libjemalloc2" in r.stderr
+
+
+@pytest.mark.parametrize("content", [
+    b"hello world, this is not a trace file at all",
+    b"\x7fELF\x02\x01\x01" + bytes(100),
+    b"",
+])
+def test_explain_of_a_file_that_is_no_trace_says_so(content, tmp_path):
+    path = tmp_path / "garbage"
+    path.write_bytes(content)
+    r = run([CLI, "explain", str(path)], clean_env(), check=False)
+    assert r.returncode == 1
+    assert f"{path}: not a memtrace trace" in r.stderr
+    assert "expected near" not in r.stderr and "'[' or '{'" not in r.stderr
+    assert r.stderr.count("\n") == 1

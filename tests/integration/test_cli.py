@@ -118,3 +118,47 @@ def test_stat_output_file_unwritable():
     r = cli("stat", "-o", "/nonexistent-dir/out", "--", "true")
     assert r.returncode == 2
     assert "/nonexistent-dir/out" in r.stderr
+
+
+def static_program(tmp_path):
+    """A statically linked program (libc.a from libc6-dev)."""
+    src = tmp_path / "static.c"
+    src.write_text('#include <stdlib.h>\nint main(void) { free(malloc(10)); return 0; }\n')
+    exe = tmp_path / "static"
+    r = run(["gcc", "-static", "-o", str(exe), str(src)], ENV, check=False)
+    if r.returncode != 0:
+        pytest.skip("cannot link statically here: " + r.stderr)
+    return str(exe)
+
+
+@pytest.mark.parametrize("verb", [["stat"], ["compare", "-r", "2"], ["explain", "-r", "2"]])
+def test_a_static_program_is_said_to_be_static(verb, tmp_path):
+    exe = static_program(tmp_path)
+    r = cli(*verb, "--", exe)
+    assert r.stderr.count("is statically linked") == 1, r.stderr
+    assert "cannot interpose its malloc" in r.stderr
+    assert "did" not in r.stderr and "start?" not in r.stderr
+    assert r.returncode == (0 if verb == ["stat"] else 2)
+
+
+@pytest.mark.parametrize("verb", [["stat"], ["compare", "-r", "1", "-b", "glibc"]])
+def test_a_command_killed_by_a_signal_is_said_so(verb):
+    r = cli(*verb, "--", "sh", "-c", "kill -KILL $$")
+    assert "killed by signal 9 (SIGKILL)" in r.stderr
+    assert "137" not in r.stderr
+    assert r.returncode == (137 if verb == ["stat"] else 1)
+
+
+@pytest.mark.parametrize("name", ["/nonexistent/trace.mt", "missing.mt"])
+def test_stat_of_a_missing_file_says_it_is_missing(name):
+    r = cli("stat", name)
+    assert r.returncode == 1
+    assert f"{name}: no such file" in r.stderr
+    assert "cannot run" not in r.stderr
+
+
+def test_a_missing_command_under_compare_is_said_once():
+    r = cli("compare", "-r", "2", "--", "/nonexistent/program")
+    assert r.returncode == 127
+    assert r.stderr.count("/nonexistent/program") == 1, r.stderr
+    assert "cannot run '/nonexistent/program'" in r.stderr
