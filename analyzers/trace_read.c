@@ -26,6 +26,7 @@ struct mt_trace {
 	const unsigned char *mem;
 	size_t mem_len;
 	uint64_t offset;		 /* of the next read */
+	uint64_t pos;			 /* where the FILE stands */
 	uint64_t size;			 /* of the file, when it was opened */
 	json_t *metadata;
 	uint64_t data_start;
@@ -80,9 +81,15 @@ static size_t read_at(struct mt_trace *t, void *buf, size_t len)
 	if (!len)
 		return 0;
 	if (t->f) {
-		if (fseeko(t->f, (off_t)t->offset, SEEK_SET) != 0)
+		/* Reads are mostly in sequence: a seek drops stdio's buffer
+		 * and costs a system call, so only when needed. */
+		if (t->pos != t->offset &&
+		    fseeko(t->f, (off_t)t->offset, SEEK_SET) != 0)
 			return 0;
 		n = fread(buf, 1, len, t->f);
+		t->pos = t->offset + n;
+		if (n < len)
+			t->pos = UINT64_MAX; /* at the end or failed: seek anew */
 	} else {
 		n = t->offset < t->mem_len ? t->mem_len - t->offset : 0;
 		if (n > len)
