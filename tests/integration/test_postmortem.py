@@ -277,3 +277,25 @@ def test_a_status_record_that_does_not_read_whole(finished, tmp_path):
     assert "status record does not read whole" in s["partial_reason"]
     r = run([CLI, "dump", str(path)], clean_env())
     assert "# status damaged" in r.stdout
+
+
+def test_a_threads_signal_handler_stream_counts_with_it(tmp_path):
+    """Format 1.8: a thread's second stream (seq from 2^31, its signal
+    handlers' events) is read with the main one; a provisional copy in it
+    is superseded by its whole chunk, as in the main stream."""
+    from tracefile import MALLOC, PROVISIONAL, exit_chunk, trace, zigzag
+    signal_seq = 0x80000000
+
+    def mallocs(n):
+        return b"".join(event(MALLOC, 64, zigzag(0x1000), zigzag(8)) for _ in range(n))
+
+    path = tmp_path / "signal.mt"
+    path.write_bytes(trace([
+        chunk(7, signal_seq, mallocs(1), 1, flags=PROVISIONAL),
+        chunk(7, 0, mallocs(3), 3),
+        chunk(7, signal_seq, mallocs(2), 2),
+        exit_chunk(7, 1),
+    ]))
+    s, _ = stat(path)
+    assert s["calls"]["malloc"] == 5
+    assert s["bytes"]["allocated"] == 5 * 72
