@@ -188,7 +188,9 @@ static void print_time(FILE *out, json_t *s)
 	snprintf(title, sizeof title, "page faults (%s) and time (getrusage)",
 		 json_string_value(json_object_get(json_object_get(s, "sources"),
 						   "page_faults")));
-	heading(out, title);
+	heading(out, json_is_null(json_object_get(pf, "minor"))
+			     ? "page faults and time (known at exit only)"
+			     : title);
 	if (json_is_null(json_object_get(pf, "minor"))) {
 		unknown_row(out, "minor faults");
 		unknown_row(out, "major faults");
