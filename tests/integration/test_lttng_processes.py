@@ -62,4 +62,7 @@ def test_one_of_1000_processes_reads_back(sessiond, tmp_path):  # noqa: F811
     # Bounded: the whole trace is read, the other processes' events only
     # looked at.
     assert seconds < 30, seconds
-    assert usage.ru_maxrss < 200 * 1024, usage.ru_maxrss
+    # The session records every traced process of the machine, so the
+    # trace's size is the measure: 20 MB of RSS here for 10 MB of trace.
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    assert usage.ru_maxrss * 1024 < 64 * 2**20 + 4 * size, (usage.ru_maxrss, size)
