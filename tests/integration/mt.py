@@ -117,3 +117,28 @@ def strace_counts(cmd, env, syscalls=("brk", "mmap", "munmap", "mremap", "madvis
             if m and m.group(2) in counts:
                 counts[m.group(2)] = int(m.group(1))
         return counts
+
+
+# A child's peak RSS (ru_maxrss) includes the memory of the process that
+# forked it, up to its exec: measured from pytest, it is pytest's.  So the
+# command is forked from a small process of its own, which reports.
+_PEAK_RSS = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
+def run_peak_rss(cmd, env, **kw):
+    """(CompletedProcess, peak RSS in KiB) of cmd, measured apart from the
+    test's own memory."""
+    with tempfile.NamedTemporaryFile("r") as report:
+        r = subprocess.run([PYTHON, "-c", _PEAK_RSS, report.name] + list(cmd),
+                           env=env, text=True, **kw)
+        code, rss = map(int, report.read().split())
+    r.returncode = code
+    return r, rss

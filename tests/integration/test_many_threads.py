@@ -7,7 +7,7 @@ import os
 import subprocess
 import time
 
-from mt import CLI, clean_env, program, run, shim_env
+from mt import CLI, clean_env, program, run, run_peak_rss, shim_env
 from tracefile import (REGION_BEGIN, REGION_END, REGION_NAME, chunk, event,
                        exit_chunk, thread_chunk, trace)
 
@@ -35,15 +35,12 @@ def synthetic_threads(path, n):
 
 def stat_usage(path):
     """(summary, seconds, peak RSS in KiB) of one `memtrace stat --json`."""
-    out = path.with_suffix(".json")
-    with open(out, "w") as f:
-        started = time.monotonic()
-        p = subprocess.Popen([CLI, "stat", "--json", str(path)],
-                             env=clean_env(), stdout=f, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(p.pid, 0)
-        seconds = time.monotonic() - started
-    assert status == 0
-    return json.loads(out.read_text()), seconds, usage.ru_maxrss
+    started = time.monotonic()
+    r, peak_kib = run_peak_rss([CLI, "stat", "--json", str(path)], clean_env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    seconds = time.monotonic() - started
+    assert r.returncode == 0
+    return json.loads(r.stdout), seconds, peak_kib
 
 
 def test_100000_threads_in_bounded_time_and_memory(tmp_path):
