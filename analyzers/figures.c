@@ -55,6 +55,7 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 		return false;
 	f->region = name;
 	f->calls = calls;
+	f->whole = whole;
 	json_t *wall = json_object_get(r, "wall_s");
 	f->time_min_s = whole ? num(s, "wall_s") : num(wall, "min");
 	f->time_median_s = whole ? num(s, "wall_s") : num(wall, "median");
@@ -87,6 +88,10 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	json_t *adv = json_object_get(r, "madvise_by_advice");
 	f->dontneed = num(adv, "MADV_DONTNEED") / calls;
 	f->free_advice = num(adv, "MADV_FREE") / calls;
+	json_t *adv_bytes = json_object_get(r, "madvise_bytes_by_advice");
+	f->purged_bytes = (num(adv_bytes, "MADV_DONTNEED") +
+			   num(adv_bytes, "MADV_FREE")) /
+			  calls;
 
 	json_t *brk = json_object_get(r, "brk");
 	f->brk_grow = num(brk, "grow") / calls;

@@ -24,12 +24,14 @@ struct mt_call_figures {
 	double syscalls_inferred[MT_SYS_COUNT];
 	double syscall_bytes[MT_SYS_COUNT]; /* interposed and inferred */
 	double dontneed, free_advice;	/* madvise(MADV_DONTNEED/FREE) */
+	double purged_bytes;		/* the bytes of those */
 	double brk_grow, brk_shrink, brk_grow_bytes, brk_shrink_bytes;
 	double allocations, bytes_allocated;
 	double large_allocs, large_bytes, large_frees;
 	double large_max_live;		/* not per call: at once */
 	double peak_live, peak_rss;	/* whole process */
 	bool kernel;			/* syscalls come from the kernel */
+	bool whole;			/* the whole run, which has no regions */
 	const char *fault_source;
 };
 

@@ -209,7 +209,7 @@ static const char *const from_events[] = {
 	"calls", "calls_by_allocator", "bytes_requested", "bytes", "large",
 	"size_histogram", "syscalls_interposed", "syscalls_inferred",
 	"syscalls_by_allocator", "syscall_bytes", "syscall_bytes_inferred",
-	"brk", "madvise_by_advice", "regions",
+	"brk", "madvise_by_advice", "madvise_bytes_by_advice", "regions",
 };
 
 /* A figure not recorded is null, not a zero that looks measured. */

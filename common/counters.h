@@ -30,6 +30,7 @@ struct mt_counters {
 	uint64_t brk_grow, brk_grow_bytes;
 	uint64_t brk_shrink, brk_shrink_bytes;
 	uint64_t madvise_by_advice[MT_ADVICE_SLOTS];
+	uint64_t madvise_bytes_by_advice[MT_ADVICE_SLOTS];
 	/* Blocks of at least MT_LARGE_BYTES, where allocators change policy
 	 * (glibc's default mmap threshold). */
 	uint64_t large_allocs, large_bytes, large_frees;
@@ -114,6 +115,7 @@ static inline void mt_count_madvise(struct mt_counters *c, int advice,
 {
 	mt_count_sys(c, MT_SYS_MADVISE, bytes, by_allocator);
 	mt_add(&c->madvise_by_advice[mt_advice_slot(advice)], 1);
+	mt_add(&c->madvise_bytes_by_advice[mt_advice_slot(advice)], bytes);
 }
 
 /* A brk that moved the program break from `from` to `to`. */

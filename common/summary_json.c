@@ -48,6 +48,25 @@ static void write_histogram(struct mt_json_obj *top, const struct mt_counters *c
 	mt_json_put(top->o, "]");
 }
 
+
+/* One figure per madvise advice used (`calls` says which were). */
+static void by_advice(struct mt_json_obj *top, const char *key,
+		      const uint64_t *calls, const uint64_t *figure)
+{
+	struct mt_json_obj adv = mt_json_nested(top, key);
+	for (unsigned i = 0; i < MT_ADVICE_SLOTS; i++) {
+		if (!calls[i])
+			continue;
+		char unnamed[32];
+		const char *name = mt_advice_name(i);
+		if (!name) {
+			snprintf(unnamed, sizeof unnamed, "MADV_%u", i);
+			name = unnamed;
+		}
+		mt_json_u64(&adv, name, figure[i]);
+	}
+	mt_json_end(&adv);
+}
 static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 {
 	const struct mt_counters *c = &f->c;
@@ -92,19 +111,12 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 	mt_json_u64(&brk, "shrink_bytes", c->brk_shrink_bytes);
 	mt_json_end(&brk);
 
-	struct mt_json_obj adv = mt_json_nested(top, "madvise_by_advice");
-	for (unsigned i = 0; i < MT_ADVICE_SLOTS; i++) {
-		if (!c->madvise_by_advice[i])
-			continue;
-		char unnamed[32];
-		const char *name = mt_advice_name(i);
-		if (!name) {
-			snprintf(unnamed, sizeof unnamed, "MADV_%u", i);
-			name = unnamed;
-		}
-		mt_json_u64(&adv, name, c->madvise_by_advice[i]);
-	}
-	mt_json_end(&adv);
+	by_advice(top, "madvise_by_advice", c->madvise_by_advice,
+		  c->madvise_by_advice);
+	/* The bytes each advice covered: a purge's, apart from the
+	 * program's own hints (MADV_HUGEPAGE, MADV_WILLNEED, ...). */
+	by_advice(top, "madvise_bytes_by_advice", c->madvise_by_advice,
+		  c->madvise_bytes_by_advice);
 }
 
 /* Where each figure came from, and which ones are known to miss calls. */

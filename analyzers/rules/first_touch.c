@@ -4,19 +4,30 @@
 
 #include "rules.h"
 
+/* A whole run's faults are first touch when they are about as many as the
+ * pages it ever had resident: memory that came and went a little (a heap
+ * trimmed once, a buffer unmapped at a phase's end) may fault some more. */
+#define FIRST_TOUCH_SLACK 1.5
+
+static bool churns(const struct mt_call_figures *f)
+{
+	return (f->brk_grow >= MT_CHURN_PER_CALL &&
+		f->brk_shrink >= MT_CHURN_PER_CALL) ||
+	       (f->syscalls[MT_SYS_MMAP] >= MT_CHURN_PER_CALL &&
+		f->syscalls[MT_SYS_MUNMAP] >= MT_CHURN_PER_CALL) ||
+	       f->syscalls_by_allocator[MT_SYS_MADVISE] >= MT_CHURN_PER_CALL;
+}
+
 struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
-	bool churn = (f->brk_grow >= MT_CHURN_PER_CALL &&
-		      f->brk_shrink >= MT_CHURN_PER_CALL) ||
-		     (f->syscalls[MT_SYS_MMAP] >= MT_CHURN_PER_CALL &&
-		      f->syscalls[MT_SYS_MUNMAP] >= MT_CHURN_PER_CALL) ||
-		     f->syscalls_by_allocator[MT_SYS_MADVISE] >= MT_CHURN_PER_CALL;
-
+	double resident = f->peak_rss / (double)in->page_size;
 	double grown = (f->brk_grow_bytes + f->syscall_bytes[MT_SYS_MMAP]) /
 		       (double)in->page_size;
 	/* Growth there must be, to explain the faults by. */
-	if (churn || f->faults < 1 || grown < 1)
+	if (f->faults < 1 || grown < 1)
+		return NULL;
+	if (f->whole ? f->faults > FIRST_TOUCH_SLACK * resident : churns(f))
 		return NULL;
 	struct mt_finding *x = mt_finding_new("first-touch", in);
 	if (!x)
@@ -26,12 +37,24 @@ struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)
 	json_object_set_new(e, "pages_grown_per_call", json_real(grown));
 	json_object_set_new(e, "system_s_per_call", json_real(f->system_s));
 	json_object_set_new(e, "share_of_time", json_real(mt_system_share(f)));
-	snprintf(x->explanation, sizeof x->explanation,
-		 "%s takes %.0f page faults per call without giving memory back "
-		 "to the kernel in between (no trimming, unmapping or purging): "
-		 "they come from memory touched for the first time (%.0f pages "
-		 "of heap or mappings grown per call), which is the cost of a "
-		 "working set, not churn.",
-		 f->region, f->faults, grown);
+	if (f->whole) {
+		json_object_set_new(e, "peak_resident_pages", json_real(resident));
+		snprintf(x->explanation, sizeof x->explanation,
+			 "The run took %.0f page faults, about as many as the "
+			 "%.0f pages it ever had resident at once: they come "
+			 "from memory touched for the first time, which is the "
+			 "cost of its working set, not churn (memory given back "
+			 "and faulted in again would take more).",
+			 f->faults, resident);
+	} else {
+		snprintf(x->explanation, sizeof x->explanation,
+			 "%s takes %.0f page faults per call without giving "
+			 "memory back to the kernel in between (no trimming, "
+			 "unmapping or purging): they come from memory touched "
+			 "for the first time (%.0f pages of heap or mappings "
+			 "grown per call), which is the cost of a working set, "
+			 "not churn.",
+			 f->region, f->faults, grown);
+	}
 	return x;
 }

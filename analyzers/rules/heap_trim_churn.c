@@ -1,5 +1,6 @@
 /* heap-trim-churn: the program break grows and shrinks back, call after
- * call, and the regrown pages fault again. */
+ * call (or again and again over a run), and the regrown pages fault
+ * again. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,9 +9,11 @@
 struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
+	struct mt_repetition r;
 	char b1[32];
 
-	if (f->brk_grow < MT_CHURN_PER_CALL || f->brk_shrink < MT_CHURN_PER_CALL)
+	if (f->brk_grow < MT_CHURN_PER_CALL ||
+	    !mt_repeats(in, f->brk_shrink, f->brk_shrink_bytes, &r))
 		return NULL;
 	struct mt_finding *x = mt_finding_new("heap-trim-churn", in);
 	if (!x)
@@ -31,17 +34,37 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 	json_object_set_new(e, "syscall_source",
 			    json_string(f->kernel ? "kernel" : "inferred"));
 
-	snprintf(x->explanation, sizeof x->explanation,
-		 "Each call of %s grows the heap %.2f times and shrinks it back "
-		 "%.2f times (brk), by %s each time. When more than the trim "
-		 "threshold is free at the top of the heap, free() gives it back "
-		 "to the kernel, and the next large allocation asks for it again. "
-		 "The kernel hands back fresh pages, which fault on first touch: "
-		 "%.0f pages regrown and %.0f page faults per call, %.2f ms of "
-		 "system time, %.0f%% of the call's %.2f ms.",
-		 f->region, f->brk_grow, f->brk_shrink,
-		 mt_bytes_text(per_trim, b1, sizeof b1), pages, f->faults,
-		 f->system_s * 1e3, share * 100, f->time_median_s * 1e3);
+	static const char mechanism[] =
+		"When more than the trim threshold is free at the top of the "
+		"heap, free() gives it back to the kernel, and the next large "
+		"allocation asks for it again. The kernel hands back fresh "
+		"pages, which fault on first touch";
+	if (f->whole) {
+		mt_repetition_evidence(e, &r);
+		snprintf(x->explanation, sizeof x->explanation,
+			 "Over the run, the heap grew %.0f times and was trimmed "
+			 "back %.0f times (brk), by %s each time on average. %s: "
+			 "the process took %.0f page faults, %.0f more than the "
+			 "%.0f pages it ever had resident at once, and the trims "
+			 "gave back %.0f pages, enough to account for %.0f of "
+			 "them: about %.2f s of system time, %.0f%% of the run's "
+			 "%.2f s.",
+			 f->brk_grow, f->brk_shrink,
+			 mt_bytes_text(per_trim, b1, sizeof b1), mechanism,
+			 f->faults, r.refaults, r.resident_pages,
+			 r.given_back_pages, r.explained, r.system_s,
+			 r.share * 100, f->time_median_s);
+	} else {
+		snprintf(x->explanation, sizeof x->explanation,
+			 "Each call of %s grows the heap %.2f times and shrinks "
+			 "it back %.2f times (brk), by %s each time. %s: %.0f "
+			 "pages regrown and %.0f page faults per call, %.2f ms "
+			 "of system time, %.0f%% of the call's %.2f ms.",
+			 f->region, f->brk_grow, f->brk_shrink,
+			 mt_bytes_text(per_trim, b1, sizeof b1), mechanism,
+			 pages, f->faults, f->system_s * 1e3, share * 100,
+			 f->time_median_s * 1e3);
+	}
 	if (strcmp(in->backend, "glibc") == 0)
 		mt_glibc_threshold_fixes(x, f, in->page_size);
 	mt_backend_fixes(x, in->backend);

@@ -6,28 +6,48 @@
 
 #include "rules.h"
 
+/* Over a whole run, the mappings that churn are the allocator's, or else
+ * the program's own: the loader's and the interpreter's file mappings are
+ * made once and would hide them. */
+static void whole_run_counts(const struct mt_call_figures *f, double *maps,
+			     double *unmaps, double *allocator)
+{
+	*allocator = f->syscalls_by_allocator[MT_SYS_MMAP] +
+		     f->syscalls_inferred[MT_SYS_MMAP];
+	double allocator_unmaps = f->syscalls_by_allocator[MT_SYS_MUNMAP] +
+				  f->syscalls_inferred[MT_SYS_MUNMAP];
+	if (*allocator >= 1 && allocator_unmaps >= 1) {
+		*maps = *allocator;
+		*unmaps = allocator_unmaps;
+	}
+}
+
 struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
 	double maps = f->syscalls[MT_SYS_MMAP], unmaps = f->syscalls[MT_SYS_MUNMAP];
+	double allocator = f->syscalls_by_allocator[MT_SYS_MMAP] +
+			   f->syscalls_inferred[MT_SYS_MMAP];
+	double unmapped = f->syscall_bytes[MT_SYS_MUNMAP];
+	struct mt_repetition r;
 	char b1[32];
 
-	if (maps < MT_CHURN_PER_CALL || unmaps < MT_CHURN_PER_CALL)
-		return NULL;
+	if (f->whole)
+		whole_run_counts(f, &maps, &unmaps, &allocator);
 	/* Mapped and unmapped alike: the same number, the same bytes. */
 	double mapped = f->syscall_bytes[MT_SYS_MMAP];
-	double unmapped = f->syscall_bytes[MT_SYS_MUNMAP];
-	if (fabs(maps - unmaps) > 0.25 * maps ||
-	    (mapped > 0 && fabs(mapped - unmapped) > 0.25 * mapped))
+	if (maps < MT_CHURN_PER_CALL || fabs(maps - unmaps) > 0.25 * maps ||
+	    (!f->whole && mapped > 0 && fabs(mapped - unmapped) > 0.25 * mapped) ||
+	    !mt_repeats(in, unmaps, unmapped, &r))
 		return NULL;
 	struct mt_finding *x = mt_finding_new("mmap-churn", in);
 	if (!x)
 		return NULL;
-	double allocator = f->syscalls_by_allocator[MT_SYS_MMAP] +
-			   f->syscalls_inferred[MT_SYS_MMAP];
-	double per_map = maps > 0 ? mapped / maps : 0;
+	double per_map = f->whole ? (unmaps > 0 ? unmapped / unmaps : 0)
+				  : (maps > 0 ? mapped / maps : 0);
 	double pages = mapped / (double)in->page_size;
 	double share = mt_system_share(f);
+	bool allocators = allocator >= (f->whole ? 0.5 * maps : MT_CHURN_PER_CALL);
 
 	json_t *e = x->evidence;
 	json_object_set_new(e, "mmap_per_call", json_real(maps));
@@ -39,16 +59,40 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 	json_object_set_new(e, "system_s_per_call", json_real(f->system_s));
 	json_object_set_new(e, "share_of_time", json_real(share));
 
-	snprintf(x->explanation, sizeof x->explanation,
-		 "Each call of %s maps %.2f blocks of memory and unmaps %.2f "
-		 "(%s each; %.2f of the mappings per call are the allocator's). "
-		 "Unmapped memory goes back to the kernel, and the next mapping "
-		 "starts from fresh pages that fault on first touch: %.0f pages "
-		 "mapped and %.0f page faults per call, %.2f ms of system time, "
-		 "%.0f%% of the call.",
-		 f->region, maps, unmaps, mt_bytes_text(per_map, b1, sizeof b1),
-		 allocator, pages, f->faults, f->system_s * 1e3, share * 100);
-	if (allocator >= MT_CHURN_PER_CALL) {
+	static const char mechanism[] =
+		"Unmapped memory goes back to the kernel, and the next mapping "
+		"starts from fresh pages that fault on first touch";
+	if (f->whole) {
+		mt_repetition_evidence(e, &r);
+		snprintf(x->explanation, sizeof x->explanation,
+			 "Over the run, %s mapped %.0f blocks of memory and "
+			 "unmapped %.0f (%s each on average). %s: the process "
+			 "took %.0f page faults, %.0f more than the %.0f pages "
+			 "it ever had resident at once, and the unmapped pages "
+			 "account for %.0f of them: about %.2f s of system time, "
+			 "%.0f%% of the run's %.2f s.%s",
+			 allocators ? "the allocator" : "the program itself",
+			 maps, unmaps, mt_bytes_text(per_map, b1, sizeof b1),
+			 mechanism, f->faults, r.refaults, r.resident_pages,
+			 r.explained, r.system_s, r.share * 100,
+			 f->time_median_s,
+			 allocators ? ""
+				    : " These are the program's own mappings "
+				      "(files or its own anonymous memory): no "
+				      "allocator setting changes them.");
+	} else {
+		snprintf(x->explanation, sizeof x->explanation,
+			 "Each call of %s maps %.2f blocks of memory and unmaps "
+			 "%.2f (%s each; %.2f of the mappings per call are the "
+			 "allocator's). %s: %.0f pages mapped and %.0f page "
+			 "faults per call, %.2f ms of system time, %.0f%% of the "
+			 "call.",
+			 f->region, maps, unmaps,
+			 mt_bytes_text(per_map, b1, sizeof b1), allocator,
+			 mechanism, pages, f->faults, f->system_s * 1e3,
+			 share * 100);
+	}
+	if (allocators) {
 		if (strcmp(in->backend, "glibc") == 0)
 			mt_glibc_threshold_fixes(x, f, in->page_size);
 		mt_backend_fixes(x, in->backend);

@@ -39,10 +39,11 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 	const struct mt_call_figures *f = in->f;
 	double purges = f->dontneed + f->free_advice;
 	double by_allocator = f->syscalls_by_allocator[MT_SYS_MADVISE];
+	struct mt_repetition r;
 
 	/* The allocator's own purges, and faults to show for them. */
-	if (by_allocator < MT_CHURN_PER_CALL || purges < MT_CHURN_PER_CALL ||
-	    f->faults < 1)
+	if (purges < MT_CHURN_PER_CALL || f->faults < 1 ||
+	    !mt_repeats(in, by_allocator, f->purged_bytes, &r))
 		return NULL;
 	struct mt_finding *x = mt_finding_new("purge-churn", in);
 	if (!x)
@@ -57,15 +58,34 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 	json_object_set_new(e, "system_s_per_call", json_real(f->system_s));
 	json_object_set_new(e, "share_of_time", json_real(share));
 
-	snprintf(x->explanation, sizeof x->explanation,
-		 "In each call of %s the allocator (%s) calls madvise %.2f times "
-		 "to hand freed pages back to the kernel (%.2f MADV_DONTNEED, "
-		 "%.2f MADV_FREE), and the memory is used again soon after: the "
-		 "kernel supplies fresh pages that fault on first touch, %.0f "
-		 "page faults per call, %.2f ms of system time, %.0f%% of the "
-		 "call.",
-		 f->region, in->backend, by_allocator, f->dontneed,
-		 f->free_advice, f->faults, f->system_s * 1e3, share * 100);
+	if (f->whole) {
+		mt_repetition_evidence(e, &r);
+		snprintf(x->explanation, sizeof x->explanation,
+			 "Over the run, the allocator (%s) called madvise %.0f "
+			 "times to hand freed pages back to the kernel (%.0f "
+			 "MADV_DONTNEED, %.0f MADV_FREE), %.0f pages in all, and "
+			 "the memory was used again soon after: the kernel "
+			 "supplies fresh pages that fault on first touch. The "
+			 "process took %.0f page faults, %.0f more than the %.0f "
+			 "pages it ever had resident at once; the purges account "
+			 "for %.0f of them: about %.2f s of system time, %.0f%% "
+			 "of the run's %.2f s.",
+			 in->backend, by_allocator, f->dontneed, f->free_advice,
+			 r.given_back_pages, f->faults, r.refaults,
+			 r.resident_pages, r.explained, r.system_s,
+			 r.share * 100, f->time_median_s);
+	} else {
+		snprintf(x->explanation, sizeof x->explanation,
+			 "In each call of %s the allocator (%s) calls madvise "
+			 "%.2f times to hand freed pages back to the kernel "
+			 "(%.2f MADV_DONTNEED, %.2f MADV_FREE), and the memory "
+			 "is used again soon after: the kernel supplies fresh "
+			 "pages that fault on first touch, %.0f page faults per "
+			 "call, %.2f ms of system time, %.0f%% of the call.",
+			 f->region, in->backend, by_allocator, f->dontneed,
+			 f->free_advice, f->faults, f->system_s * 1e3,
+			 share * 100);
+	}
 	keep_dirty_fixes(x, in->backend);
 	mt_backend_fixes(x, in->backend);
 	return x;

@@ -19,4 +19,22 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 /* Churn: at least every other call does it. */
 #define MT_CHURN_PER_CALL 0.5
 
+/* A cycle of giving memory back to the kernel and taking it again, over a
+ * whole run (a region's are per call; see repetition.c). */
+struct mt_repetition {
+	double cycles;
+	double given_back_pages; /* whole runs only, from here on */
+	double resident_pages;	 /* peak RSS */
+	double refaults;	 /* faults beyond the peak resident pages */
+	double explained;	 /* refaults the cycles account for */
+	double system_s;	 /* the system time of those */
+	double share;		 /* of the run's time */
+};
+/* Whether `cycles` (per call, or in the whole run) that gave back
+ * `bytes_given_back` (same unit) are churn; fills r. */
+bool mt_repeats(const struct mt_rule_input *in, double cycles,
+		double bytes_given_back, struct mt_repetition *r);
+/* r's figures, for a whole run's evidence. */
+void mt_repetition_evidence(json_t *e, const struct mt_repetition *r);
+
 #endif

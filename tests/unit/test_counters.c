@@ -74,6 +74,7 @@ static void syscalls_and_the_break(void **state)
 	assert_int_equal(c.sys_by_allocator[MT_SYS_MADVISE], 1);
 	assert_int_equal(c.madvise_by_advice[MADV_DONTNEED], 1);
 	assert_int_equal(c.madvise_by_advice[MT_ADVICE_SLOTS - 1], 1);
+	assert_int_equal(c.madvise_bytes_by_advice[MADV_DONTNEED], 4096);
 	assert_int_equal(c.brk_grow, 1);
 	assert_int_equal(c.brk_grow_bytes, 0x2000);
 	assert_int_equal(c.brk_shrink, 1);

@@ -70,7 +70,8 @@ static void has_every_documented_key(void **state)
 		"version", "schema", "pid", "command", "backend", "calls",
 		"bytes_requested", "bytes", "size_histogram", "syscalls",
 		"syscalls_by_allocator", "calls_by_allocator", "syscall_bytes", "brk",
-		"syscalls_interposed", "syscalls_inferred", "sources", "madvise_by_advice", "shim_syscalls",
+		"syscalls_interposed", "syscalls_inferred", "sources", "madvise_by_advice",
+		"madvise_bytes_by_advice", "shim_syscalls",
 		"page_faults", "cpu_s", "wall_s", "threads"};
 	(void)state;
 	for (size_t i = 0; i < sizeof top / sizeof *top; i++)

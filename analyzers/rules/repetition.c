@@ -1,0 +1,67 @@
+/* When giving memory back and taking it again is churn.
+ *
+ * Within a region, the unit is the call: a cycle at least every other call
+ * is churn (MT_CHURN_PER_CALL).  A run with no regions is one "call", so
+ * "at least once" would call any program that ever trimmed its heap a
+ * churner.  There the cycles are counted over the run, and they are churn
+ * only when they repeat, when the pages they gave back fault again, and
+ * when that costs the run a share of its time worth a change:
+ *
+ *   resident   the most pages the process ever had resident (peak RSS):
+ *              faults up to that many can be first touch of a working set,
+ *              however the memory came and went;
+ *   given back the pages the cycles returned: churn returns the same memory
+ *              again and again, more than the process ever held (a vector
+ *              that doubles returns less than its final size in all);
+ *   refaults   the faults beyond those;
+ *   explained  the refaults the cycles can account for: no more than the
+ *              pages they gave back;
+ *   cost       the run's system time in proportion to the faults explained
+ *              (faults are what system time goes to in a run that churns).
+ *
+ * These hold for any program; none is tuned to one. */
+#include <math.h>
+
+#include "rules.h"
+
+/* A handful of cycles is start-up, a phase change, or the end: not churn. */
+#define MIN_CYCLES 10
+/* Of the pages given back, at least this share must fault back in. */
+#define MIN_REFAULTED 0.25
+/* The pages given back, against the most ever resident. */
+#define MIN_TURNOVER 2.0
+/* The least share of the run's time worth a finding. */
+#define MIN_SHARE 0.05
+
+bool mt_repeats(const struct mt_rule_input *in, double cycles,
+		double bytes_given_back, struct mt_repetition *r)
+{
+	const struct mt_call_figures *f = in->f;
+	*r = (struct mt_repetition){.cycles = cycles};
+	if (!f->whole)
+		return cycles >= MT_CHURN_PER_CALL;
+
+	double page = (double)in->page_size;
+	r->given_back_pages = bytes_given_back / page;
+	r->resident_pages = f->peak_rss / page;
+	r->refaults = fmax(0, f->faults - r->resident_pages);
+	r->explained = fmin(r->refaults, r->given_back_pages);
+	r->system_s = f->faults > 0 ? f->system_s * r->explained / f->faults : 0;
+	r->share = f->time_median_s > 0 ? fmin(1, r->system_s / f->time_median_s)
+					: 0;
+	return cycles >= MIN_CYCLES &&
+	       r->given_back_pages >= MIN_TURNOVER * r->resident_pages &&
+	       r->explained >= MIN_REFAULTED * r->given_back_pages &&
+	       r->share >= MIN_SHARE;
+}
+
+void mt_repetition_evidence(json_t *e, const struct mt_repetition *r)
+{
+	json_object_set_new(e, "cycles", json_real(r->cycles));
+	json_object_set_new(e, "pages_given_back", json_real(r->given_back_pages));
+	json_object_set_new(e, "peak_resident_pages", json_real(r->resident_pages));
+	json_object_set_new(e, "faults_beyond_resident", json_real(r->refaults));
+	json_object_set_new(e, "faults_explained", json_real(r->explained));
+	json_object_set_new(e, "system_s_explained", json_real(r->system_s));
+	json_object_set_new(e, "share_of_run", json_real(r->share));
+}
