@@ -21,7 +21,8 @@ static const char usage[] =
 	"\n"
 	"Finds what the allocator and the kernel cost a program, region by\n"
 	"region, and says why, with the measured figures: heap-trim-churn,\n"
-	"mmap-churn, purge-churn, temporaries, threshold, first-touch.  Each\n"
+	"thread-heap-churn, mmap-churn, purge-churn, temporaries, threshold,\n"
+	"first-touch.  Each\n"
 	"finding lists fixes; --verify runs CMD again with each one and reports\n"
 	"what it changed.  Reads traces (MEMTRACE_OUT, or the directory of an\n"
 	"LTTng trace) or summaries (MEMTRACE_SUMMARY), or runs CMD under each\n"
@@ -38,9 +39,9 @@ static const char usage[] =
 	"  -h, --help          this text\n";
 
 mt_rule *const mt_rules[] = {
-	mt_rule_heap_trim_churn, mt_rule_mmap_churn, mt_rule_purge_churn,
-	mt_rule_temporaries,	 mt_rule_threshold,  mt_rule_first_touch,
-	NULL,
+	mt_rule_heap_trim_churn, mt_rule_thread_heap_churn, mt_rule_mmap_churn,
+	mt_rule_purge_churn,	 mt_rule_temporaries,	    mt_rule_threshold,
+	mt_rule_first_touch,	 NULL,
 };
 
 enum { MAX_RUNS = 32 };
@@ -297,10 +298,12 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 		fprintf(out, "%s\n", fix->text);
 		if (fix->verified) {
 			json_t *v = fix->verified;
-			fprintf(out, "      verified: %.3f ms -> %.3f ms per call, "
+			fprintf(out, "      verified: %.3f ms -> %.3f ms %s, "
 				     "%.0f -> %.0f page faults: %s\n",
 				json_real_value(json_object_get(v, "time_s_per_call_before")) * 1e3,
 				json_real_value(json_object_get(v, "time_s_per_call_after")) * 1e3,
+				strcmp(x->region, MT_WHOLE_PROGRAM) == 0 ? "for the run"
+									  : "per call",
 				json_real_value(json_object_get(v, "page_faults_per_call_before")),
 				json_real_value(json_object_get(v, "page_faults_per_call_after")),
 				json_string_value(json_object_get(v, "verdict")));

@@ -93,6 +93,10 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 			   num(adv_bytes, "MADV_FREE")) /
 			  calls;
 
+	/* On glibc the only madvise inferred is a thread heap's shrink. */
+	f->thread_heap_shrinks = num(inf, "madvise") / calls;
+	f->thread_heap_shrink_bytes = num(inferred_bytes, "madvise") / calls;
+
 	json_t *brk = json_object_get(r, "brk");
 	f->brk_grow = num(brk, "grow") / calls;
 	f->brk_shrink = num(brk, "shrink") / calls;

@@ -26,6 +26,8 @@ struct mt_call_figures {
 	double dontneed, free_advice;	/* madvise(MADV_DONTNEED/FREE) */
 	double purged_bytes;		/* the bytes of those */
 	double brk_grow, brk_shrink, brk_grow_bytes, brk_shrink_bytes;
+	/* glibc's thread arenas shrunk from inside free() (madvise) */
+	double thread_heap_shrinks, thread_heap_shrink_bytes;
 	double allocations, bytes_allocated;
 	double large_allocs, large_bytes, large_frees;
 	double large_max_live;		/* not per call: at once */

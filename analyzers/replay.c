@@ -319,10 +319,8 @@ static bool on_event(const struct mt_event *e, void *arg)
 		mt_count_brk_move(counters(r, t), v[0], v[1]);
 		break;
 	case MT_EV_CHUNK_MAP:
-		if (v[0] < MT_SYS_COUNT) {
-			counters(r, t)->sys_inferred[v[0]]++;
-			counters(r, t)->sys_inferred_bytes[v[0]] += v[1];
-		}
+		if (v[0] < MT_SYS_COUNT)
+			mt_count_inferred(counters(r, t), (enum mt_sys)v[0], v[1]);
 		break;
 	case MT_EV_REGION_NAME:
 		name_region(r, e);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 
 #include "memtrace/events.h"
 
@@ -116,6 +117,21 @@ static inline void mt_count_madvise(struct mt_counters *c, int advice,
 	mt_count_sys(c, MT_SYS_MADVISE, bytes, by_allocator);
 	mt_add(&c->madvise_by_advice[mt_advice_slot(advice)], 1);
 	mt_add(&c->madvise_bytes_by_advice[mt_advice_slot(advice)], bytes);
+}
+
+/* A system call glibc's malloc made out of sight, inferred from what
+ * changed: a chunk mapped, unmapped or remapped, or a thread arena's heap
+ * shrunk (madvise MADV_DONTNEED, glibc's shrink_heap). */
+static inline void mt_count_inferred(struct mt_counters *c, enum mt_sys sys,
+				     uint64_t bytes)
+{
+	mt_add(&c->sys_inferred[sys], 1);
+	mt_add(&c->sys_inferred_bytes[sys], bytes);
+	if (sys == MT_SYS_MADVISE) {
+		unsigned dontneed = mt_advice_slot(MADV_DONTNEED);
+		mt_add(&c->madvise_by_advice[dontneed], 1);
+		mt_add(&c->madvise_bytes_by_advice[dontneed], bytes);
+	}
 }
 
 /* A brk that moved the program break from `from` to `to`. */

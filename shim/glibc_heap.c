@@ -1,9 +1,12 @@
+#include <gnu/libc-version.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "glibc_heap.h"
 #include "rawsys.h"
+#include "symbols.h"
 #include "trace.h"
 
 static const uintptr_t not_glibc;
@@ -149,8 +152,7 @@ void mt_glibc_chunk_freed(struct mt_thread *t, size_t head)
 void mt_glibc_chunk_mapped(struct mt_thread *t, size_t head, bool allocated)
 {
 	enum mt_sys sys = allocated ? MT_SYS_MMAP : MT_SYS_MUNMAP;
-	mt_add(&t->c.sys_inferred[sys], 1);
-	mt_add(&t->c.sys_inferred_bytes[sys], mt_chunk_size(head));
+	mt_count_inferred(&t->c, sys, mt_chunk_size(head));
 	if (mt_tracing)
 		mt_trace_chunk_map(t, sys, mt_chunk_size(head));
 }
@@ -164,9 +166,8 @@ void mt_glibc_chunk_moved(struct mt_thread *t, size_t old_head, const void *p)
 	if (was_mapped && is_mapped) {
 		/* glibc mremaps a mapped chunk whose size changes. */
 		if (mt_chunk_size(head) != mt_chunk_size(old_head)) {
-			mt_add(&t->c.sys_inferred[MT_SYS_MREMAP], 1);
-			mt_add(&t->c.sys_inferred_bytes[MT_SYS_MREMAP],
-			       mt_chunk_size(head));
+			mt_count_inferred(&t->c, MT_SYS_MREMAP,
+					  mt_chunk_size(head));
 			if (mt_tracing)
 				mt_trace_chunk_map(t, MT_SYS_MREMAP,
 						   mt_chunk_size(head));
@@ -177,6 +178,89 @@ void mt_glibc_chunk_moved(struct mt_thread *t, size_t old_head, const void *p)
 		if (is_mapped)
 			mt_glibc_chunk_mapped(t, head, true);
 	}
+}
+
+/* glibc's thread arenas (malloc/arena.c and malloc.c, 2.26 to 2.39, 64-bit).
+ * A thread arena's heap is a HEAP_MAX-aligned mapping that starts with
+ * its heap_info, whose first word is the arena; the arena (struct
+ * malloc_state) lives in its first heap, for good, and keeps the top chunk
+ * at byte 96 and system_mem, the bytes its heaps hold, at byte 2184.
+ * heap_trim lowers system_mem by what it gives back: by madvise
+ * (shrink_heap) or by munmap of a whole heap (delete_heap, which also
+ * moves the top chunk to the heap before). */
+#define HEAP_MAX ((uintptr_t)64 << 20)
+#define ARENA_TOP 96
+#define ARENA_SYSTEM_MEM 2184
+#define ARENA_MAX_SYSTEM_MEM 2192
+
+/* Set at start when this glibc is one whose layout is the above. */
+static bool arenas_readable;
+
+static inline uintptr_t arena_word(const char *arena, size_t at)
+{
+	return __atomic_load_n((const uintptr_t *)(arena + at), __ATOMIC_RELAXED);
+}
+
+/* A chunk's arena, or NULL when its accounts cannot be trusted.  (The
+ * chunk's heap is mapped until the chunk is freed; the arena, for good.) */
+static const char *arena_of(const void *p)
+{
+	const char *heap = (const char *)((uintptr_t)p & ~(HEAP_MAX - 1));
+	const char *arena = *(const char *const *)heap;
+	if (!arena)
+		return NULL;
+	/* What any arena's accounts hold: a layout that differs fails it,
+	 * and then no arena is read again. */
+	uintptr_t system_mem = arena_word(arena, ARENA_SYSTEM_MEM);
+	if ((system_mem & 4095) != 0 ||
+	    system_mem > arena_word(arena, ARENA_MAX_SYSTEM_MEM)) {
+		__atomic_store_n(&arenas_readable, false, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	return arena;
+}
+
+void mt_glibc_free_trimming(struct mt_thread *t, void *p)
+{
+	const char *arena = NULL;
+	if ((mt_chunk_head(p) & MT_CHUNK_NON_MAIN_ARENA) &&
+	    __atomic_load_n(&arenas_readable, __ATOMIC_RELAXED))
+		arena = arena_of(p);
+	if (!arena) {
+		mt_real.free(p);
+		if (mt_break_moved())
+			mt_glibc_break_moved(t);
+		return;
+	}
+	uintptr_t held = arena_word(arena, ARENA_SYSTEM_MEM);
+	uintptr_t top_heap = arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1);
+	mt_real.free(p);
+	uintptr_t now = arena_word(arena, ARENA_SYSTEM_MEM);
+	/* (Another thread of the same arena may have grown it meanwhile:
+	 * then less is seen, never more.) */
+	if (now >= held)
+		return;
+	bool deleted = (arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1)) != top_heap;
+	enum mt_sys sys = deleted ? MT_SYS_MUNMAP : MT_SYS_MADVISE;
+	mt_count_inferred(&t->c, sys, held - now);
+	if (mt_tracing)
+		mt_trace_chunk_map(t, sys, held - now);
+}
+
+/* The versions whose malloc_state and heap_info have the layout above;
+ * glibc.malloc.hugetlb=2 changes the heaps' alignment. */
+static bool arena_layout_known(void)
+{
+	unsigned major = 0, minor = 0;
+	const char *tunables = getenv("GLIBC_TUNABLES");
+	if (sizeof(void *) != 8 ||
+	    sscanf(gnu_get_libc_version(), "%u.%u", &major, &minor) != 2)
+		return false;
+	if (tunables && strstr(tunables, "glibc.malloc.hugetlb=") &&
+	    !strstr(tunables, "glibc.malloc.hugetlb=0") &&
+	    !strstr(tunables, "glibc.malloc.hugetlb=1"))
+		return false;
+	return major == 2 && minor >= 26 && minor <= 39;
 }
 
 void mt_glibc_heap_init(const uintptr_t *curbrk)
@@ -191,4 +275,5 @@ void mt_glibc_heap_init(const uintptr_t *curbrk)
 	}
 	__atomic_store_n(&mt_break_known, now, __ATOMIC_RELAXED);
 	mt_break_watch = curbrk;
+	arenas_readable = arena_layout_known();
 }

@@ -14,8 +14,10 @@
 #include "thread.h"
 #include "visibility.h"
 
-/* glibc's chunk header: size with flag bits; IS_MMAPPED is bit 1. */
+/* glibc's chunk header: size with flag bits; IS_MMAPPED is bit 1,
+ * NON_MAIN_ARENA (a chunk of a thread arena's heap) bit 2. */
 #define MT_CHUNK_MMAPPED 2
+#define MT_CHUNK_NON_MAIN_ARENA 4
 
 static inline size_t mt_chunk_head(const void *p)
 {
@@ -54,6 +56,12 @@ static inline bool mt_free_may_trim(size_t head)
 {
 	return mt_chunk_size(head) > mt_glibc_no_trim_below;
 }
+
+/* free(p) of a chunk from a heap (not mapped) whose free may trim it, and
+ * what the trim gave back: the main heap's moves the break; a thread
+ * arena's heap shrinks with madvise, or goes with munmap, out of sight
+ * (glibc's heap_trim), which the arena's own accounts show. */
+void mt_glibc_free_trimming(struct mt_thread *t, void *p);
 
 /* The program called mallopt(param, value); before the call. */
 void mt_glibc_mallopt(int param, int value);

@@ -44,6 +44,10 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted,
 		mt_probe_free(t, p, caller);
 	if (!p || mt_in_boot_arena(p))
 		return;
+	if (mt_glibc_chunks && !(mt_chunk_head(p) & MT_CHUNK_MMAPPED)) {
+		mt_glibc_free_trimming(t, p);
+		return;
+	}
 	mt_real.free(p);
 	mt_probe_after_free();
 }
@@ -57,8 +61,7 @@ free_traced_rest(struct mt_thread *t, enum mt_inline_left left, void *p,
 		mt_trace_flush(t->trace);
 	else if (left == MT_INLINE_COLD)
 		mt_trace_free(t, p, usable);
-	mt_real.free(p);
-	mt_probe_after_free();
+	mt_glibc_free_trimming(t, p);
 }
 
 /* glibc with a trace: the event written inline, out of free's own frame;
@@ -111,6 +114,10 @@ EXPORT void free(void *p)
 			mt_count_free_of(t, usable);
 			if (__builtin_expect(!mt_free_may_trim(head), 1)) {
 				mt_real.free(p);
+				return;
+			}
+			if (__builtin_expect(head & MT_CHUNK_NON_MAIN_ARENA, 0)) {
+				mt_glibc_free_trimming(t, p);
 				return;
 			}
 			mt_real.free(p);

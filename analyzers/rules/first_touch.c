@@ -15,7 +15,8 @@ static bool churns(const struct mt_call_figures *f)
 		f->brk_shrink >= MT_CHURN_PER_CALL) ||
 	       (f->syscalls[MT_SYS_MMAP] >= MT_CHURN_PER_CALL &&
 		f->syscalls[MT_SYS_MUNMAP] >= MT_CHURN_PER_CALL) ||
-	       f->syscalls_by_allocator[MT_SYS_MADVISE] >= MT_CHURN_PER_CALL;
+	       f->syscalls_by_allocator[MT_SYS_MADVISE] >= MT_CHURN_PER_CALL ||
+	       f->thread_heap_shrinks >= MT_CHURN_PER_CALL;
 }
 
 struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)

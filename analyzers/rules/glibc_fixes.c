@@ -81,6 +81,9 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 		 in_place ? "write the result into a buffer that is already "
 			    "there instead of a new one, so one large block "
 			    "serves where two were live"
+			  : in->f->whole ? "allocate the buffers once and reuse "
+					   "them, instead of freeing them and "
+					   "allocating them again"
 			  : "allocate the large buffers once and reuse them across "
 			    "calls",
 		 in->python ? " (NumPy: the out= argument, e.g. "

@@ -5,7 +5,8 @@
 #include "explain.h"
 
 mt_rule mt_rule_heap_trim_churn, mt_rule_mmap_churn, mt_rule_purge_churn,
-	mt_rule_temporaries, mt_rule_threshold, mt_rule_first_touch;
+	mt_rule_temporaries, mt_rule_threshold, mt_rule_first_touch,
+	mt_rule_thread_heap_churn;
 
 /* glibc settings that keep large blocks on the heap, sized from f. */
 void mt_glibc_threshold_fixes(struct mt_finding *x,

@@ -1,0 +1,100 @@
+"""glibc's thread arenas: free() shrinks a thread's heap with
+madvise(MADV_DONTNEED) out of the interposers' sight.  The shim infers each
+shrink from the arena's own accounts; the counts must be strace's, and
+explain must find the churn they make, and only where there is churn."""
+import json
+import re
+
+import pytest
+
+from mt import BACKENDS, CLI, clean_env, fixed_layout, program, run, shim_env
+
+ROUNDS = 100
+THREADS = 2  # tests/programs/thread_heaps.c
+
+
+def strace_madvise(cmd):
+    """Each madvise the process made, as (length, advice), from strace."""
+    r = run(["strace", "-f", "-qq", "-e", "trace=madvise"] + fixed_layout(cmd),
+            clean_env())
+    return [(int(m.group(1)), m.group(2)) for m in
+            re.finditer(r"madvise\(0x[0-9a-f]+, (\d+), (MADV_\w+)", r.stderr)]
+
+
+def thread_heap_shrinks(calls):
+    """strace's madvise calls less the one glibc makes as each thread ends
+    (advise_stack_range: the unused part of its 8 MiB stack, the only call
+    here of a megabyte or more; the heap's shrinks are below the 6.4 MiB a
+    thread holds)."""
+    stacks = [c for c in calls if c[0] >= 1 << 20]
+    assert len(stacks) == THREADS, stacks
+    return [c for c in calls if c[0] < 1 << 20]
+
+
+@pytest.mark.parametrize("mode", ["churn", "steady"])
+def test_shrinks_are_counted_as_strace_sees_them(mode, tmp_path):
+    cmd = [program("thread_heaps"), mode, str(ROUNDS)]
+    truth = thread_heap_shrinks(strace_madvise(cmd))
+    path = tmp_path / "s.json"
+    run(fixed_layout(cmd), shim_env("glibc", summary=str(path)))
+    s = json.loads(path.read_text())
+    assert s["syscalls_inferred"]["madvise"] == len(truth)
+    assert s["syscall_bytes_inferred"]["madvise"] == sum(n for n, _ in truth)
+    assert s["madvise_by_advice"].get("MADV_DONTNEED", 0) == len(truth)
+    assert all(advice == "MADV_DONTNEED" for _, advice in truth)
+    # The kernel's count has them too, and the stacks' advice.
+    assert s["syscalls"]["madvise"] == len(truth) + THREADS
+    if mode == "churn":
+        assert len(truth) >= ROUNDS  # shrinks every round, in each thread
+
+
+def test_a_trace_reads_back_the_same(tmp_path):
+    live, trace = tmp_path / "s.json", tmp_path / "t.mt"
+    run([program("thread_heaps"), "churn", "20"],
+        shim_env("glibc", summary=str(live), MEMTRACE_OUT=str(trace)))
+    s = json.loads(run([CLI, "stat", "--json", str(trace)], clean_env()).stdout)
+    want = json.loads(live.read_text())
+    for key in ("syscalls_inferred", "syscall_bytes_inferred",
+                "madvise_by_advice", "madvise_bytes_by_advice"):
+        assert s[key] == want[key], key
+    assert s["syscalls_inferred"]["madvise"] > 0
+
+
+def explain(mode, backend, rounds=ROUNDS):
+    r = run([CLI, "explain", "--json", "--backend", backend, "--repeat", "1",
+             "--", program("thread_heaps"), mode, str(rounds)], clean_env())
+    return json.loads(r.stdout)["findings"]
+
+
+def test_explain_finds_the_thread_heaps_churn():
+    (f,) = [f for f in explain("churn", "glibc") if f["id"] == "thread-heap-churn"]
+    e = f["evidence"]
+    assert e["cycles"] >= ROUNDS and e["share_of_run"] >= 0.05
+    assert e["faults_explained"] <= e["pages_given_back"]
+    settings = [x["setting"] for x in f["fixes"] if x["kind"] == "setting"]
+    assert settings and "glibc.malloc.trim_threshold=" in settings[0]
+
+
+def test_the_trim_threshold_it_proposes_stops_the_churn():
+    """--verify's own measure: the setting takes the faults away."""
+    r = run([CLI, "explain", "--json", "--verify", "--repeat", "1", "--",
+             program("thread_heaps"), "churn", str(ROUNDS)], clean_env())
+    (f,) = [f for f in json.loads(r.stdout)["findings"]
+            if f["id"] == "thread-heap-churn"]
+    v = f["fixes"][0]["verified"]
+    assert v["page_faults_per_call_after"] < 0.1 * v["page_faults_per_call_before"]
+    assert v["verdict"] == "helps"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_churn_where_the_blocks_are_kept(backend):
+    """steady frees its blocks once, at the end: 128 shrinks on glibc, no
+    repetition, nothing worth a finding."""
+    churn = {"heap-trim-churn", "thread-heap-churn", "mmap-churn", "purge-churn"}
+    assert not churn & {f["id"] for f in explain("steady", backend)}
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "glibc"])
+def test_other_allocators_have_no_thread_heaps(backend):
+    ids = {f["id"] for f in explain("churn", backend)}
+    assert "thread-heap-churn" not in ids

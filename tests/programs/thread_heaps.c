@@ -1,0 +1,54 @@
+/* `thread_heaps MODE ROUNDS`: two threads, each allocating 64 blocks of
+ * 100 KiB (below glibc's mmap threshold, so from the thread's own heap, a
+ * thread arena), touching them, and freeing them, ROUNDS times.
+ *
+ *   churn   every block freed each round: glibc's free() shrinks the
+ *           thread's heap with madvise(MADV_DONTNEED) as its top grows
+ *           past the trim threshold, and the next round faults the pages
+ *           back in
+ *   steady  the blocks allocated once, then only written each round: no
+ *           shrink, no fault after the first round */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BLOCKS = 64, BLOCK = 100 * 1024, THREADS = 2 };
+
+static int rounds;
+static int churn;
+
+static void *work(void *arg)
+{
+	char *p[BLOCKS];
+	(void)arg;
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < BLOCKS; i++) {
+			if (churn || r == 0)
+				p[i] = malloc(BLOCK);
+			if (!p[i])
+				abort();
+			memset(p[i], r, BLOCK);
+			__asm__ volatile("" : : "r"(p[i]) : "memory");
+		}
+		for (int i = BLOCKS - 1; churn && i >= 0; i--)
+			free(p[i]);
+	}
+	for (int i = BLOCKS - 1; !churn && rounds && i >= 0; i--)
+		free(p[i]);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	churn = strcmp(argv[1], "churn") == 0;
+	rounds = atoi(argv[2]);
+	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		if (pthread_create(&t[i], NULL, work, NULL) != 0)
+			return 1;
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
