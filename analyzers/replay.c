@@ -540,15 +540,21 @@ static char *summary_json(struct replay *r, struct mt_trace *t, char *err, size_
 	s.backend_version = json_string_value(json_object_get(be, "version"));
 	finish_threads(r, &s);
 	s.peak_live = r->peak > 0 ? (uint64_t)r->peak : 0;
-	if (r->exit)
+	char *sites = NULL;
+	if (r->exit) {
 		from_exit(r->exit, &s);
+		/* The call sites are the shim's, at exit (sites.h). */
+		json_t *at = json_object_get(r->exit, "sites");
+		s.sites_json = sites = at ? json_dumps(at, JSON_COMPACT) : NULL;
+	}
 	s.fault_samples = r->fault_samples;
 	s.fault_samples_lost = r->fault_samples_lost;
 	struct mt_region_summary *regions = region_list(r, &s, &s.region_count);
 	s.regions = regions;
 
 	/* Escaped, a byte of the command takes at most 6. */
-	size_t size = 16384 + 6 * argv_bytes + (s.region_count + 1) * 8192;
+	size_t size = 16384 + 6 * argv_bytes + (s.region_count + 1) * 8192 +
+		      (sites ? strlen(sites) : 0);
 	out = argv && regions ? malloc(size) : NULL;
 	if (!out || !mt_summary_json(&s, out, size)) {
 		free(out);
@@ -557,6 +563,7 @@ static char *summary_json(struct replay *r, struct mt_trace *t, char *err, size_
 	}
 	free(regions);
 	free(argv);
+	free(sites);
 	if (!out || !mt_recording_noteworthy(&r->rec))
 		return out;
 

@@ -51,6 +51,9 @@ struct mt_summary {
 	bool glibc_heap;
 	bool thresholds_dynamic;
 	uint64_t mmap_threshold, trim_threshold, threshold_raises;
+	/* The call sites of large blocks (the shim's sites.c), a JSON array,
+	 * or NULL. */
+	const char *sites_json;
 	/* Page-fault samples recorded into the trace (MEMTRACE_FAULTS). */
 	unsigned fault_period; /* 0: not sampled */
 	uint64_t fault_samples, fault_samples_lost;

@@ -209,6 +209,14 @@ static void write_process(struct mt_json_obj *top, const struct mt_summary *s)
 	}
 }
 
+static void write_sites(struct mt_json_obj *top, const struct mt_summary *s)
+{
+	if (!s->sites_json)
+		return;
+	mt_json_key(top, "sites");
+	mt_json_put(top->o, "%s", s->sites_json);
+}
+
 static void write_regions(struct mt_json_obj *top, const struct mt_summary *s)
 {
 	mt_json_key(top, "regions");
@@ -255,6 +263,7 @@ size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 	write_figures(&top, &s->f, s);
 
 	write_process(&top, s);
+	write_sites(&top, s);
 	if (s->fault_period) {
 		struct mt_json_obj fs = mt_json_nested(&top, "fault_samples");
 		mt_json_u64(&fs, "period", s->fault_period);
@@ -293,6 +302,7 @@ size_t mt_summary_exit_json(const struct mt_summary *s, char *buf, size_t len)
 	mt_json_put(&o, s->peak_sampled ? "false" : "true");
 	mt_json_end(&bytes);
 	write_process(&top, s);
+	write_sites(&top, s);
 	mt_json_u64(&top, "fault_period", s->fault_period);
 	mt_json_end(&top);
 	return o.overflow ? 0 : o.pos;

@@ -6,6 +6,7 @@
 
 #include "glibc_heap.h"
 #include "rawsys.h"
+#include "sites.h"
 #include "symbols.h"
 #include "trace.h"
 
@@ -33,6 +34,9 @@ void mt_glibc_break_moved(struct mt_thread *t)
 			}
 			mt_add(&t->c.sys_inferred[MT_SYS_BRK], calls);
 			mt_count_brk_move(&t->c, old, now);
+			mt_site_credit(now > old ? MT_SITE_BRK_GROW
+						 : MT_SITE_BRK_SHRINK,
+				       now > old ? now - old : old - now);
 			if (mt_tracing)
 				mt_trace_heap_move(t, old, now, calls);
 			return;
@@ -153,6 +157,8 @@ void mt_glibc_chunk_mapped(struct mt_thread *t, size_t head, bool allocated)
 {
 	enum mt_sys sys = allocated ? MT_SYS_MMAP : MT_SYS_MUNMAP;
 	mt_count_inferred(&t->c, sys, mt_chunk_size(head));
+	mt_site_credit(allocated ? MT_SITE_MMAP : MT_SITE_MUNMAP,
+		       mt_chunk_size(head));
 	if (mt_tracing)
 		mt_trace_chunk_map(t, sys, mt_chunk_size(head));
 }
@@ -243,6 +249,8 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p)
 	bool deleted = (arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1)) != top_heap;
 	enum mt_sys sys = deleted ? MT_SYS_MUNMAP : MT_SYS_MADVISE;
 	mt_count_inferred(&t->c, sys, held - now);
+	mt_site_credit(deleted ? MT_SITE_MUNMAP : MT_SITE_THREAD_HEAP_SHRINK,
+		       held - now);
 	if (mt_tracing)
 		mt_trace_chunk_map(t, sys, held - now);
 }

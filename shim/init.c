@@ -13,6 +13,7 @@
 #include "lttng.h"
 #include "options.h"
 #include "regions.h"
+#include "sites.h"
 #include "report.h"
 #include "symbols.h"
 #include "thread.h"
@@ -43,6 +44,7 @@ static void child_after_fork(void)
 	mt_loader_blocks_after_fork();
 	mt_shim_threads_forget();
 	mt_threads_reset_after_fork();
+	mt_sites_reset_after_fork();
 	mt_lttng_after_fork_child();
 	mt_regions_reset_after_fork();
 	mt_report_restart_in_child();
@@ -66,6 +68,7 @@ __attribute__((constructor)) static void mt_init(void)
 		mt_options_parse(&mt_opt, get_env);
 		mt_backend_ensure();
 		mt_threads_init();
+		mt_sites_init();
 		/* Why kernel counters are missing is news, not an error:
 		 * MEMTRACE_QUIET keeps it to the summary's "sources". */
 		mt_report_start(!mt_opt.quiet);

@@ -44,12 +44,31 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted,
 		mt_probe_free(t, p, caller);
 	if (!p || mt_in_boot_arena(p))
 		return;
-	if (mt_glibc_chunks && !(mt_chunk_head(p) & MT_CHUNK_MMAPPED)) {
+	if (mt_glibc_chunks && !(mt_chunk_head(p) & MT_CHUNK_MMAPPED))
 		mt_glibc_free_trimming(t, p);
-		return;
+	else {
+		mt_real.free(p);
+		mt_probe_after_free();
 	}
-	mt_real.free(p);
-	mt_probe_after_free();
+	mt_site_done();
+}
+
+/* glibc's free of a chunk from a heap that may trim it; a large block's
+ * site is credited with what the free gives back. */
+static void free_heap_chunk(struct mt_thread *t, void *p, size_t usable)
+{
+	bool large = usable >= MT_LARGE_BYTES;
+	if (large)
+		mt_site_free(p);
+	mt_glibc_free_trimming(t, p);
+	if (large)
+		mt_site_done();
+}
+
+static __attribute__((noinline)) void
+free_heap_chunk_slow(struct mt_thread *t, void *p, size_t usable)
+{
+	free_heap_chunk(t, p, usable);
 }
 
 /* What free_traced leaves to a call: the rest of the event, the free. */
@@ -61,7 +80,7 @@ free_traced_rest(struct mt_thread *t, enum mt_inline_left left, void *p,
 		mt_trace_flush(t->trace);
 	else if (left == MT_INLINE_COLD)
 		mt_trace_free(t, p, usable);
-	mt_glibc_free_trimming(t, p);
+	free_heap_chunk(t, p, usable);
 }
 
 /* glibc with a trace: the event written inline, out of free's own frame;
@@ -90,7 +109,14 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 						const void *caller)
 {
-	mt_count_free_of(t, mt_usable_other(p, caller));
+	size_t usable = mt_usable_other(p, caller);
+	mt_count_free_of(t, usable);
+	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0)) {
+		mt_site_free(p);
+		mt_real.free(p);
+		mt_site_done();
+		return;
+	}
 	mt_real.free(p);
 }
 
@@ -116,8 +142,10 @@ EXPORT void free(void *p)
 				mt_real.free(p);
 				return;
 			}
-			if (__builtin_expect(head & MT_CHUNK_NON_MAIN_ARENA, 0)) {
-				mt_glibc_free_trimming(t, p);
+			if (__builtin_expect((head & MT_CHUNK_NON_MAIN_ARENA) ||
+						     usable >= MT_LARGE_BYTES,
+					     0)) {
+				free_heap_chunk_slow(t, p, usable);
 				return;
 			}
 			mt_real.free(p);
@@ -176,7 +204,7 @@ static void *realloc_common(const void *caller, enum mt_call call, void *old,
 		p = forward(old, x, y);
 		/* On failure (NULL for a non-zero size) the old block stays. */
 		if (counted && old && (p || requested == 0)) {
-			mt_probe_release(old_usable);
+			mt_probe_release(old, old_usable);
 			if (mt_glibc_chunks)
 				mt_glibc_chunk_moved(mt_self(), old_head, p);
 			if (mt_tracing)

@@ -15,17 +15,33 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 {
 	struct mt_thread *t = mt_self();
 	size_t usable = mt_usable(p);
+	bool large = usable >= MT_LARGE_BYTES;
 	if (!mt_glibc_chunks && mt_is_loader_code(caller))
 		mt_loader_block_add(p, usable);
+	/* The site first: what the allocator did for the block is its. */
+	if (large)
+		mt_site_alloc(p, usable, caller);
 	if (mt_break_moved())
 		mt_glibc_break_moved(t);
 	if (fresh && mt_glibc_chunks && p &&
 	    (mt_chunk_head(p) & MT_CHUNK_MMAPPED))
 		mt_glibc_chunk_mapped(t, mt_chunk_head(p), true);
-	if (usable >= MT_LARGE_BYTES)
+	if (large) {
 		mt_large_alloc(t, usable);
+		mt_site_done();
+	}
 	if (mt_tracing && fresh)
 		mt_trace_alloc(t, call, align, requested, p, usable);
+	return mt_count_alloc_of(t, call, requested, p, usable);
+}
+
+__attribute__((noinline)) void *
+mt_large_alloc_at(struct mt_thread *t, enum mt_call call, size_t requested,
+		  void *p, size_t usable, const void *caller)
+{
+	mt_site_alloc(p, usable, caller);
+	mt_site_done();
+	mt_large_alloc(t, usable);
 	return mt_count_alloc_of(t, call, requested, p, usable);
 }
 
@@ -82,13 +98,14 @@ alloc_traced_rest(struct mt_thread *t, enum mt_inline_left left,
  * so that the counting path keeps its small frame; it calls nothing in
  * its common case (the rest are tail calls), so it needs no frame either. */
 static inline __attribute__((always_inline)) void *
-alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
+alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p,
+	     const void *caller)
 {
 	size_t head = mt_chunk_head(p);
 	size_t usable = mt_chunk_usable(head);
-	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && !mt_break_moved(), 1)) {
-		if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
-			mt_large_alloc(t, usable);
+	if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && !mt_break_moved() &&
+				     usable < MT_LARGE_BYTES,
+			     1)) {
 		enum mt_inline_left left =
 			mt_trace_alloc_inline(t, call, requested, p, usable);
 		if (__builtin_expect(left != MT_INLINE_DONE, 0))
@@ -96,21 +113,22 @@ alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p)
 						 usable);
 		return mt_count_alloc_of(t, call, requested, p, usable);
 	}
-	return alloc_slow(call, 0, requested, p, true, NULL);
+	return alloc_slow(call, 0, requested, p, true, caller);
 }
 
 __attribute__((noinline)) void *
 mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
-		void *p)
+		void *p, const void *caller)
 {
-	return alloc_traced(t, call, requested, p);
+	return alloc_traced(t, call, requested, p, caller);
 }
 
 /* malloc's own copy, the entry a constant: most allocations are its. */
 __attribute__((noinline)) void *
-mt_malloc_traced(struct mt_thread *t, size_t requested, void *p)
+mt_malloc_traced(struct mt_thread *t, size_t requested, void *p,
+		 const void *caller)
 {
-	return alloc_traced(t, MT_CALL_MALLOC, requested, p);
+	return alloc_traced(t, MT_CALL_MALLOC, requested, p, caller);
 }
 
 void *mt_probe_alloc_slow(enum mt_call call, size_t requested, void *p,
@@ -154,6 +172,9 @@ void mt_probe_sys(enum mt_sys sys, uint64_t bytes)
 		return;
 	struct mt_thread *t = mt_self();
 	mt_count_sys(&t->c, sys, bytes, by_allocator());
+	if (sys == MT_SYS_MMAP || sys == MT_SYS_MUNMAP)
+		mt_site_credit(sys == MT_SYS_MMAP ? MT_SITE_MMAP : MT_SITE_MUNMAP,
+			       bytes);
 	if (mt_tracing)
 		mt_trace_sys_count(t, sys, by_allocator(), bytes, 0);
 }
@@ -165,6 +186,8 @@ void mt_probe_madvise(int advice, uint64_t bytes)
 		return;
 	struct mt_thread *t = mt_self();
 	mt_count_madvise(&t->c, advice, bytes, by_allocator());
+	if (advice == MADV_DONTNEED || advice == MADV_FREE)
+		mt_site_credit(MT_SITE_PURGE, bytes);
 	if (mt_tracing)
 		mt_trace_sys_count(t, MT_SYS_MADVISE, by_allocator(), bytes, advice);
 }
@@ -173,6 +196,9 @@ void mt_probe_brk(uintptr_t from, uintptr_t to)
 {
 	struct mt_thread *t = mt_self();
 	mt_count_brk_move(&t->c, from, to);
+	if (to != from)
+		mt_site_credit(to > from ? MT_SITE_BRK_GROW : MT_SITE_BRK_SHRINK,
+			       to > from ? to - from : from - to);
 	mt_glibc_break_set(to);
 	if (mt_tracing)
 		mt_trace_heap_move(t, from, to, 0);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "loader_blocks.h"
+#include "sites.h"
 #include "glibc_heap.h"
 #include "symbols.h"
 #include "thread.h"
@@ -57,8 +58,14 @@ void *mt_probe_alloc_slow(enum mt_call call, size_t requested, void *p,
 /* glibc with a trace, a block from the heap or not (malloc's own copy has
  * the entry as a constant). */
 void *mt_alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested,
-		      void *p);
-void *mt_malloc_traced(struct mt_thread *t, size_t requested, void *p);
+		      void *p, const void *caller);
+void *mt_malloc_traced(struct mt_thread *t, size_t requested, void *p,
+		       const void *caller);
+/* A large block from glibc's heap, which moved nothing: counted, and its
+ * site. */
+void *mt_large_alloc_at(struct mt_thread *t, enum mt_call call,
+			size_t requested, void *p, size_t usable,
+			const void *caller);
 /* Another allocator than glibc's: its usable size costs a call. */
 void *mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
 		     void *p, const void *caller);
@@ -89,13 +96,14 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p, const void *caller)
 		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED) && !mt_break_moved(),
 				     1)) {
 			if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
-				mt_large_alloc(t, usable);
+				return mt_large_alloc_at(t, call, requested, p,
+							 usable, caller);
 			return mt_count_alloc_of(t, call, requested, p, usable);
 		}
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
 		return call == MT_CALL_MALLOC
-			       ? mt_malloc_traced(t, requested, p)
-			       : mt_alloc_traced(t, call, requested, p);
+			       ? mt_malloc_traced(t, requested, p, caller)
+			       : mt_alloc_traced(t, call, requested, p, caller);
 	} else if (mt_fast == MT_FAST_OTHER && t && p) {
 		return mt_alloc_other(t, call, requested, p, caller);
 	}
@@ -118,13 +126,16 @@ mt_count_free_of(struct mt_thread *t, size_t usable)
 		mt_large_free(t);
 }
 
-/* A block of `usable` bytes is given back (realloc's old block). */
-static inline void mt_probe_release(size_t usable)
+/* The block p of `usable` bytes is given back (realloc's old block). */
+static inline void mt_probe_release(const void *p, size_t usable)
 {
 	struct mt_thread *t = mt_self();
 	mt_count_free(&t->c, usable);
-	if (usable >= MT_LARGE_BYTES)
+	if (usable >= MT_LARGE_BYTES) {
 		mt_large_free(t);
+		mt_site_free(p);
+		mt_site_done();
+	}
 }
 
 /* free(p): counted before the real call, while the size can still be read
@@ -142,10 +153,14 @@ static inline void mt_probe_free(struct mt_thread *t, void *p,
 	if (mt_glibc_chunks) {
 		size_t head = mt_chunk_head(p);
 		usable = mt_chunk_usable(head);
+		if (usable >= MT_LARGE_BYTES)
+			mt_site_free(p);
 		if (head & MT_CHUNK_MMAPPED)
 			mt_glibc_chunk_freed(t, head);
 	} else {
 		usable = mt_usable_other(p, caller);
+		if (usable >= MT_LARGE_BYTES)
+			mt_site_free(p);
 	}
 	mt_count_free_of(t, usable);
 	if (mt_tracing)

@@ -16,6 +16,7 @@
 #include "rawsys.h"
 #include "regions.h"
 #include "report.h"
+#include "sites.h"
 #include "summary.h"
 #include "thread.h"
 #include "trace.h"
@@ -191,10 +192,17 @@ static void write_file(const char *path, const char *json, size_t len)
 
 /* The summary as JSON, to the MEMTRACE_SUMMARY file and into the trace's
  * closing record. */
-static void write_json(const struct mt_summary *s)
+static void write_json(struct mt_summary *s)
 {
+	/* The heaviest sites, as many as fit in MT_SITES_JSON_BYTES, the
+	 * same in the summary and in the trace's closing record (one event,
+	 * in one chunk and one LTTng event). */
+	size_t sites_size = MT_SITES_JSON_BYTES;
+	char *sites = mt_raw_mmap(sites_size);
+	size_t sites_len = sites ? mt_sites_json(sites, sites_size) : 0;
+	s->sites_json = sites_len ? sites : NULL;
 	/* About 6 KiB per region, and 10 for the rest. */
-	size_t size = 16384 + (s->region_count + 1) * 8192;
+	size_t size = 16384 + (s->region_count + 1) * 8192 + sites_len;
 	char *json = mt_raw_mmap(size);
 	char path[4096];
 	size_t len = json ? mt_summary_json(s, json, size) : 0;
@@ -209,12 +217,18 @@ static void write_json(const struct mt_summary *s)
 				mt_opt.summary_path);
 	}
 	if (mt_tracing && json) {
-		char closing[4096];
-		size_t n = mt_summary_exit_json(s, closing, sizeof closing);
+		size_t closing_size = 4096 + sites_len;
+		char *closing = mt_raw_mmap(closing_size);
+		size_t n = closing ? mt_summary_exit_json(s, closing, closing_size)
+				   : 0;
 		mt_trace_finish(closing, n);
+		if (closing)
+			mt_raw_munmap(closing, closing_size);
 	}
 	if (json)
 		mt_raw_munmap(json, size);
+	if (sites)
+		mt_raw_munmap(sites, sites_size);
 }
 
 static void print_text(const struct mt_summary *s)

@@ -38,6 +38,10 @@ struct mt_tls {
 	unsigned sys_depth;	  /* syscall wrappers on this thread's stack */
 	bool sys_by_allocator;	  /* the outermost one was called by it */
 	bool resolving;		  /* inside dlsym: serve from the boot arena */
+	bool in_sites;		  /* inside sites.c (a signal handler's call
+				     made meanwhile is not followed) */
+	unsigned site;		  /* the site credited with the allocator's
+				     syscalls now (sites.h), 0: none */
 	bool shim_thread;	  /* a thread of the shim's own */
 	bool in_lttng;		  /* inside lttng-ust, emitting an event */
 	bool seen;		  /* counted in threads_seen (once: a thread

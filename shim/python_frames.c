@@ -1,0 +1,106 @@
+/* CPython 3.11's frames, from its internal headers (Py_BUILD_CORE): only
+ * the layout is used, nothing is linked; the few functions needed are
+ * looked up in the process (Debian's python3 exports its C API). */
+#ifdef MT_HAVE_PYTHON
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <internal/pycore_frame.h>
+#endif
+
+#include <dlfcn.h>
+#include <stdbool.h>
+
+#include "python_frames.h"
+
+#if defined(MT_HAVE_PYTHON) && PY_VERSION_HEX >= 0x030B0000 && \
+	PY_VERSION_HEX < 0x030C0000
+#define FRAMES_KNOWN 1
+#endif
+
+#ifdef FRAMES_KNOWN
+static struct {
+	bool ready;
+	PyThreadState *(*this_thread_state)(void);
+	int (*is_initialized)(void);
+	int (*addr2line)(PyCodeObject *, int);
+} py;
+#endif
+
+void mt_python_frames_init(void)
+{
+#ifdef FRAMES_KNOWN
+	/* The running interpreter must be the one these headers describe:
+	 * Py_Version is its PY_VERSION_HEX (3.11 and later export it). */
+	const unsigned long *version = dlsym(RTLD_DEFAULT, "Py_Version");
+	if (!version || (*version >> 16) != (PY_VERSION_HEX >> 16))
+		return;
+	py.this_thread_state = (PyThreadState * (*)(void))
+		dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+	py.is_initialized = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+	py.addr2line = (int (*)(PyCodeObject *, int))
+		dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
+	py.ready = py.this_thread_state && py.is_initialized && py.addr2line;
+#endif
+}
+
+#ifdef FRAMES_KNOWN
+/* A frame still setting up (3.11's _PyFrame_IsIncomplete) has no line. */
+static bool complete(const _PyInterpreterFrame *f)
+{
+	return f->owner == FRAME_OWNED_BY_GENERATOR ||
+	       f->prev_instr >= _PyCode_CODE(f->f_code) + f->f_code->_co_firsttraceable;
+}
+#endif
+
+size_t mt_python_frames(struct mt_pyframe *out, size_t max)
+{
+	size_t n = 0;
+#ifdef FRAMES_KNOWN
+	if (!py.ready || !py.is_initialized())
+		return 0;
+	PyThreadState *ts = py.this_thread_state();
+	if (!ts || !ts->cframe)
+		return 0;
+	for (const _PyInterpreterFrame *f = ts->cframe->current_frame;
+	     f && n < max; f = f->previous) {
+		if (!f->f_code || !complete(f))
+			continue;
+		out[n].code = f->f_code;
+		out[n].offset = (int)((const char *)f->prev_instr -
+				      (const char *)_PyCode_CODE(f->f_code));
+		n++;
+	}
+#else
+	(void)out;
+	(void)max;
+#endif
+	return n;
+}
+
+#ifdef FRAMES_KNOWN
+/* A str's UTF-8 without asking the interpreter (which may allocate). */
+static const char *utf8(PyObject *s)
+{
+	if (!s || !PyUnicode_Check(s) || !PyUnicode_IS_READY(s))
+		return "?";
+	if (PyUnicode_IS_COMPACT_ASCII(s))
+		return (const char *)(((PyASCIIObject *)s) + 1);
+	const char *cached = ((PyCompactUnicodeObject *)s)->utf8;
+	return cached ? cached : "?";
+}
+#endif
+
+void mt_python_frame_name(const struct mt_pyframe *f, const char **file,
+			  const char **function, int *line)
+{
+#ifdef FRAMES_KNOWN
+	PyCodeObject *code = (PyCodeObject *)f->code;
+	*file = utf8(code->co_filename);
+	*function = utf8(code->co_qualname ? code->co_qualname : code->co_name);
+	*line = py.addr2line(code, f->offset);
+#else
+	(void)f;
+	*file = *function = "?";
+	*line = 0;
+#endif
+}

@@ -1,0 +1,31 @@
+/* The Python frames of the calling thread, read from the interpreter's own
+ * structures: no GIL taken, nothing allocated, no profiler hook.  A
+ * thread's frames change only when that thread runs Python code, so inside
+ * malloc they stand still, whether or not the thread holds the GIL.
+ * CPython 3.11 (the layout is compiled from its headers); other versions
+ * are recognised and left alone. */
+#ifndef MEMTRACE_PYTHON_FRAMES_H
+#define MEMTRACE_PYTHON_FRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One frame: its code object and where in it the thread is.  The code is
+ * alive as long as the frame runs; name it (mt_python_frame_name) before
+ * returning to the program. */
+struct mt_pyframe {
+	const void *code;
+	int offset; /* bytes into the code's instructions */
+};
+
+/* Find the interpreter in this process (at start-up, outside malloc). */
+void mt_python_frames_init(void);
+/* The innermost frames of the calling thread, at most max; 0 when it runs
+ * no Python code (or the interpreter is not one we can read). */
+size_t mt_python_frames(struct mt_pyframe *out, size_t max);
+/* A frame's file, function (UTF-8, as the interpreter holds them: "?"
+ * where that is not ASCII or cached UTF-8) and line. */
+void mt_python_frame_name(const struct mt_pyframe *f, const char **file,
+			  const char **function, int *line);
+
+#endif

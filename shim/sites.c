@@ -1,0 +1,422 @@
+/* Call sites of large blocks (see sites.h).  Two tables in the shim's own
+ * mappings, under one lock that large blocks alone take: the sites, found
+ * by a hash of their raw frames, and the live large blocks, found by
+ * address, each with its site.  Names (files, functions, objects) are
+ * copied out when a site is first seen, while its code is certainly
+ * alive. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json_writer.h"
+#include "python_frames.h"
+#include "rawsys.h"
+#include "sites.h"
+
+enum {
+	MAX_PY_FRAMES = 8,
+	MAX_SITES = 4096,	  /* then new sites are not told apart */
+	SITE_SLOTS = 2 * MAX_SITES,
+	BLOCK_SLOTS = 1 << 16,	  /* live large blocks followed */
+	NAMES_BYTES = 2 << 20,
+};
+
+struct frame_name {
+	const char *file, *function;
+	int line;
+};
+
+struct site {
+	uint64_t hash;
+	const void *caller;
+	struct mt_pyframe raw[MAX_PY_FRAMES];
+	unsigned nframes;
+	struct frame_name names[MAX_PY_FRAMES];
+	const char *object, *symbol; /* the caller's */
+	uintptr_t object_offset;
+	unsigned function;	     /* the site of its innermost function */
+	uint64_t allocs, bytes, frees, live, max_live;
+	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
+};
+
+struct block {
+	uintptr_t addr; /* 0: empty */
+	unsigned site;
+};
+
+struct tables {
+	struct site sites[MAX_SITES + 1]; /* [0] unused: index 0 is "none" */
+	unsigned site_slots[SITE_SLOTS];  /* by hash: site index, 0 empty */
+	unsigned nsites;
+	struct block blocks[BLOCK_SLOTS];
+	unsigned nblocks;
+	uint64_t untracked; /* large blocks not followed: a table was full */
+	char names[NAMES_BYTES];
+	size_t names_used;
+};
+
+bool mt_sites_on;
+static struct tables *tab;
+static int lock;
+
+static void take(void)
+{
+	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&lock, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+static void give(void)
+{
+	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+}
+
+void mt_sites_init(void)
+{
+	mt_python_frames_init();
+	tab = mt_raw_mmap(sizeof *tab);
+	mt_sites_on = tab != NULL;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t hash_of(const void *caller, const struct mt_pyframe *f,
+			unsigned n)
+{
+	uint64_t h = mix(n, (uintptr_t)caller);
+	for (unsigned i = 0; i < n; i++)
+		h = mix(mix(h, (uintptr_t)f[i].code), (uint64_t)f[i].offset);
+	return h;
+}
+
+static bool same(const struct site *s, uint64_t hash, const void *caller,
+		 const struct mt_pyframe *f, unsigned n)
+{
+	if (s->hash != hash || s->caller != caller || s->nframes != n)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (s->raw[i].code != f[i].code || s->raw[i].offset != f[i].offset)
+			return false;
+	return true;
+}
+
+/* The slot of a site with this key, or the empty slot where it goes. */
+static unsigned *slot_of(uint64_t hash, const void *caller,
+			 const struct mt_pyframe *f, unsigned n)
+{
+	for (unsigned i = (unsigned)hash % SITE_SLOTS;; i = (i + 1) % SITE_SLOTS) {
+		unsigned *slot = &tab->site_slots[i];
+		if (!*slot || same(&tab->sites[*slot], hash, caller, f, n))
+			return slot;
+	}
+}
+
+static const char *keep_name(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	if (tab->names_used + n > NAMES_BYTES)
+		return "?";
+	char *at = tab->names + tab->names_used;
+	memcpy(at, s, n);
+	tab->names_used += n;
+	return at;
+}
+
+/* A new site's names, read before the lock is taken: dladdr takes the
+ * loader's lock, whose holder may be waiting for ours. */
+struct pending {
+	struct frame_name names[MAX_PY_FRAMES];
+	Dl_info object;
+	bool have_object;
+};
+
+static void name_site(struct pending *p, const void *caller,
+		      const struct mt_pyframe *f, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		mt_python_frame_name(&f[i], &p->names[i].file,
+				     &p->names[i].function, &p->names[i].line);
+	p->have_object = dladdr(caller, &p->object) != 0;
+}
+
+static unsigned add_site(unsigned *slot, uint64_t hash, const void *caller,
+			 const struct mt_pyframe *f, unsigned n,
+			 const struct pending *p)
+{
+	if (tab->nsites == MAX_SITES)
+		return 0;
+	unsigned id = ++tab->nsites;
+	struct site *s = &tab->sites[id];
+	s->hash = hash;
+	s->caller = caller;
+	s->nframes = n;
+	for (unsigned i = 0; i < n; i++)
+		s->raw[i] = f[i];
+	for (unsigned i = 0; i < n; i++) {
+		s->names[i].file = keep_name(p->names[i].file);
+		s->names[i].function = keep_name(p->names[i].function);
+		s->names[i].line = p->names[i].line;
+	}
+	if (p->have_object && p->object.dli_fname) {
+		s->object = keep_name(p->object.dli_fname);
+		s->object_offset = (uintptr_t)caller - (uintptr_t)p->object.dli_fbase;
+		if (p->object.dli_sname)
+			s->symbol = keep_name(p->object.dli_sname);
+	}
+	*slot = id;
+	return id;
+}
+
+/* The site for this key; with `function`, the one of its innermost
+ * function alone (the Python function, or the native caller). */
+static unsigned find_site(const void *caller, const struct mt_pyframe *f,
+			  unsigned n, const struct pending *p)
+{
+	uint64_t hash = hash_of(caller, f, n);
+	unsigned *slot = slot_of(hash, caller, f, n);
+	return *slot ? *slot : add_site(slot, hash, caller, f, n, p);
+}
+
+static struct block *block_of(uintptr_t addr)
+{
+	unsigned i = (unsigned)(mix(0, addr) % BLOCK_SLOTS);
+	while (tab->blocks[i].addr && tab->blocks[i].addr != addr)
+		i = (i + 1) % BLOCK_SLOTS;
+	return &tab->blocks[i];
+}
+
+/* Linear probing's deletion: later entries of the run move back. */
+static void block_remove(struct block *b)
+{
+	unsigned i = (unsigned)(b - tab->blocks);
+	for (unsigned j = (i + 1) % BLOCK_SLOTS; tab->blocks[j].addr;
+	     j = (j + 1) % BLOCK_SLOTS) {
+		unsigned home = (unsigned)(mix(0, tab->blocks[j].addr) % BLOCK_SLOTS);
+		/* j's entry may fill i when its home is not in (i, j]. */
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && home <= i && home > j)) {
+			tab->blocks[i] = tab->blocks[j];
+			i = j;
+		}
+	}
+	tab->blocks[i].addr = 0;
+	tab->nblocks--;
+}
+
+static void live_up(struct site *s)
+{
+	s->live++;
+	if (s->live > s->max_live)
+		s->max_live = s->live;
+}
+
+void mt_site_alloc(const void *p, size_t usable, const void *caller)
+{
+	struct mt_pyframe f[MAX_PY_FRAMES];
+	struct pending names;
+	if (!mt_sites_on || !p || mt_tls.in_sites)
+		return;
+	mt_tls.in_sites = true;
+	unsigned n = (unsigned)mt_python_frames(f, MAX_PY_FRAMES);
+	/* The innermost function's own entry: its code, at no line, and no
+	 * caller (without Python frames, the site's own). */
+	struct mt_pyframe fn = {n ? f[0].code : NULL, 0};
+	unsigned nf = n ? 1 : 0;
+	const void *fcaller = n ? NULL : caller;
+
+	take();
+	uint64_t h = hash_of(caller, f, n), hf = hash_of(fcaller, &fn, nf);
+	bool known = *slot_of(h, caller, f, n) && *slot_of(hf, fcaller, &fn, nf);
+	give();
+	if (!known)
+		name_site(&names, caller, f, n);
+	take();
+	unsigned id = find_site(caller, f, n, &names);
+	unsigned fid = id ? find_site(fcaller, &fn, nf, &names) : 0;
+	struct block *b = block_of((uintptr_t)p);
+	if (id && !b->addr && tab->nblocks < BLOCK_SLOTS * 3 / 4) {
+		struct site *s = &tab->sites[id];
+		s->function = fid;
+		s->allocs++;
+		s->bytes += usable;
+		live_up(s);
+		if (fid != id)
+			live_up(&tab->sites[fid]);
+		b->addr = (uintptr_t)p;
+		b->site = id;
+		tab->nblocks++;
+		mt_tls.site = id;
+	} else {
+		tab->untracked++;
+	}
+	give();
+	mt_tls.in_sites = false;
+}
+
+void mt_site_free(const void *p)
+{
+	if (!mt_sites_on || !p || mt_tls.in_sites)
+		return;
+	mt_tls.in_sites = true;
+	take();
+	struct block *b = block_of((uintptr_t)p);
+	if (b->addr) {
+		struct site *s = &tab->sites[b->site];
+		s->frees++;
+		s->live--;
+		if (s->function && s->function != b->site)
+			tab->sites[s->function].live--;
+		mt_tls.site = b->site;
+		block_remove(b);
+	}
+	give();
+	mt_tls.in_sites = false;
+}
+
+void mt_site_done(void)
+{
+	mt_tls.site = 0;
+}
+
+void mt_site_credit_slow(enum mt_site_cause cause, uint64_t bytes)
+{
+	if (mt_tls.in_sites)
+		return;
+	mt_tls.in_sites = true;
+	take();
+	struct site *s = &tab->sites[mt_tls.site];
+	s->count[cause]++;
+	s->caused_bytes[cause] += bytes;
+	give();
+	mt_tls.in_sites = false;
+}
+
+static const char *const cause_names[MT_SITE_CAUSES] = {
+	[MT_SITE_BRK_GROW] = "brk_grow",
+	[MT_SITE_BRK_SHRINK] = "brk_shrink",
+	[MT_SITE_MMAP] = "mmap",
+	[MT_SITE_MUNMAP] = "munmap",
+	[MT_SITE_PURGE] = "purge",
+	[MT_SITE_THREAD_HEAP_SHRINK] = "thread_heap_shrink",
+};
+
+static void write_stack(struct mt_json_out *o, const struct site *s)
+{
+	mt_json_put(o, "[");
+	for (unsigned i = 0; i < s->nframes; i++) {
+		struct mt_json_obj f = mt_json_begin(o, NULL);
+		mt_json_str(&f, "kind", "python");
+		mt_json_str(&f, "function", s->names[i].function);
+		mt_json_str(&f, "file", s->names[i].file);
+		mt_json_u64(&f, "line", (uint64_t)s->names[i].line);
+		mt_json_end(&f);
+		mt_json_put(o, ", ");
+	}
+	struct mt_json_obj f = mt_json_begin(o, NULL);
+	mt_json_str(&f, "kind", "native");
+	mt_json_str(&f, "object", s->object ? s->object : "?");
+	mt_json_u64(&f, "offset", s->object_offset);
+	if (s->symbol)
+		mt_json_str(&f, "symbol", s->symbol);
+	mt_json_end(&f);
+	mt_json_put(o, "]");
+}
+
+/* What a site weighs: the memory the allocator moved on its account, then
+ * the bytes it allocated. */
+static uint64_t weight(const struct site *s)
+{
+	uint64_t w = 0;
+	for (int c = 0; c < MT_SITE_CAUSES; c++)
+		w += s->caused_bytes[c];
+	return w;
+}
+
+static bool heavier(unsigned a, unsigned b)
+{
+	const struct site *x = &tab->sites[a], *y = &tab->sites[b];
+	uint64_t wx = weight(x), wy = weight(y);
+	return wx != wy ? wx > wy : x->bytes > y->bytes;
+}
+
+/* Heaviest first; Shell's sort, since libc's qsort may allocate. */
+static void sort(unsigned *v, unsigned n)
+{
+	for (unsigned gap = n / 2; gap; gap /= 2)
+		for (unsigned i = gap; i < n; i++)
+			for (unsigned j = i; j >= gap && heavier(v[j], v[j - gap]);
+			     j -= gap) {
+				unsigned t = v[j];
+				v[j] = v[j - gap];
+				v[j - gap] = t;
+			}
+}
+
+/* The most one site's JSON takes (8 frames with long paths). */
+#define SITE_JSON_MAX 4096
+
+size_t mt_sites_json(char *buf, size_t len)
+{
+	static unsigned order[MAX_SITES];
+	struct mt_json_out o = {buf, len, 0, false};
+	if (!mt_sites_on || len < 2 * SITE_JSON_MAX)
+		return 0;
+	take();
+	unsigned n = 0;
+	for (unsigned id = 1; id <= tab->nsites; id++)
+		if (tab->sites[id].allocs) /* not a function's own entry */
+			order[n++] = id;
+	sort(order, n);
+	mt_json_put(&o, "[");
+	bool first = true;
+	for (unsigned k = 0; k < n && o.pos + SITE_JSON_MAX < len; k++) {
+		const struct site *s = &tab->sites[order[k]];
+		mt_json_put(&o, first ? "" : ", ");
+		first = false;
+		struct mt_json_obj j = mt_json_begin(&o, NULL);
+		mt_json_key(&j, "stack");
+		write_stack(&o, s);
+		struct mt_json_obj large = mt_json_nested(&j, "large");
+		mt_json_u64(&large, "allocations", s->allocs);
+		mt_json_u64(&large, "bytes", s->bytes);
+		mt_json_u64(&large, "frees", s->frees);
+		mt_json_u64(&large, "max_live", s->max_live);
+		mt_json_u64(&large, "function_max_live",
+			    s->function ? tab->sites[s->function].max_live
+					: s->max_live);
+		mt_json_end(&large);
+		struct mt_json_obj caused = mt_json_nested(&j, "caused");
+		for (int c = 0; c < MT_SITE_CAUSES; c++) {
+			char key[48];
+			mt_json_u64(&caused, cause_names[c], s->count[c]);
+			snprintf(key, sizeof key, "%s_bytes", cause_names[c]);
+			mt_json_u64(&caused, key, s->caused_bytes[c]);
+		}
+		mt_json_end(&caused);
+		mt_json_end(&j);
+	}
+	mt_json_put(&o, "]");
+	give();
+	return o.overflow ? 0 : o.pos;
+}
+
+void mt_sites_reset_after_fork(void)
+{
+	lock = 0;
+	if (!mt_sites_on)
+		return;
+	for (unsigned id = 1; id <= tab->nsites; id++) {
+		struct site *s = &tab->sites[id];
+		s->allocs = s->bytes = s->frees = s->live = s->max_live = 0;
+		memset(s->count, 0, sizeof s->count);
+		memset(s->caused_bytes, 0, sizeof s->caused_bytes);
+	}
+	memset(tab->blocks, 0, sizeof tab->blocks);
+	tab->nblocks = 0;
+	tab->untracked = 0;
+}

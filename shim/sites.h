@@ -1,0 +1,59 @@
+/* Where in the code: the call sites of large blocks (MT_LARGE_BYTES or
+ * more, the blocks glibc may map or take from the top of its heap), and
+ * what the allocator did to the kernel on their account.
+ *
+ * A site is the Python frames of the allocating thread (innermost first)
+ * and the address that called the allocator.  While a large block is
+ * allocated or freed, its site is the thread's current one, and the
+ * memory system calls the allocator makes then (the heap grown or
+ * trimmed, a chunk mapped or unmapped, pages purged, a thread's heap
+ * shrunk) are credited to it.  Calls made elsewhere (the allocator's
+ * deferred work, small blocks) are credited to no site. */
+#ifndef MEMTRACE_SITES_H
+#define MEMTRACE_SITES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thread.h"
+#include "visibility.h"
+
+/* What a site is credited with. */
+enum mt_site_cause {
+	MT_SITE_BRK_GROW,
+	MT_SITE_BRK_SHRINK,
+	MT_SITE_MMAP,
+	MT_SITE_MUNMAP,
+	MT_SITE_PURGE,		   /* madvise MADV_DONTNEED or MADV_FREE */
+	MT_SITE_THREAD_HEAP_SHRINK, /* glibc's thread arenas */
+	MT_SITE_CAUSES
+};
+
+extern MT_HIDDEN bool mt_sites_on;
+
+void mt_sites_init(void);
+/* A large block p was allocated by code that returns to `caller`: its
+ * site becomes the thread's current one (until mt_site_done). */
+void mt_site_alloc(const void *p, size_t usable, const void *caller);
+/* The large block p is about to be freed (or given up by realloc): the
+ * same. */
+void mt_site_free(const void *p);
+void mt_site_done(void);
+/* The allocator did `cause` to `bytes` of memory: credited to the
+ * thread's current site, if any. */
+void mt_site_credit_slow(enum mt_site_cause cause, uint64_t bytes);
+static inline void mt_site_credit(enum mt_site_cause cause, uint64_t bytes)
+{
+	if (__builtin_expect(mt_tls.site != 0, 0))
+		mt_site_credit_slow(cause, bytes);
+}
+/* The sites as a JSON array into buf, heaviest first (the memory the
+ * allocator moved on their account, then their bytes), as many as fit;
+ * its length, 0 if none did. */
+#define MT_SITES_JSON_BYTES (24 << 10)
+size_t mt_sites_json(char *buf, size_t len);
+/* In a child after fork: its figures start from zero. */
+void mt_sites_reset_after_fork(void);
+
+#endif
