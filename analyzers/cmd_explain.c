@@ -13,6 +13,7 @@
 #include "measure.h"
 #include "replay.h"
 #include "rules/rules.h"
+#include "sites.h"
 
 static const char usage[] =
 	"usage: memtrace explain [--backend B[,B...]] [--repeat N] [--verify] "
@@ -265,6 +266,7 @@ static json_t *finding_json(const struct mt_finding *x)
 		json_array_append_new(fixes, j);
 	}
 	json_object_set_new(o, "fixes", fixes);
+	json_object_set(o, "sites", x->sites ? x->sites : json_array());
 	if (x->caveat)
 		json_object_set_new(o, "incomplete_data", json_string(x->caveat));
 	return o;
@@ -290,6 +292,24 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 			fprintf(out, " %s=%s", key, json_string_value(v));
 	}
 	fputc('\n', out);
+	size_t k;
+	json_t *site;
+	json_array_foreach(x->sites, k, site) {
+		char label[512];
+		json_t *stack = json_object_get(site, "stack");
+		fprintf(out, "  %s %3.0f%%  %s", k ? "    " : "site",
+			json_number_value(json_object_get(site, "share")) * 100,
+			mt_site_label(stack, label, sizeof label));
+		/* The Python callers, outward. */
+		for (size_t d = 1; d < 3 && d < json_array_size(stack); d++) {
+			json_t *f = json_array_get(stack, d);
+			if (strcmp(json_string_value(json_object_get(f, "kind")) ?: "",
+				   "python") == 0)
+				fprintf(out, " < %s",
+					mt_frame_label(f, label, sizeof label));
+		}
+		fputc('\n', out);
+	}
 	for (int i = 0; i < x->nfixes; i++) {
 		const struct mt_fix *fix = &x->fixes[i];
 		fprintf(out, "  fix (%s): ", kind_name(fix->kind));

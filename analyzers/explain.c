@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "explain.h"
+#include "sites.h"
 
 struct mt_finding *mt_finding_new(const char *id, const struct mt_rule_input *in)
 {
@@ -22,6 +23,7 @@ void mt_finding_free(struct mt_finding *f)
 	if (!f)
 		return;
 	json_decref(f->evidence);
+	json_decref(f->sites);
 	for (int i = 0; i < f->nfixes; i++)
 		json_decref(f->fixes[i].verified);
 	free(f);
@@ -62,4 +64,23 @@ unsigned long long mt_pow2_at_least(double n)
 	while ((double)p < n && p < (1ull << 62))
 		p <<= 1;
 	return p;
+}
+
+void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
+		      const char *const *keys)
+{
+	char label[512];
+	/* Sites are the whole run's: a region's finding would be given
+	 * code outside the region. */
+	if (!in->f->whole || !json_object_get(in->summary, "sites"))
+		return;
+	x->sites = mt_sites_ranked(in->summary, keys, 5);
+	json_t *top = json_array_get(x->sites, 0);
+	if (!top)
+		return;
+	size_t at = strlen(x->explanation);
+	snprintf(x->explanation + at, sizeof x->explanation - at,
+		 " %.0f%% of it comes from the blocks allocated at %s.",
+		 json_number_value(json_object_get(top, "share")) * 100,
+		 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
 }

@@ -29,6 +29,8 @@ struct mt_finding {
 	/* The run's recording did not cover it all (a partial trace): why,
 	 * or NULL.  Owned by the run's summary. */
 	const char *caveat;
+	/* The code whose blocks the finding is about (sites.h), or NULL. */
+	json_t *sites;
 };
 
 /* What a rule looks at. */
@@ -46,6 +48,11 @@ typedef struct mt_finding *mt_rule(const struct mt_rule_input *in);
 struct mt_finding *mt_finding_new(const char *id, const struct mt_rule_input *in);
 void mt_finding_free(struct mt_finding *f);
 struct mt_fix *mt_fix_add(struct mt_finding *f, int kind);
+/* A whole run's finding: the sites credited with the summary's "caused"
+ * figures named in keys (NULL-terminated), and the top one named in the
+ * explanation. */
+void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
+		      const char *const *keys);
 /* The share of a call's time that its system time accounts for. */
 double mt_system_share(const struct mt_call_figures *f);
 /* "7.6 MiB" */

@@ -33,8 +33,9 @@ struct site {
 	struct mt_pyframe raw[MAX_PY_FRAMES];
 	unsigned nframes;
 	struct frame_name names[MAX_PY_FRAMES];
-	const char *object, *symbol; /* the caller's */
-	uintptr_t object_offset;
+	const char *object, *symbol; /* the caller's (symbol: the nearest
+					exported one before it) */
+	uintptr_t object_offset, symbol_offset;
 	unsigned function;	     /* the site of its innermost function */
 	uint64_t allocs, bytes, frees, live, max_live;
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
@@ -165,8 +166,11 @@ static unsigned add_site(unsigned *slot, uint64_t hash, const void *caller,
 	if (p->have_object && p->object.dli_fname) {
 		s->object = keep_name(p->object.dli_fname);
 		s->object_offset = (uintptr_t)caller - (uintptr_t)p->object.dli_fbase;
-		if (p->object.dli_sname)
+		if (p->object.dli_sname) {
 			s->symbol = keep_name(p->object.dli_sname);
+			s->symbol_offset = (uintptr_t)caller -
+					   (uintptr_t)p->object.dli_saddr;
+		}
 	}
 	*slot = id;
 	return id;
@@ -313,7 +317,9 @@ static void write_stack(struct mt_json_out *o, const struct site *s)
 		mt_json_str(&f, "kind", "python");
 		mt_json_str(&f, "function", s->names[i].function);
 		mt_json_str(&f, "file", s->names[i].file);
-		mt_json_u64(&f, "line", (uint64_t)s->names[i].line);
+		/* (-1: the interpreter knows no line there) */
+		mt_json_u64(&f, "line",
+			    s->names[i].line > 0 ? (uint64_t)s->names[i].line : 0);
 		mt_json_end(&f);
 		mt_json_put(o, ", ");
 	}
@@ -321,8 +327,10 @@ static void write_stack(struct mt_json_out *o, const struct site *s)
 	mt_json_str(&f, "kind", "native");
 	mt_json_str(&f, "object", s->object ? s->object : "?");
 	mt_json_u64(&f, "offset", s->object_offset);
-	if (s->symbol)
+	if (s->symbol) {
 		mt_json_str(&f, "symbol", s->symbol);
+		mt_json_u64(&f, "symbol_offset", s->symbol_offset);
+	}
 	mt_json_end(&f);
 	mt_json_put(o, "]");
 }

@@ -65,6 +65,9 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 			 pages, f->faults, f->system_s * 1e3, share * 100,
 			 f->time_median_s * 1e3);
 	}
+	static const char *const moved[] = {"brk_shrink_bytes", "brk_grow_bytes",
+					    NULL};
+	mt_finding_sites(x, in, moved);
 	if (strcmp(in->backend, "glibc") == 0)
 		mt_glibc_threshold_fixes(x, f, in->page_size);
 	mt_backend_fixes(x, in->backend);

@@ -92,6 +92,9 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 			 mechanism, pages, f->faults, f->system_s * 1e3,
 			 share * 100);
 	}
+	static const char *const mapped_keys[] = {"mmap_bytes", "munmap_bytes",
+						  NULL};
+	mt_finding_sites(x, in, mapped_keys);
 	if (allocators) {
 		if (strcmp(in->backend, "glibc") == 0)
 			mt_glibc_threshold_fixes(x, f, in->page_size);

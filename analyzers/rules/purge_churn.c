@@ -86,6 +86,8 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 			 f->free_advice, f->faults, f->system_s * 1e3,
 			 share * 100);
 	}
+	static const char *const purged[] = {"purge_bytes", NULL};
+	mt_finding_sites(x, in, purged);
 	keep_dirty_fixes(x, in->backend);
 	mt_backend_fixes(x, in->backend);
 	return x;

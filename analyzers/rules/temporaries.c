@@ -1,8 +1,76 @@
 /* temporaries: large short-lived allocations in a region, how many live at
  * once, and who frees them. */
 #include <stdio.h>
+#include <string.h>
 
+#include "../sites.h"
 #include "rules.h"
+
+/* A run without regions: the sites whose large blocks are freed again,
+ * by bytes, with the most live at once in the function that allocates
+ * them (two where one would do is what a temporary kept alive costs). */
+static struct mt_finding *by_site(const struct mt_rule_input *in)
+{
+	const struct mt_call_figures *f = in->f;
+	char b1[32], label[512];
+	if (f->large_allocs < 10 || f->large_frees < 0.9 * f->large_allocs)
+		return NULL;
+	json_t *all = mt_sites_by_bytes(in->summary, 5), *sites = json_array();
+	size_t i;
+	json_t *site;
+	json_array_foreach(all, i, site) {
+		json_t *large = json_object_get(site, "large");
+		double n = (double)json_integer_value(json_object_get(large, "allocations"));
+		double freed = (double)json_integer_value(json_object_get(large, "frees"));
+		if (n >= 10 && freed >= 0.9 * n)
+			json_array_append(sites, site);
+	}
+	json_decref(all);
+	if (!json_array_size(sites)) {
+		json_decref(sites);
+		return NULL;
+	}
+	struct mt_finding *x = mt_finding_new("temporaries", in);
+	if (!x) {
+		json_decref(sites);
+		return NULL;
+	}
+	x->sites = sites;
+	json_t *e = x->evidence;
+	json_object_set_new(e, "large_per_call", json_real(f->large_allocs));
+	json_object_set_new(e, "frees_per_call", json_real(f->large_frees));
+	json_object_set_new(e, "min_size", json_integer(128 * 1024));
+	int at = snprintf(x->explanation, sizeof x->explanation,
+			  "Over the run, the program allocated %.0f large blocks "
+			  "and freed %.0f of them. Where most are made, and the "
+			  "most live at once in the function that makes them:",
+			  f->large_allocs, f->large_frees);
+	bool two = false;
+	json_array_foreach(sites, i, site) {
+		json_t *large = json_object_get(site, "large");
+		double n = (double)json_integer_value(json_object_get(large, "allocations"));
+		json_int_t live = json_integer_value(json_object_get(large, "max_live_in_function"));
+		double bytes = json_number_value(json_object_get(site, "value"));
+		two |= live >= 2;
+		if (at > 0 && (size_t)at < sizeof x->explanation)
+			at += snprintf(x->explanation + at, sizeof x->explanation - at,
+				       "%s %s, %.0f blocks of about %s, at most %lld "
+				       "live at once",
+				       i ? ";" : "",
+				       mt_site_label(json_object_get(site, "stack"),
+						     label, sizeof label),
+				       n, mt_bytes_text(bytes / n, b1, sizeof b1),
+				       (long long)live);
+	}
+	if (at > 0 && (size_t)at < sizeof x->explanation)
+		snprintf(x->explanation + at, sizeof x->explanation - at, ".%s",
+			 two ? " Where two are live at once, the call needs that "
+			       "much more memory than one buffer: the allocator "
+			       "must find room for each anew."
+			     : "");
+	mt_reuse_fix(x, in, two);
+	return x;
+}
 
 struct mt_finding *mt_rule_temporaries(const struct mt_rule_input *in)
 {
@@ -10,8 +78,10 @@ struct mt_finding *mt_rule_temporaries(const struct mt_rule_input *in)
 	char b1[32], b2[32];
 
 	/* A temporary is short-lived within a unit of work: a call of a
-	 * region.  A run without regions has no such unit. */
-	if (f->large_allocs < 1 || f->whole)
+	 * region, or without regions, the function that allocates it. */
+	if (f->whole)
+		return json_object_get(in->summary, "sites") ? by_site(in) : NULL;
+	if (f->large_allocs < 1)
 		return NULL;
 	struct mt_finding *x = mt_finding_new("temporaries", in);
 	if (!x)

@@ -95,6 +95,8 @@ struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
 			 f->faults, f->system_s * 1e3, share * 100,
 			 f->time_median_s * 1e3);
 	}
+	static const char *const shrunk[] = {"thread_heap_shrink_bytes", NULL};
+	mt_finding_sites(x, in, shrunk);
 	threshold_fix(x, in, per_shrink);
 	mt_backend_fixes(x, in->backend);
 	mt_reuse_fix(x, in, false);

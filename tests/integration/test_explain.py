@@ -32,7 +32,7 @@ def test_schema():
     report = explain("--", program("churn"), "trim", str(CALLS))
     for f in report["findings"]:
         assert set(f) == {"id", "region", "backend", "evidence",
-                          "explanation", "fixes"}
+                          "explanation", "fixes", "sites"}
         for fix in f["fixes"]:
             assert fix["kind"] in ("setting", "backend", "code")
             assert fix["verified"] is None

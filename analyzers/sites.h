@@ -1,0 +1,26 @@
+/* The call sites of a summary ("sites", written by the shim's sites.c),
+ * ranked by what the allocator did on their account, and named the way a
+ * reader of the code names them. */
+#ifndef MEMTRACE_SITES_H
+#define MEMTRACE_SITES_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The sites of summary s ranked by the sum of their "caused" figures
+ * named in `keys` (NULL-terminated), sites with the same Python frames
+ * counted as one (their native callers differ), at most `max`, each at
+ * least 1% of the total: [{"share": 0.82, "value": N, "stack": [...]}].
+ * An empty array when s has no sites or none caused any. */
+json_t *mt_sites_ranked(json_t *s, const char *const *keys, size_t max);
+
+/* The same, ranked by their large blocks' bytes. */
+json_t *mt_sites_by_bytes(json_t *s, size_t max);
+
+/* "func2 (x.py:6)", or "memcpy+0x10 (libc.so.6)" for a site without
+ * Python frames: its innermost frame. */
+const char *mt_site_label(json_t *stack, char *buf, size_t len);
+/* The same for one frame. */
+const char *mt_frame_label(json_t *frame, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,115 @@
+"""Where in the code: the sites of large blocks, from the Python frames and
+the calling address, and explain's findings put on them, for programs that
+mark no region."""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from mt import BACKENDS, CLI, PYTHON, clean_env, program, run, shim_env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NUMPY_PLAIN = os.path.join(HERE, "..", "programs", "numpy_plain.py")
+THREADS_LARGE = os.path.join(HERE, "..", "programs", "py_threads_large.py")
+
+
+def live_summary(cmd, backend="glibc", tmp_path=None, **extra):
+    path = tmp_path / "s.json"
+    run(cmd, shim_env(backend, summary=str(path), **extra))
+    return json.loads(path.read_text())
+
+
+def frames(site):
+    return [(f["function"], f["line"]) for f in site["stack"] if f["kind"] == "python"]
+
+
+def line_of(path, text):
+    with open(path) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+def test_every_large_block_has_its_site(tmp_path):
+    s = live_summary([PYTHON, NUMPY_PLAIN, "40"], tmp_path=tmp_path)
+    sites = s["sites"]
+    assert sum(x["large"]["allocations"] for x in sites) == s["large"]["allocations"]
+    assert sum(x["large"]["frees"] for x in sites) == s["large"]["frees"]
+    # func2's two lines, func1's one, each from the benchmark's lambda
+    astype2 = line_of(NUMPY_PLAIN, "t = a.astype")
+    divide2 = line_of(NUMPY_PLAIN, "return t / 255.0")
+    one = line_of(NUMPY_PLAIN, "return a.astype(np.float64) / 255.0")
+    where = {frames(x)[0] for x in sites if frames(x)}
+    assert {("func1", one), ("func2", astype2), ("func2", divide2)} <= where
+    for x in sites:
+        if frames(x) and frames(x)[0][0] in ("func1", "func2"):
+            assert x["stack"][0]["file"].endswith("numpy_plain.py")
+            assert frames(x)[1][0] == "<lambda>"
+            # func2 keeps t: two blocks live at once in it; func1 one
+            want = 2 if frames(x)[0][0] == "func2" else 1
+            assert x["large"]["function_max_live"] == want, x
+
+
+def test_the_trims_are_func2s(tmp_path):
+    """On glibc, func2's frees trim the heap (heap-trim-churn): the shrinks
+    credited to sites are func2's, and they are the process's shrinks but
+    the few of start-up."""
+    s = live_summary([PYTHON, NUMPY_PLAIN, "60"], tmp_path=tmp_path)
+    shrinks = {frames(x)[0][0] if frames(x) else "native": x["caused"]["brk_shrink"]
+               for x in s["sites"] if x["caused"]["brk_shrink"]}
+    assert set(shrinks) == {"func2"}, shrinks
+    assert shrinks["func2"] >= 60
+    assert sum(shrinks.values()) <= s["brk"]["shrink"]
+
+
+def test_explain_puts_the_churn_on_func2():
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--", PYTHON,
+             NUMPY_PLAIN, "100"], clean_env())
+    findings = json.loads(r.stdout)["findings"]
+    (churn,) = [f for f in findings if f["id"] == "heap-trim-churn"]
+    assert churn["sites"] and all(
+        x["stack"][0]["function"] == "func2" for x in churn["sites"])
+    assert abs(sum(x["share"] for x in churn["sites"]) - 1) < 0.02
+    assert "func2 (numpy_plain.py:" in churn["explanation"]
+    (temps,) = [f for f in findings if f["id"] == "temporaries"]
+    live = {x["stack"][0]["function"]: x["large"]["max_live_in_function"]
+            for x in temps["sites"]}
+    assert live == {"func1": 1, "func2": 2}
+    # nothing churns for func1
+    for f in findings:
+        if f["id"].endswith("churn"):
+            assert all(x["stack"][0]["function"] != "func1" for x in f["sites"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_threads_have_their_frames(backend, tmp_path):
+    s = live_summary([PYTHON, THREADS_LARGE], backend, tmp_path)
+    fill = [x for x in s["sites"] if frames(x) and frames(x)[0][0] == "fill"]
+    assert sum(x["large"]["allocations"] for x in fill) == 40
+    assert all(frames(x)[1][0] == "Thread.run" for x in fill)
+
+
+def test_a_c_site_is_its_function(tmp_path):
+    """No Python: the calling address, as an offset in the program, which
+    falls inside the function that allocates (nm)."""
+    exe = program("churn")  # its 1 MiB blocks come from use(), in main
+    s = live_summary([exe, "steady", "3"], tmp_path=tmp_path)
+    sites = [x for x in s["sites"] if x["stack"][0]["object"] == exe]
+    syms = subprocess.run(["nm", "-n", "--defined-only", exe], capture_output=True,
+                          text=True).stdout.split("\n")
+    addrs = [(int(a, 16), name) for a, _, name in
+             (line.split() for line in syms if len(line.split()) == 3)]
+    for site in sites:
+        offset = site["stack"][0]["offset"]
+        inside = max((a, name) for a, name in addrs if a <= offset)
+        assert inside[1] in ("use", "main"), inside  # (use() may be inlined)
+    # the warm-up block and one per call
+    assert sum(x["large"]["allocations"] for x in sites) == 4
+
+
+def test_the_trace_carries_the_sites(tmp_path):
+    live, trace = tmp_path / "s.json", tmp_path / "t.mt"
+    run([PYTHON, NUMPY_PLAIN, "10"],
+        shim_env("glibc", summary=str(live), MEMTRACE_OUT=str(trace)))
+    got = json.loads(run([CLI, "stat", "--json", str(trace)], clean_env()).stdout)
+    assert got["sites"] == json.loads(live.read_text())["sites"]
