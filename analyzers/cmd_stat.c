@@ -12,11 +12,23 @@
 #include "launch.h"
 #include "replay.h"
 #include "measure.h"
+#include "sites.h"
 #include "summary_table.h"
 
+static bool by_site;
+
+static void print_summary(FILE *out, json_t *s)
+{
+	if (by_site)
+		mt_sites_print(out, s);
+	else
+		mt_summary_print_table(out, s);
+}
+
 static const char usage[] =
-	"usage: memtrace stat [--backend B] [--json] [-o FILE] -- CMD ARGS...\n"
-	"       memtrace stat [--json] [--salvage] [--pid PID[.N]] [-o FILE] TRACE\n"
+	"usage: memtrace stat [--backend B] [--json] [--by-site] [-o FILE] -- CMD ARGS...\n"
+	"       memtrace stat [--json] [--by-site] [--salvage] [--pid PID[.N]]\n"
+	"                     [-o FILE] TRACE\n"
 	"\n"
 	"Runs CMD under libmemtrace.so and prints, for each process it\n"
 	"started, its allocator calls, heap bytes, memory system calls, page\n"
@@ -30,6 +42,9 @@ static const char usage[] =
 	"  -o, --output FILE  write to FILE instead of stderr\n"
 	"  -s, --salvage    with TRACE: skip damaged chunks (or, in an LTTng\n"
 	"                   trace, events LTTng discarded)\n"
+	"  -S, --by-site    the sites of large blocks (where the program\n"
+	"                   allocates them, and what the allocator did to the\n"
+	"                   kernel meanwhile) instead of the figures\n"
 	"  -p, --pid PID[.N]  with an LTTng TRACE: the process to read\n"
 	"                   (default: the first one started); .N: its image\n"
 	"                   after N execs\n"
@@ -109,7 +124,7 @@ static int stat_trace(const char *path, struct mt_pick pick, bool as_json, bool 
 	if (as_json)
 		fputs(json, out);
 	else
-		mt_summary_print_table(out, s);
+		print_summary(out, s);
 	json_decref(s);
 	free(json);
 	if (out != stdout && fclose(out) != 0)
@@ -125,6 +140,7 @@ int mt_cmd_stat(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"salvage", no_argument, NULL, 's'},
 		{"pid", required_argument, NULL, 'p'},
+		{"by-site", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -135,7 +151,7 @@ int mt_cmd_stat(int argc, char **argv)
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:jo:sp:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:jo:sp:Sh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			l.backend = optarg;
@@ -152,6 +168,9 @@ int mt_cmd_stat(int argc, char **argv)
 		case 'p':
 			if (mt_parse_pick("stat", usage, optarg, &pick))
 				return MT_EXIT_USAGE;
+			break;
+		case 'S':
+			by_site = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -196,7 +215,7 @@ int mt_cmd_stat(int argc, char **argv)
 			json_dumpf(summary, out, JSON_COMPACT);
 			fputc('\n', out);
 		} else {
-			mt_summary_print_table(out, summary);
+			print_summary(out, summary);
 		}
 	}
 	if (measured && m.signaled) { /* else measure said it */

@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "sites.h"
@@ -40,7 +41,7 @@ static int by_value_desc(const void *a, const void *b)
 
 /* Folded sites weighed by weigh(site), ranked, with their shares. */
 static json_t *ranked(json_t *s, double (*weigh)(json_t *, const void *),
-		      const void *arg, size_t max)
+		      const void *arg, size_t max, double min_share)
 {
 	json_t *folded = json_object(), *out = json_array();
 	double total = 0;
@@ -53,20 +54,28 @@ static json_t *ranked(json_t *s, double (*weigh)(json_t *, const void *),
 			continue;
 		json_t *e = json_object_get(folded, key);
 		if (!e) {
-			e = json_pack("{s:O, s:f, s:{s:I, s:I, s:I}}", "stack",
-				      json_object_get(site, "stack"), "value", 0.0,
-				      "large", "allocations", (json_int_t)0,
-				      "frees", (json_int_t)0, "max_live_in_function",
-				      (json_int_t)0);
+			e = json_pack("{s:O, s:f, s:{s:I, s:I, s:I, s:I}, s:{}}",
+				      "stack", json_object_get(site, "stack"),
+				      "value", 0.0, "large", "allocations",
+				      (json_int_t)0, "bytes", (json_int_t)0, "frees",
+				      (json_int_t)0, "max_live_in_function",
+				      (json_int_t)0, "caused");
 			json_object_set_new(folded, key, e);
 		}
 		free(key);
 		json_t *large = json_object_get(site, "large");
 		json_t *sum = json_object_get(e, "large");
+		const char *ck;
+		json_t *cv;
+		json_t *csum = json_object_get(e, "caused");
+		json_object_foreach(json_object_get(site, "caused"), ck, cv)
+			json_object_set_new(csum, ck, json_integer(
+				json_integer_value(json_object_get(csum, ck)) +
+				json_integer_value(cv)));
 		json_object_set_new(e, "value",
 				    json_real(json_number_value(json_object_get(e, "value")) + v));
-		const char *add[] = {"allocations", "frees"};
-		for (int k = 0; k < 2; k++)
+		const char *add[] = {"allocations", "bytes", "frees"};
+		for (int k = 0; k < 3; k++)
 			json_object_set_new(sum, add[k], json_integer(
 				json_integer_value(json_object_get(sum, add[k])) +
 				json_integer_value(json_object_get(large, add[k]))));
@@ -84,7 +93,7 @@ static json_t *ranked(json_t *s, double (*weigh)(json_t *, const void *),
 		qsort(all, k, sizeof *all, by_value_desc);
 	for (size_t j = 0; j < k && json_array_size(out) < max && total > 0; j++) {
 		double v = json_number_value(json_object_get(all[j], "value"));
-		if (v < 0.01 * total)
+		if (v < min_share * total)
 			break;
 		json_object_set_new(all[j], "share", json_real(v / total));
 		json_array_append(out, all[j]);
@@ -107,12 +116,12 @@ static double weigh_bytes(json_t *site, const void *unused)
 
 json_t *mt_sites_ranked(json_t *s, const char *const *keys, size_t max)
 {
-	return ranked(s, weigh_caused, keys, max);
+	return ranked(s, weigh_caused, keys, max, 0.01);
 }
 
 json_t *mt_sites_by_bytes(json_t *s, size_t max)
 {
-	return ranked(s, weigh_bytes, NULL, max);
+	return ranked(s, weigh_bytes, NULL, max, 0.01);
 }
 
 static const char *base_name(const char *path)
@@ -146,4 +155,66 @@ const char *mt_frame_label(json_t *f, char *buf, size_t len)
 			snprintf(buf, len, "%s+0x%llx", object, offset);
 	}
 	return buf;
+}
+
+/* Everything the allocator moved on a site's account, then its bytes. */
+static double weigh_all(json_t *site, const void *unused)
+{
+	const char *k;
+	json_t *v;
+	double w = 0;
+	(void)unused;
+	json_object_foreach(json_object_get(site, "caused"), k, v) {
+		size_t n = strlen(k);
+		if (n > 6 && strcmp(k + n - 6, "_bytes") == 0)
+			w += json_number_value(v);
+	}
+	return w + weigh_bytes(site, NULL) * 1e-3;
+}
+
+static uint64_t caused_count(json_t *site, const char *key)
+{
+	return (uint64_t)json_integer_value(
+		json_object_get(json_object_get(site, "caused"), key));
+}
+
+void mt_sites_print(FILE *out, json_t *s)
+{
+	json_t *sites = ranked(s, weigh_all, NULL, SIZE_MAX, 0), *site;
+	char label[512];
+	size_t i;
+	fprintf(out, "\nsites of large blocks, pid %lld (what the allocator did "
+		     "while allocating or freeing them)\n",
+		(long long)json_integer_value(json_object_get(s, "pid")));
+	if (!json_array_size(sites)) {
+		fputs(json_object_get(s, "sites") ? "  none\n"
+						  : "  not recorded (a trace without "
+						    "its closing record)\n",
+		      out);
+		json_decref(sites);
+		return;
+	}
+	fprintf(out, "  %7s %9s %7s %7s %7s %7s %7s %7s %7s  %s\n", "blocks",
+		"MiB", "live-fn", "brk+", "brk-", "mmap", "munmap", "purges",
+		"thr-hp-", "site < callers (same Python frames folded)");
+	json_array_foreach(sites, i, site) {
+		json_t *large = json_object_get(site, "large");
+		json_t *stack = json_object_get(site, "stack");
+		fprintf(out, "  %7lld %9.1f %7lld %7llu %7llu %7llu %7llu %7llu %7llu  %s",
+			(long long)json_integer_value(json_object_get(large, "allocations")),
+			json_number_value(json_object_get(large, "bytes")) / (1 << 20),
+			(long long)json_integer_value(json_object_get(large, "max_live_in_function")),
+			(unsigned long long)caused_count(site, "brk_grow"),
+			(unsigned long long)caused_count(site, "brk_shrink"),
+			(unsigned long long)caused_count(site, "mmap"),
+			(unsigned long long)caused_count(site, "munmap"),
+			(unsigned long long)caused_count(site, "purge"),
+			(unsigned long long)caused_count(site, "thread_heap_shrink"),
+			mt_site_label(stack, label, sizeof label));
+		for (size_t d = 1; d < 3 && d < json_array_size(stack); d++)
+			fprintf(out, " < %s", mt_frame_label(json_array_get(stack, d),
+							     label, sizeof label));
+		fputc('\n', out);
+	}
+	json_decref(sites);
 }

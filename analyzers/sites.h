@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* The sites of summary s ranked by the sum of their "caused" figures
  * named in `keys` (NULL-terminated), sites with the same Python frames
@@ -20,6 +21,8 @@ json_t *mt_sites_by_bytes(json_t *s, size_t max);
 /* "func2 (x.py:6)", or "memcpy+0x10 (libc.so.6)" for a site without
  * Python frames: its innermost frame. */
 const char *mt_site_label(json_t *stack, char *buf, size_t len);
+/* A table of the sites of summary s, heaviest first, on out. */
+void mt_sites_print(FILE *out, json_t *s);
 /* The same for one frame. */
 const char *mt_frame_label(json_t *frame, char *buf, size_t len);
 

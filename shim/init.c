@@ -68,7 +68,8 @@ __attribute__((constructor)) static void mt_init(void)
 		mt_options_parse(&mt_opt, get_env);
 		mt_backend_ensure();
 		mt_threads_init();
-		mt_sites_init();
+		if (mt_opt.sites)
+			mt_sites_init();
 		/* Why kernel counters are missing is news, not an error:
 		 * MEMTRACE_QUIET keeps it to the summary's "sources". */
 		mt_report_start(!mt_opt.quiet);

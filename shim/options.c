@@ -5,7 +5,7 @@
 #include "diag.h"
 #include "options.h"
 
-#define DEFAULTS {.backend = "glibc", .perf = true}
+#define DEFAULTS {.backend = "glibc", .perf = true, .sites = true}
 
 struct mt_options mt_opt = DEFAULTS;
 
@@ -128,6 +128,11 @@ static int parse_compress(struct mt_options *opt, const char *v)
 	return parse_switch("MEMTRACE_COMPRESS", v, &opt->compress);
 }
 
+static int parse_sites(struct mt_options *opt, const char *v)
+{
+	return parse_switch("MEMTRACE_SITES", v, &opt->sites);
+}
+
 static int parse_lttng(struct mt_options *opt, const char *v)
 {
 	return parse_switch("MEMTRACE_LTTNG", v, &opt->lttng);
@@ -145,6 +150,7 @@ static const struct {
 	{"MEMTRACE_OUT", parse_out},
 	{"MEMTRACE_PERF", parse_perf},
 	{"MEMTRACE_QUIET", parse_quiet},
+	{"MEMTRACE_SITES", parse_sites},
 	{"MEMTRACE_SUMMARY", parse_summary},
 };
 

@@ -16,6 +16,7 @@ struct mt_options {
 	bool compress;		  /* zstd chunks */
 	unsigned fault_period;	  /* sample 1 fault in N; 0: none */
 	bool lttng;		  /* events to LTTng-UST too (MEMTRACE_LTTNG) */
+	bool sites;		  /* call sites of large blocks (sites.h) */
 };
 
 extern MT_HIDDEN struct mt_options mt_opt;

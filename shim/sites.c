@@ -233,13 +233,14 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 	unsigned nf = n ? 1 : 0;
 	const void *fcaller = n ? NULL : caller;
 
-	take();
 	uint64_t h = hash_of(caller, f, n), hf = hash_of(fcaller, &fn, nf);
-	bool known = *slot_of(h, caller, f, n) && *slot_of(hf, fcaller, &fn, nf);
-	give();
-	if (!known)
-		name_site(&names, caller, f, n);
 	take();
+	if (!*slot_of(h, caller, f, n) || !*slot_of(hf, fcaller, &fn, nf)) {
+		/* A new site: named outside the lock (see name_site). */
+		give();
+		name_site(&names, caller, f, n);
+		take();
+	}
 	unsigned id = find_site(caller, f, n, &names);
 	unsigned fid = id ? find_site(fcaller, &fn, nf, &names) : 0;
 	struct block *b = block_of((uintptr_t)p);

@@ -113,3 +113,13 @@ def test_the_trace_carries_the_sites(tmp_path):
         shim_env("glibc", summary=str(live), MEMTRACE_OUT=str(trace)))
     got = json.loads(run([CLI, "stat", "--json", str(trace)], clean_env()).stdout)
     assert got["sites"] == json.loads(live.read_text())["sites"]
+
+
+def test_stat_by_site_ranks_them(tmp_path):
+    r = run([CLI, "stat", "--by-site", "--", PYTHON, NUMPY_PLAIN, "20"], clean_env())
+    rows = [line.split() for line in r.stderr.splitlines()
+            if "numpy_plain.py:" in line and "func" in line]
+    # func2's two lines first (they trim the heap), then func1's
+    assert [row[9] for row in rows[:3]] == ["func2", "func2", "func1"], r.stderr
+    assert [row[2] for row in rows[:3]] == ["2", "2", "1"]  # live in function
+    assert int(rows[0][4]) >= 20  # the trims: brk- of func2's last line
