@@ -229,7 +229,7 @@ static const char *arena_of(const void *p)
 void mt_glibc_free_trimming(struct mt_thread *t, void *p)
 {
 	const char *arena = NULL;
-	if ((mt_chunk_head(p) & MT_CHUNK_NON_MAIN_ARENA) &&
+	if (mt_thread_arena_watched(mt_chunk_head(p)) &&
 	    __atomic_load_n(&arenas_readable, __ATOMIC_RELAXED))
 		arena = arena_of(p);
 	if (!arena) {

@@ -57,6 +57,21 @@ static inline bool mt_free_may_trim(size_t head)
 	return mt_chunk_size(head) > mt_glibc_no_trim_below;
 }
 
+/* Which frees of a thread arena's chunks are watched for a shrink of its
+ * heap: a chunk the tcache cannot take (above 1032 bytes, glibc's
+ * default tcache_max) always reaches _int_free, which trims when what it
+ * merged into the top is large.  A smaller one trims only when its tcache
+ * bin is full and it merges into the top: not watched, since every free of
+ * such a chunk would pay for the look (1.5 to 2 ns); such shrinks are in
+ * the kernel's madvise count and in no inferred one. */
+#define MT_THREAD_TRIM_WATCHED 1040
+
+static inline bool mt_thread_arena_watched(size_t head)
+{
+	return (head & MT_CHUNK_NON_MAIN_ARENA) &&
+	       mt_chunk_size(head) >= MT_THREAD_TRIM_WATCHED;
+}
+
 /* free(p) of a chunk from a heap (not mapped) whose free may trim it, and
  * what the trim gave back: the main heap's moves the break; a thread
  * arena's heap shrinks with madvise, or goes with munmap, out of sight

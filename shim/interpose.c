@@ -142,8 +142,8 @@ EXPORT void free(void *p)
 				mt_real.free(p);
 				return;
 			}
-			if (__builtin_expect((head & MT_CHUNK_NON_MAIN_ARENA) ||
-						     usable >= MT_LARGE_BYTES,
+			if (__builtin_expect(usable >= MT_LARGE_BYTES ||
+						     mt_thread_arena_watched(head),
 					     0)) {
 				free_heap_chunk_slow(t, p, usable);
 				return;

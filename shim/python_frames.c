@@ -34,6 +34,10 @@ void mt_python_frames_init(void)
 	const unsigned long *version = dlsym(RTLD_DEFAULT, "Py_Version");
 	if (!version || (*version >> 16) != (PY_VERSION_HEX >> 16))
 		return;
+	/* A build with Py_TRACE_REFS has two more pointers in every object
+	 * header: not the layout compiled here. */
+	if (dlsym(RTLD_DEFAULT, "_Py_PrintReferences"))
+		return;
 	py.this_thread_state = (PyThreadState * (*)(void))
 		dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
 	py.is_initialized = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
