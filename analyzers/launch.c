@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,11 +9,13 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "backends.h"
 #include "launch.h"
+#include "memtrace/events.h"
 
 static bool in_build_tree;
 
@@ -90,6 +94,42 @@ static void ensure_tracefs(void)
 			dir);
 }
 
+/* The kernel unregisters a tracepoint when the last perf event on it goes,
+ * and waits for an RCU grace period each time (~35 ms here): a process
+ * that counts the six syscall tracepoints pays ~0.2 s at exit, and again
+ * at each exec, when it is their only user.  Held open here (disabled,
+ * counting nothing) while the commands run, they stay registered, and the
+ * commands' own events come and go for free.  Not for mt_launch_exec: an
+ * exec would close them. */
+static void hold_tracepoints(void)
+{
+	static bool held;
+	if (held)
+		return;
+	held = true;
+	for (int k = 0; k < MT_SYS_COUNT; k++) {
+		char path[128], buf[32];
+		snprintf(path, sizeof path,
+			 "/sys/kernel/tracing/events/syscalls/sys_enter_%s/id",
+			 mt_sys_names[k]);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		struct perf_event_attr a = {
+			.size = sizeof a,
+			.type = PERF_TYPE_TRACEPOINT,
+			.config = strtoull(buf, NULL, 10),
+			.disabled = 1,
+		};
+		/* (kept for the life of this process: never closed) */
+		syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+}
+
 /* So that a Python program can `import memtrace` for its regions. */
 static void prepend_pythonpath(const char *dir)
 {
@@ -163,6 +203,7 @@ int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child,
 		   bool *signaled)
 {
 	int status;
+	hold_tracepoints();
 	pid_t pid = fork();
 
 	if (signaled)
