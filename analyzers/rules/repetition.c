@@ -65,3 +65,17 @@ void mt_repetition_evidence(json_t *e, const struct mt_repetition *r)
 	json_object_set_new(e, "system_s_explained", json_real(r->system_s));
 	json_object_set_new(e, "share_of_run", json_real(r->share));
 }
+
+bool mt_run_churns(const struct mt_rule_input *in)
+{
+	const struct mt_call_figures *f = in->f;
+	struct mt_repetition r;
+	double unmaps = f->syscalls_by_allocator[MT_SYS_MUNMAP] +
+			f->syscalls_inferred[MT_SYS_MUNMAP];
+	return mt_repeats(in, f->brk_shrink, f->brk_shrink_bytes, &r) ||
+	       mt_repeats(in, unmaps, f->syscall_bytes[MT_SYS_MUNMAP], &r) ||
+	       mt_repeats(in, f->syscalls_by_allocator[MT_SYS_MADVISE],
+			  f->purged_bytes, &r) ||
+	       mt_repeats(in, f->thread_heap_shrinks, f->thread_heap_shrink_bytes,
+			  &r);
+}

@@ -35,6 +35,11 @@ struct mt_repetition {
  * `bytes_given_back` (same unit) are churn; fills r. */
 bool mt_repeats(const struct mt_rule_input *in, double cycles,
 		double bytes_given_back, struct mt_repetition *r);
+/* Whether the allocator gives memory back and takes it again in a way
+ * mt_repeats calls churn, by any of the means the churn rules look at:
+ * what the findings that describe the allocator's state (temporaries,
+ * threshold) of a whole run need before they are worth saying. */
+bool mt_run_churns(const struct mt_rule_input *in);
 /* r's figures, for a whole run's evidence. */
 void mt_repetition_evidence(json_t *e, const struct mt_repetition *r);
 

@@ -13,7 +13,8 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
 	char b1[32], label[512];
-	if (f->large_allocs < 10 || f->large_frees < 0.9 * f->large_allocs)
+	if (f->large_allocs < 10 || f->large_frees < 0.9 * f->large_allocs ||
+	    !mt_run_churns(in))
 		return NULL;
 	json_t *all = mt_sites_by_bytes(in->summary, 5), *sites = json_array();
 	size_t i;

@@ -20,6 +20,9 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 	double block = f->large_bytes / f->large_allocs;
 	if (dynamic && raises < 1)
 		return NULL; /* nothing moved */
+	/* Over a whole run, a threshold matters where memory churns. */
+	if (f->whole && !mt_run_churns(in))
+		return NULL;
 
 	struct mt_finding *x = mt_finding_new("threshold", in);
 	if (!x)

@@ -119,6 +119,20 @@ def strace_counts(cmd, env, syscalls=("brk", "mmap", "munmap", "mremap", "madvis
         return counts
 
 
+def perf_stat_faults(cmd, env):
+    """page-faults from perf stat for one run of cmd, with env given to cmd
+    alone (perf itself runs bare)."""
+    base = clean_env()
+    setenv = [f"{k}={v}" for k, v in env.items() if base.get(k) != v]
+    r = run(["perf", "stat", "-x,", "-e", "page-faults"]
+            + fixed_layout(["env"] + setenv + cmd), base)
+    for line in r.stderr.splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2].startswith("page-faults"):
+            return int(fields[0])
+    raise AssertionError("no page-faults line in perf stat output:\n" + r.stderr)
+
+
 # A child's peak RSS (ru_maxrss) includes the memory of the process that
 # forked it, up to its exec: measured from pytest, it is pytest's.  So the
 # command is forked from a small process of its own, which reports.

@@ -62,7 +62,7 @@ def test_quoted_brk_counts_match_strace():
 
 
 def test_quoted_faults_match_perf_stat():
-    from test_kernel_counts import perf_stat_faults
+    from mt import perf_stat_faults
     report = explain("--", program("churn"), "trim", str(CALLS))
     quoted = finding(report, "heap-trim-churn", "trim")["evidence"]["page_faults_per_call"]
     env = shim_env("glibc")

@@ -11,7 +11,8 @@ import tempfile
 
 import pytest
 
-from mt import (BACKENDS, PYTHON, clean_env, fixed_layout, program, run,
+from mt import (BACKENDS, PYTHON, clean_env, fixed_layout, perf_stat_faults,
+                program, run,
                 shim_env, strace_counts, summary)
 
 SYSCALLS = ("brk", "mmap", "munmap", "mremap", "madvise", "mprotect")
@@ -83,18 +84,6 @@ def test_func2_on_glibc_is_heap_trimming():
         s2["syscalls"]["brk"] - s1["syscalls"]["brk"]
 
 
-def perf_stat_faults(cmd, env):
-    """page-faults from perf stat for one run of cmd, with env given to cmd
-    alone (perf itself runs bare)."""
-    base = clean_env()
-    setenv = [f"{k}={v}" for k, v in env.items() if base.get(k) != v]
-    r = run(["perf", "stat", "-x,", "-e", "page-faults"]
-            + fixed_layout(["env"] + setenv + cmd), base)
-    for line in r.stderr.splitlines():
-        fields = line.split(",")
-        if len(fields) > 2 and fields[2].startswith("page-faults"):
-            return int(fields[0])
-    raise AssertionError("no page-faults line in perf stat output:\n" + r.stderr)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
