@@ -123,3 +123,36 @@ def test_stat_by_site_ranks_them(tmp_path):
     assert [row[9] for row in rows[:3]] == ["func2", "func2", "func1"], r.stderr
     assert [row[2] for row in rows[:3]] == ["2", "2", "1"]  # live in function
     assert int(rows[0][4]) >= 20  # the trims: brk- of func2's last line
+
+
+FORKING = """
+import os, sys
+def parent_work():
+    for _ in range(10):
+        b = bytearray(1 << 20); b[-1] = 1
+def child_work():
+    for _ in range(12):
+        b = bytearray(1 << 20); b[-1] = 1
+parent_work()
+pid = os.fork()
+if pid == 0:
+    child_work()
+    sys.exit(0)
+os.waitpid(pid, 0)
+parent_work()
+"""
+
+
+def test_a_forked_child_has_its_own_sites(tmp_path):
+    run([PYTHON, "-c", FORKING],
+        shim_env("glibc", summary=str(tmp_path / "s.%p.json")))
+    by_pid = [json.loads(p.read_text()) for p in tmp_path.glob("s.*.json")]
+    assert len(by_pid) == 2
+    for s in by_pid:
+        made = {}
+        for x in s["sites"]:
+            if frames(x) and frames(x)[0][0].endswith("_work"):
+                name = frames(x)[0][0]  # (called from two lines: two sites)
+                made[name] = made.get(name, 0) + x["large"]["allocations"]
+        # the child's figures start at the fork, as its other figures do
+        assert made in ({"parent_work": 20}, {"child_work": 12}), made
