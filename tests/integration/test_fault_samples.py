@@ -104,10 +104,15 @@ def test_the_kernel_view_has_each_memory_syscall_once(tmp_path):
         counted.append(s["syscalls"])
         own = s["shim_syscalls"]
     (short, long), (c_short, c_long) = views, counted
+    # Two runs: on a busy machine one of them may see up to 3 munmaps more
+    # or fewer than the other, in either source (measured in about half of
+    # the runs while another test suite ran, before this session's changes
+    # too); a view that had each call twice would be 60 off.
+    slack = 3
     for sys in c_long:
         for phase in ("enter", "exit"):
             got = long.get((sys, phase), 0) - short.get((sys, phase), 0)
-            assert abs(got - (c_long[sys] - c_short[sys])) <= own[sys], \
+            assert abs(got - (c_long[sys] - c_short[sys])) <= own[sys] + slack, \
                 (sys, phase, got)
     for sys, calls in {"mremap": 20, "madvise": 60, "brk": 100}.items():
         assert long[(sys, "enter")] - short[(sys, "enter")] == calls
