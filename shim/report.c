@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -76,6 +77,25 @@ static double seconds(struct timeval tv)
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+/* The most this process image ever had resident: the kernel's high-water
+ * mark of its address space (VmHWM), which starts anew at exec.
+ * getrusage's ru_maxrss does not: it keeps the peak of the process that
+ * forked this one, up to the exec (a launcher's, a Python parent's), and
+ * is the answer only when /proc cannot be read. */
+static uint64_t peak_rss_of_this_image(uint64_t maxrss_bytes)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return maxrss_bytes;
+	buf[n] = '\0';
+	const char *at = strstr(buf, "\nVmHWM:");
+	return at ? strtoull(at + 8, NULL, 10) * 1024 : maxrss_bytes;
+}
+
 static void gather(struct mt_summary *s)
 {
 	struct rusage ru;
@@ -120,7 +140,8 @@ static void gather(struct mt_summary *s)
 		s->f.rusage_major_faults = (uint64_t)ru.ru_majflt;
 		s->f.user_s = seconds(ru.ru_utime);
 		s->f.system_s = seconds(ru.ru_stime);
-		s->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
+		s->peak_rss_bytes =
+			peak_rss_of_this_image((uint64_t)ru.ru_maxrss * 1024);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	s->wall_s = (double)(now.tv_sec - started.tv_sec) +

@@ -47,13 +47,13 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 			 "the process took %.0f page faults, %.0f more than the "
 			 "%.0f pages it ever had resident at once, and the trims "
 			 "gave back %.0f pages, enough to account for %.0f of "
-			 "them: about %.2f s of system time, %.0f%% of the run's "
-			 "%.2f s.",
+			 "them: about %.2f s of system time, %.0f%% of the "
+			 "%.2f s of CPU the run took.",
 			 f->brk_grow, f->brk_shrink,
 			 mt_bytes_text(per_trim, b1, sizeof b1), mechanism,
 			 f->faults, r.refaults, r.resident_pages,
 			 r.given_back_pages, r.explained, r.system_s,
-			 r.share * 100, f->time_median_s);
+			 r.share * 100, r.cpu_s);
 	} else {
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Each call of %s grows the heap %.2f times and shrinks "

@@ -69,11 +69,11 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 			 "process took %.0f page faults, %.0f more than the %.0f "
 			 "pages it ever had resident at once; the purges account "
 			 "for %.0f of them: about %.2f s of system time, %.0f%% "
-			 "of the run's %.2f s.",
+			 "of the %.2f s of CPU the run took.",
 			 in->backend, by_allocator, f->dontneed, f->free_advice,
 			 r.given_back_pages, f->faults, r.refaults,
 			 r.resident_pages, r.explained, r.system_s,
-			 r.share * 100, f->time_median_s);
+			 r.share * 100, r.cpu_s);
 	} else {
 		snprintf(x->explanation, sizeof x->explanation,
 			 "In each call of %s the allocator (%s) calls madvise "

@@ -13,11 +13,16 @@
  *   given back the pages the cycles returned: churn returns the same memory
  *              again and again, more than the process ever held (a vector
  *              that doubles returns less than its final size in all);
- *   refaults   the faults beyond those;
+ *   refaults   the faults beyond those: the memory given back is taken
+ *              again when there are at least as many as cycles (a fault
+ *              may bring in more than a page: a transparent huge page, the
+ *              kernel's fault-around, so pages are not counted);
  *   explained  the refaults the cycles can account for: no more than the
  *              pages they gave back;
  *   cost       the run's system time in proportion to the faults explained
- *              (faults are what system time goes to in a run that churns).
+ *              (faults are what system time goes to in a run that churns),
+ *              against the CPU time the run took: its wall time would
+ *              count the time a busy machine did not run it.
  *
  * These hold for any program; none is tuned to one. */
 #include <math.h>
@@ -26,11 +31,9 @@
 
 /* A handful of cycles is start-up, a phase change, or the end: not churn. */
 #define MIN_CYCLES 10
-/* Of the pages given back, at least this share must fault back in. */
-#define MIN_REFAULTED 0.25
 /* The pages given back, against the most ever resident. */
 #define MIN_TURNOVER 2.0
-/* The least share of the run's time worth a finding. */
+/* The least share of the run's CPU time worth a finding. */
 #define MIN_SHARE 0.05
 
 bool mt_repeats(const struct mt_rule_input *in, double cycles,
@@ -47,11 +50,11 @@ bool mt_repeats(const struct mt_rule_input *in, double cycles,
 	r->refaults = fmax(0, f->faults - r->resident_pages);
 	r->explained = fmin(r->refaults, r->given_back_pages);
 	r->system_s = f->faults > 0 ? f->system_s * r->explained / f->faults : 0;
-	r->share = f->time_median_s > 0 ? fmin(1, r->system_s / f->time_median_s)
-					: 0;
+	r->cpu_s = f->user_s + f->system_s;
+	r->share = r->cpu_s > 0 ? fmin(1, r->system_s / r->cpu_s) : 0;
 	return cycles >= MIN_CYCLES &&
 	       r->given_back_pages >= MIN_TURNOVER * r->resident_pages &&
-	       r->explained >= MIN_REFAULTED * r->given_back_pages &&
+	       r->refaults >= cycles &&
 	       r->share >= MIN_SHARE;
 }
 
@@ -63,6 +66,7 @@ void mt_repetition_evidence(json_t *e, const struct mt_repetition *r)
 	json_object_set_new(e, "faults_beyond_resident", json_real(r->refaults));
 	json_object_set_new(e, "faults_explained", json_real(r->explained));
 	json_object_set_new(e, "system_s_explained", json_real(r->system_s));
+	json_object_set_new(e, "cpu_s", json_real(r->cpu_s));
 	json_object_set_new(e, "share_of_run", json_real(r->share));
 }
 

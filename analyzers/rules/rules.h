@@ -29,7 +29,8 @@ struct mt_repetition {
 	double refaults;	 /* faults beyond the peak resident pages */
 	double explained;	 /* refaults the cycles account for */
 	double system_s;	 /* the system time of those */
-	double share;		 /* of the run's time */
+	double cpu_s;		 /* user and system time of the run */
+	double share;		 /* of it */
 };
 /* Whether `cycles` (per call, or in the whole run) that gave back
  * `bytes_given_back` (same unit) are churn; fills r. */

@@ -78,12 +78,12 @@ struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
 			 "from inside free(). %s: the process took %.0f page "
 			 "faults, %.0f more than the %.0f pages it ever had "
 			 "resident at once, and the shrinks account for %.0f of "
-			 "them: about %.2f s of system time, %.0f%% of the run's "
-			 "%.2f s.",
+			 "them: about %.2f s of system time, %.0f%% of the "
+			 "%.2f s of CPU the run took.",
 			 shrinks, mt_bytes_text(per_shrink, b1, sizeof b1),
 			 r.given_back_pages, mechanism, f->faults, r.refaults,
 			 r.resident_pages, r.explained, r.system_s,
-			 r.share * 100, f->time_median_s);
+			 r.share * 100, r.cpu_s);
 	} else {
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Each call of %s shrinks glibc's thread heaps %.2f "
