@@ -301,7 +301,9 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 			json_number_value(json_object_get(site, "share")) * 100,
 			mt_site_label(stack, label, sizeof label));
 		/* The Python callers, outward. */
-		for (size_t d = 1; d < 3 && d < json_array_size(stack); d++) {
+		size_t own = mt_site_own_frame(stack);
+		for (size_t d = own + 1; d < own + 3 && d < json_array_size(stack);
+		     d++) {
 			json_t *f = json_array_get(stack, d);
 			if (strcmp(json_string_value(json_object_get(f, "kind")) ?: "",
 				   "python") == 0)

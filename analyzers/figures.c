@@ -42,6 +42,25 @@ static double sum_allocations(json_t *calls)
 	return n;
 }
 
+/* The lower bound of the size class where 95% of the large requests
+ * (MT_LARGE_BYTES or more) are reached, from the smallest up. */
+static double large_p95(json_t *histogram)
+{
+	double total = 0, seen = 0;
+	size_t i;
+	json_t *c;
+	json_array_foreach(histogram, i, c) if (num(c, "min") >= 128 * 1024)
+		total += num(c, "count");
+	json_array_foreach(histogram, i, c) {
+		if (num(c, "min") < 128 * 1024)
+			continue;
+		seen += num(c, "count");
+		if (seen >= 0.95 * total)
+			return num(c, "min");
+	}
+	return 0;
+}
+
 bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 {
 	bool whole = strcmp(name, MT_WHOLE_PROGRAM) == 0;
@@ -110,6 +129,7 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->large_bytes = num(large, "bytes") / calls;
 	f->large_frees = num(large, "frees") / calls;
 	f->large_max_live = num(large, "max_live");
+	f->large_p95 = large_p95(json_object_get(r, "size_histogram"));
 	f->peak_live = num(json_object_get(s, "bytes"), "peak_live");
 	f->peak_rss = num(s, "peak_rss_bytes");
 	return true;

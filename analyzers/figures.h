@@ -31,6 +31,9 @@ struct mt_call_figures {
 	double allocations, bytes_allocated;
 	double large_allocs, large_bytes, large_frees;
 	double large_max_live;		/* not per call: at once */
+	double large_p95;		/* not per call: 95% of the large
+					   requests are of this power-of-two
+					   class or below (its lower bound) */
 	double peak_live, peak_rss;	/* whole process */
 	bool kernel;			/* syscalls come from the kernel */
 	bool whole;			/* the whole run, which has no regions */

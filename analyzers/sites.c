@@ -1,3 +1,4 @@
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -130,9 +131,46 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path ? path : "?";
 }
 
+/* Code that is the interpreter's or a library's, not the program's
+ * ("<frozen importlib._bootstrap>", "<__array_function__ internals>";
+ * but "<string>" and "<stdin>" are the program's: python -c, a pipe). */
+static bool library_file(const char *file)
+{
+	return !file ||
+	       (file[0] == '<' && strcmp(file, "<string>") != 0 &&
+		strcmp(file, "<stdin>") != 0) ||
+	       strncmp(file, "/usr/lib/python", 15) == 0 ||
+	       strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
+	       strstr(file, "/lib/python3");
+}
+
+size_t mt_site_own_frame(json_t *stack)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(stack, i, f) {
+		const char *kind = json_string_value(json_object_get(f, "kind"));
+		if (!kind || strcmp(kind, "python") != 0)
+			break;
+		if (!library_file(json_string_value(json_object_get(f, "file"))))
+			return i;
+	}
+	return 0;
+}
+
 const char *mt_site_label(json_t *stack, char *buf, size_t len)
 {
-	return mt_frame_label(json_array_get(stack, 0), buf, len);
+	size_t own = mt_site_own_frame(stack);
+	mt_frame_label(json_array_get(stack, own), buf, len);
+	if (own) {
+		/* and the library function it called (which allocated, or
+		 * called what did) */
+		json_t *inner = json_array_get(stack, own - 1);
+		size_t at = strlen(buf);
+		snprintf(buf + at, len - at, " in %s",
+			 json_string_value(json_object_get(inner, "function")));
+	}
+	return buf;
 }
 
 const char *mt_frame_label(json_t *f, char *buf, size_t len)
@@ -211,7 +249,8 @@ void mt_sites_print(FILE *out, json_t *s)
 			(unsigned long long)caused_count(site, "purge"),
 			(unsigned long long)caused_count(site, "thread_heap_shrink"),
 			mt_site_label(stack, label, sizeof label));
-		for (size_t d = 1; d < 3 && d < json_array_size(stack); d++)
+		size_t own = mt_site_own_frame(stack);
+		for (size_t d = own + 1; d < own + 3 && d < json_array_size(stack); d++)
 			fprintf(out, " < %s", mt_frame_label(json_array_get(stack, d),
 							     label, sizeof label));
 		fputc('\n', out);

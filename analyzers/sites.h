@@ -19,8 +19,11 @@ json_t *mt_sites_ranked(json_t *s, const char *const *keys, size_t max);
 json_t *mt_sites_by_bytes(json_t *s, size_t max);
 
 /* "func2 (x.py:6)", or "memcpy+0x10 (libc.so.6)" for a site without
- * Python frames: its innermost frame. */
+ * Python frames: its innermost frame of the program's own code (not the
+ * interpreter's or a library's: "<module> (frames.py:18) in pad", pad being the function it called). */
 const char *mt_site_label(json_t *stack, char *buf, size_t len);
+/* The index of that frame in stack. */
+size_t mt_site_own_frame(json_t *stack);
 /* A table of the sites of summary s, heaviest first, on out. */
 void mt_sites_print(FILE *out, json_t *s);
 /* The same for one frame. */

@@ -19,6 +19,10 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 	 * back, whichever is more. */
 	double block = f->large_allocs > 0 ? f->large_bytes / f->large_allocs
 					    : f->brk_shrink_bytes;
+	/* The blocks that churn, not their mean: when they grow from 1 to
+	 * 7 MiB, a threshold at 2 MiB keeps most of them mapped. */
+	if (f->large_p95 > block)
+		block = f->large_p95;
 	double at_top = f->large_max_live * block;
 	if (f->brk_shrink > 0 && f->brk_shrink_bytes / f->brk_shrink > at_top)
 		at_top = f->brk_shrink_bytes / f->brk_shrink;

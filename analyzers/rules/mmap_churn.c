@@ -6,23 +6,36 @@
 
 #include "rules.h"
 
-/* Over a whole run, the mappings that churn are the allocator's, or else
- * the program's own (the rest, less the loader's and the interpreter's
- * file mappings, made once, which the pairing leaves out): whichever
- * repeats more.  A few the allocator makes at start-up do not hide the
- * program's forty. */
-static void whole_run_counts(const struct mt_call_figures *f, double *maps,
-			     double *unmaps, double *allocator)
+/* Over a whole run, the mappings that churn are the allocator's, if they
+ * do, or else the program's own (the rest: its files, its own anonymous
+ * memory, CPython's arenas).  Not paired by count: the loader's and the
+ * interpreter's file mappings, made once, are among the program's; the
+ * repetition rules tell churn from them.  The bytes given back are split
+ * in proportion to the unmaps. */
+static bool whole_run_churns(const struct mt_rule_input *in, double *maps,
+			     double *unmaps, double *allocator,
+			     double *unmapped, struct mt_repetition *r)
 {
+	const struct mt_call_figures *f = in->f;
 	double a_maps = f->syscalls_by_allocator[MT_SYS_MMAP] +
 			f->syscalls_inferred[MT_SYS_MMAP];
 	double a_unmaps = f->syscalls_by_allocator[MT_SYS_MUNMAP] +
 			  f->syscalls_inferred[MT_SYS_MUNMAP];
+	double all = fmax(*unmaps, a_unmaps), bytes = *unmapped;
 	double p_maps = fmax(0, *maps - a_maps), p_unmaps = fmax(0, *unmaps - a_unmaps);
-	bool theirs = fmin(a_maps, a_unmaps) >= fmin(p_maps, p_unmaps);
-	*maps = theirs ? a_maps : p_maps;
-	*unmaps = theirs ? a_unmaps : p_unmaps;
-	*allocator = theirs ? a_maps : 0;
+
+	*unmapped = all > 0 ? bytes * a_unmaps / all : 0;
+	if (mt_repeats(in, fmin(a_maps, a_unmaps), *unmapped, r)) {
+		*maps = a_maps;
+		*unmaps = a_unmaps;
+		*allocator = a_maps;
+		return true;
+	}
+	*unmapped = all > 0 ? bytes * p_unmaps / all : 0;
+	*maps = p_maps;
+	*unmaps = p_unmaps;
+	*allocator = 0;
+	return mt_repeats(in, fmin(p_maps, p_unmaps), *unmapped, r);
 }
 
 struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
@@ -35,14 +48,17 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 	struct mt_repetition r;
 	char b1[32];
 
-	if (f->whole)
-		whole_run_counts(f, &maps, &unmaps, &allocator);
-	/* Mapped and unmapped alike: the same number, the same bytes. */
 	double mapped = f->syscall_bytes[MT_SYS_MMAP];
-	if (maps < MT_CHURN_PER_CALL || fabs(maps - unmaps) > 0.25 * maps ||
-	    (!f->whole && mapped > 0 && fabs(mapped - unmapped) > 0.25 * mapped) ||
-	    !mt_repeats(in, unmaps, unmapped, &r))
+	if (f->whole) {
+		if (!whole_run_churns(in, &maps, &unmaps, &allocator, &unmapped, &r))
+			return NULL;
+	} else if (maps < MT_CHURN_PER_CALL ||
+		   /* mapped and unmapped alike: the same number and bytes */
+		   fabs(maps - unmaps) > 0.25 * maps ||
+		   (mapped > 0 && fabs(mapped - unmapped) > 0.25 * mapped) ||
+		   !mt_repeats(in, unmaps, unmapped, &r)) {
 		return NULL;
+	}
 	struct mt_finding *x = mt_finding_new("mmap-churn", in);
 	if (!x)
 		return NULL;
@@ -115,12 +131,26 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 	if (allocators || !f->whole) {
 		mt_reuse_fix(x, in, false);
 	} else {
-		struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
+		struct mt_fix *fix = in->python ? mt_fix_add(x, MT_FIX_SETTING) : NULL;
+		if (fix) {
+			snprintf(fix->setting, sizeof fix->setting,
+				 "PYTHONMALLOC=malloc");
+			snprintf(fix->text, sizeof fix->text,
+				 "CPython's small objects from malloc instead of "
+				 "its own 1 MiB arenas: the C allocator then "
+				 "decides when their memory goes back to the "
+				 "kernel (if the arenas are what churns)");
+		}
+		fix = mt_fix_add(x, MT_FIX_CODE);
 		if (fix)
 			snprintf(fix->text, sizeof fix->text,
 				 "map the file or memory once and keep the "
 				 "mapping, instead of mapping and unmapping it "
-				 "for each use");
+				 "for each use%s",
+				 in->python ? "; in Python, keep large structures "
+					      "(lists of objects) alive and reuse "
+					      "them rather than building them anew"
+					    : "");
 	}
 	return x;
 }
