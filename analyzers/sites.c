@@ -164,8 +164,17 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 	mt_frame_label(json_array_get(stack, own), buf, len);
 	if (own) {
 		/* and the library function it called (which allocated, or
-		 * called what did) */
-		json_t *inner = json_array_get(stack, own - 1);
+		 * called what did): the outermost with a file of its own
+		 * (NumPy's dispatch wrappers have none) */
+		json_t *inner = json_array_get(stack, 0);
+		for (size_t k = own; k-- > 0;) {
+			const char *file = json_string_value(json_object_get(
+				json_array_get(stack, k), "file"));
+			if (file && file[0] != '<') {
+				inner = json_array_get(stack, k);
+				break;
+			}
+		}
 		size_t at = strlen(buf);
 		snprintf(buf + at, len - at, " in %s",
 			 json_string_value(json_object_get(inner, "function")));
