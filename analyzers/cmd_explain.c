@@ -14,6 +14,7 @@
 #include "replay.h"
 #include "rules/rules.h"
 #include "sites.h"
+#include "symbolize.h"
 
 static const char usage[] =
 	"usage: memtrace explain [--backend B[,B...]] [--repeat N] [--verify] "
@@ -101,8 +102,10 @@ static bool measure_runs(const struct context *cx, const char *backend,
 	for (long r = 0; r < cx->repeat && out->n < MAX_RUNS; r++) {
 		struct mt_measured m;
 		char how[64];
-		if (mt_measure(&l, cx->argv, &m) && m.status == 0)
-			out->runs[out->n++] = json_incref(mt_measured_root(&m));
+		if (mt_measure(&l, cx->argv, &m) && m.status == 0) {
+			out->runs[out->n] = json_incref(mt_measured_root(&m));
+			mt_sites_symbolize(out->runs[out->n++]);
+		}
 		else
 			fprintf(stderr, "memtrace: explain: '%s' failed under %s%s%s "
 					"(%s)\n",
@@ -394,6 +397,7 @@ static bool load_summaries(char **files, int n, struct mt_pick pick,
 		}
 		m[*count].backend = json_string_value(
 			json_object_get(json_object_get(s, "backend"), "name"));
+		mt_sites_symbolize(s);
 		m[*count].runs[0] = s;
 		m[*count].n = 1;
 		m[*count].source = files[i];

@@ -13,14 +13,17 @@
 #include "replay.h"
 #include "measure.h"
 #include "sites.h"
+#include "symbolize.h"
 #include "summary_table.h"
 
 static bool by_site;
 
 static void print_summary(FILE *out, json_t *s)
 {
-	if (by_site)
+	if (by_site) {
+		mt_sites_symbolize(s);
 		mt_sites_print(out, s);
+	}
 	else
 		mt_summary_print_table(out, s);
 }

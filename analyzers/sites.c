@@ -190,6 +190,18 @@ const char *mt_frame_label(json_t *f, char *buf, size_t len)
 			 json_string_value(json_object_get(f, "function")),
 			 base_name(json_string_value(json_object_get(f, "file"))),
 			 (long long)json_integer_value(json_object_get(f, "line")));
+	} else if (json_object_get(f, "function")) {
+		/* named offline (symbolize.c) */
+		const char *file = json_string_value(json_object_get(f, "file"));
+		if (file)
+			snprintf(buf, len, "%s (%s:%lld)",
+				 json_string_value(json_object_get(f, "function")),
+				 base_name(file),
+				 (long long)json_integer_value(json_object_get(f, "line")));
+		else
+			snprintf(buf, len, "%s (%s)",
+				 json_string_value(json_object_get(f, "function")),
+				 base_name(json_string_value(json_object_get(f, "object"))));
 	} else {
 		const char *symbol = json_string_value(json_object_get(f, "symbol"));
 		const char *object = base_name(json_string_value(json_object_get(f, "object")));

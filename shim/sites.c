@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json_writer.h"
 #include "python_frames.h"
@@ -134,6 +135,7 @@ struct pending {
 	struct frame_name names[MAX_PY_FRAMES];
 	Dl_info object;
 	bool have_object;
+	char object_path[512];
 };
 
 static void name_site(struct pending *p, const void *caller,
@@ -143,6 +145,17 @@ static void name_site(struct pending *p, const void *caller,
 		mt_python_frame_name(&f[i], &p->names[i].file,
 				     &p->names[i].function, &p->names[i].line);
 	p->have_object = dladdr(caller, &p->object) != 0;
+	/* The main program's name is as it was run ("build/tests/churn",
+	 * even ""): its absolute path, for whoever reads it elsewhere. */
+	const char *name = p->have_object ? p->object.dli_fname : NULL;
+	ssize_t got;
+	if (name && name[0] != '/' &&
+	    (got = readlink("/proc/self/exe", p->object_path,
+			    sizeof p->object_path - 1)) > 0)
+		p->object_path[got] = '\0';
+	else
+		snprintf(p->object_path, sizeof p->object_path, "%s",
+			 name ? name : "?");
 }
 
 static unsigned add_site(unsigned *slot, uint64_t hash, const void *caller,
@@ -164,7 +177,7 @@ static unsigned add_site(unsigned *slot, uint64_t hash, const void *caller,
 		s->names[i].line = p->names[i].line;
 	}
 	if (p->have_object && p->object.dli_fname) {
-		s->object = keep_name(p->object.dli_fname);
+		s->object = keep_name(p->object_path);
 		s->object_offset = (uintptr_t)caller - (uintptr_t)p->object.dli_fbase;
 		if (p->object.dli_sname) {
 			s->symbol = keep_name(p->object.dli_sname);

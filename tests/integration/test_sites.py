@@ -156,3 +156,15 @@ def test_a_forked_child_has_its_own_sites(tmp_path):
                 made[name] = made.get(name, 0) + x["large"]["allocations"]
         # the child's figures start at the fork, as its other figures do
         assert made in ({"parent_work": 20}, {"child_work": 12}), made
+
+
+def test_a_c_site_is_named_with_its_line():
+    """Offline, from the program's debug information (elfutils): the
+    function and the line of the malloc, not an address."""
+    churn_c = os.path.join(HERE, "..", "programs", "churn.c")
+    line = line_of(churn_c, "char *p = malloc(n);")
+    r = run([CLI, "stat", "--by-site", "--", program("churn"), "steady", "3"],
+            clean_env())
+    rows = [row for row in r.stderr.splitlines() if "churn.c:" in row]
+    assert rows and all(f"(churn.c:{line})" in row for row in rows), r.stderr
+    assert any(" use (" in row or " main (" in row for row in rows)

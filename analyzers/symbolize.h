@@ -1,0 +1,25 @@
+/* Native frames named offline: function, and file and line where the
+ * object has debug information. */
+#ifndef MEMTRACE_SYMBOLIZE_H
+#define MEMTRACE_SYMBOLIZE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct mt_symbol {
+	char function[256];
+	char file[512]; /* "" without line information */
+	int line;
+};
+
+/* The code at `offset` from where `object` (an absolute path) was loaded,
+ * a return address.  False when the object cannot be read or has no
+ * symbol there. */
+bool mt_symbolize(const char *object, uint64_t offset, struct mt_symbol *out);
+
+/* Each native frame of the summary's sites gets "function", and "file"
+ * and "line" where known. */
+void mt_sites_symbolize(json_t *summary);
+
+#endif
