@@ -38,30 +38,36 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 	json_object_set_new(e, "blocks_from_heap_per_call",
 			    json_real(f->large_allocs - mapped));
 
+	/* "as in func2 (0.50 of 2.00 per call)", or over a whole run "as in
+	 * this run (10 of 915 in all)" */
+	char where[256], counts[96];
+	snprintf(where, sizeof where, "%s", f->whole ? "this run" : f->region);
+	snprintf(counts, sizeof counts, f->whole ? "%.0f of %.0f in all" : "%.2f of %.2f per call",
+		 mapped, f->large_allocs);
 	if (dynamic)
 		snprintf(x->explanation, sizeof x->explanation,
 			 "glibc raised its mmap threshold %.0f times, to %s: it "
 			 "does so each time the program frees a mapped block "
 			 "larger than the threshold, and sets the trim threshold "
 			 "to twice that, %s. Blocks of %s, as in %s, are now "
-			 "below it, so they come from the heap (%.2f of %.2f per "
-			 "call are still mapped) and the heap is trimmed whenever "
-			 "more than %s is free at its top.",
+			 "below it, so they come from the heap (%s are still "
+			 "mapped) and the heap is trimmed whenever more than %s "
+			 "is free at its top.",
 			 raises, mt_bytes_text(mmap, b1, sizeof b1),
 			 mt_bytes_text(trim, b2, sizeof b2),
-			 mt_bytes_text(block, b3, sizeof b3), f->region, mapped,
-			 f->large_allocs, mt_bytes_text(trim, b2, sizeof b2));
+			 mt_bytes_text(block, b3, sizeof b3), where, counts,
+			 mt_bytes_text(trim, b2, sizeof b2));
 	else
 		snprintf(x->explanation, sizeof x->explanation,
 			 "glibc's thresholds are fixed by a setting (mmap %s, trim "
 			 "%s) and do not adapt: blocks of %s, as in %s, are %s "
-			 "(%.2f of %.2f per call are mapped).",
+			 "(%s are mapped).",
 			 mt_bytes_text(mmap, b1, sizeof b1),
 			 mt_bytes_text(trim, b2, sizeof b2),
-			 mt_bytes_text(block, b3, sizeof b3), f->region,
+			 mt_bytes_text(block, b3, sizeof b3), where,
 			 block >= mmap ? "mapped and unmapped on every use"
 				       : "served from the heap",
-			 mapped, f->large_allocs);
+			 counts);
 	if (strcmp(in->backend, "glibc") == 0)
 		mt_glibc_threshold_fixes(x, f, in->page_size);
 	return x;
