@@ -277,8 +277,13 @@ static json_t *finding_json(const struct mt_finding *x)
 
 static void print_finding(FILE *out, const struct mt_finding *x)
 {
-	fprintf(out, "\n[%s] region %s, backend %s\n  %s\n", x->id, x->region,
-		x->backend, x->explanation);
+	if (strcmp(x->region, MT_WHOLE_PROGRAM) == 0)
+		fprintf(out, "\n[%s] the whole run (no regions marked), backend %s\n"
+			     "  %s\n",
+			x->id, x->backend, x->explanation);
+	else
+		fprintf(out, "\n[%s] region %s, backend %s\n  %s\n", x->id,
+			x->region, x->backend, x->explanation);
 	if (x->caveat)
 		fprintf(out, "  note: based on incomplete data: %s\n", x->caveat);
 	const char *key;
