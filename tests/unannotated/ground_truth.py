@@ -9,8 +9,8 @@ For every program x backend (glibc = nothing preloaded, jemalloc, tcmalloc,
 mimalloc via LD_PRELOAD) the program is run bare, with nothing of memtrace:
 
   * 3 times under runstat (a small fork+exec+wait4 helper, so ru_maxrss is
-    the program's own): wall, user and system time (from the fastest run),
-    peak RSS, minor faults;
+    the program's own): wall time (fastest run), user and system time (the
+    run that used the least CPU), peak RSS, minor faults;
   * once under `perf stat -e page-faults -x,`: page faults;
   * once under `strace -f -c -e trace=brk,mmap,munmap,mremap,madvise,mprotect`:
     syscall counts;
@@ -20,8 +20,7 @@ mimalloc via LD_PRELOAD) the program is run bare, with nothing of memtrace:
 
 And, as a counterfactual, 3 runstat runs of the same backend told to keep
 its free memory ("retain" variant: glibc with trim_threshold huge and
-mmap_max=0, jemalloc with decay off and no
-oversize arena, tcmalloc with release rate 0, mimalloc
+mmap_max=0, jemalloc with decay off, tcmalloc with release rate 0, mimalloc
 with decommit off).  The difference between the plain and retained runs is
 what the allocator's give-back costs (faults and time); if the retained run
 is no better, the faults are not the allocator's.
@@ -72,8 +71,7 @@ BACKENDS = {
 RETAIN = {
     "glibc": {"GLIBC_TUNABLES":
               "glibc.malloc.trim_threshold=4294967296:glibc.malloc.mmap_max=0"},
-    "jemalloc": {"MALLOC_CONF":
-                 "dirty_decay_ms:-1,muzzy_decay_ms:-1,oversize_threshold:0"},
+    "jemalloc": {"MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1"},
     "tcmalloc": {"TCMALLOC_RELEASE_RATE": "0"},
     # mimalloc 2.0.9 frees huge (> 32 MiB segment) blocks straight back to
     # the OS unless they come from a reserved arena, hence the reservation.
@@ -310,8 +308,9 @@ def main():
         "thp_enabled": read("/sys/kernel/mm/transparent_hugepage/enabled"),
         "cpus": os.cpu_count(),
         "loadavg_at_end": read("/proc/loadavg"),
-        "note": ("Times are from the fastest of 3 bare runs on a shared "
-                 "2-CPU machine (another job was running); faults are "
+        "note": ("Of 3 bare runs on a shared 2-CPU machine (another job "
+                 "was running), wall_s is the fastest and user/sys/cpu come "
+                 "from the run that used the least CPU; faults are "
                  "deterministic to a few percent.  'retain' is the same "
                  "backend told to keep freed memory (counterfactual)."),
         "columns": {
