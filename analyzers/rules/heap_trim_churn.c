@@ -10,7 +10,7 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
 	struct mt_repetition r;
-	char b1[32];
+	char b1[32], cost[512];
 
 	if (f->brk_grow < MT_CHURN_PER_CALL ||
 	    !mt_repeats(in, f->brk_shrink, f->brk_shrink_bytes, &r))
@@ -43,17 +43,12 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 		mt_repetition_evidence(e, &r);
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Over the run, the heap grew %.0f times and was trimmed "
-			 "back %.0f times (brk), by %s each time on average. %s: "
-			 "the process took %.0f page faults, %.0f more than the "
-			 "%.0f pages it ever had resident at once, and the trims "
-			 "gave back %.0f pages, enough to account for %.0f of "
-			 "them: about %.2f s of system time, %.0f%% of the "
-			 "%.2f s of CPU the run took.",
+			 "back %.0f times (brk), by %s each time on average. "
+			 "%s: %s",
 			 f->brk_grow, f->brk_shrink,
 			 mt_bytes_text(per_trim, b1, sizeof b1), mechanism,
-			 f->faults, r.refaults, r.resident_pages,
-			 r.given_back_pages, r.explained, r.system_s,
-			 r.share * 100, r.cpu_s);
+			 mt_repetition_cost(f, &r, "the trims", cost,
+					    sizeof cost));
 	} else {
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Each call of %s grows the heap %.2f times and shrinks "

@@ -46,7 +46,7 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 			   f->syscalls_inferred[MT_SYS_MMAP];
 	double unmapped = f->syscall_bytes[MT_SYS_MUNMAP];
 	struct mt_repetition r;
-	char b1[32];
+	char b1[32], cost[512];
 
 	double mapped = f->syscall_bytes[MT_SYS_MMAP];
 	if (f->whole) {
@@ -88,16 +88,12 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 		mt_repetition_evidence(e, &r);
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Over the run, %s mapped %.0f blocks of memory and "
-			 "unmapped %.0f (%s each on average). %s: the process "
-			 "took %.0f page faults, %.0f more than the %.0f pages "
-			 "it ever had resident at once, and the unmapped pages "
-			 "account for %.0f of them: about %.2f s of system time, "
-			 "%.0f%% of the %.2f s of CPU the run took.%s",
+			 "unmapped %.0f (%s each on average). %s: %s%s",
 			 allocators ? "the allocator" : "the program itself",
 			 maps, unmaps, mt_bytes_text(per_map, b1, sizeof b1),
-			 allocators ? mechanism : own_mechanism, f->faults,
-			 r.refaults, r.resident_pages,
-			 r.explained, r.system_s, r.share * 100, r.cpu_s,
+			 allocators ? mechanism : own_mechanism,
+			 mt_repetition_cost(f, &r, "the unmappings", cost,
+					    sizeof cost),
 			 allocators ? ""
 			 : in->python
 				 ? " These are the program's own mappings: in a "

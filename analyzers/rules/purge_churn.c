@@ -40,6 +40,7 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 	double purges = f->dontneed + f->free_advice;
 	double by_allocator = f->syscalls_by_allocator[MT_SYS_MADVISE];
 	struct mt_repetition r;
+	char cost[512];
 
 	/* The allocator's own purges, and faults to show for them. */
 	if (purges < MT_CHURN_PER_CALL || f->faults < 1 ||
@@ -63,17 +64,12 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Over the run, the allocator (%s) called madvise %.0f "
 			 "times to hand freed pages back to the kernel (%.0f "
-			 "MADV_DONTNEED, %.0f MADV_FREE), %.0f pages in all, and "
-			 "the memory was used again soon after: the kernel "
-			 "supplies fresh pages that fault on first touch. The "
-			 "process took %.0f page faults, %.0f more than the %.0f "
-			 "pages it ever had resident at once; the purges account "
-			 "for %.0f of them: about %.2f s of system time, %.0f%% "
-			 "of the %.2f s of CPU the run took.",
+			 "MADV_DONTNEED, %.0f MADV_FREE), and the memory was "
+			 "used again soon after: the kernel supplies fresh pages "
+			 "that fault on first touch. So %s",
 			 in->backend, by_allocator, f->dontneed, f->free_advice,
-			 r.given_back_pages, f->faults, r.refaults,
-			 r.resident_pages, r.explained, r.system_s,
-			 r.share * 100, r.cpu_s);
+			 mt_repetition_cost(f, &r, "the purges", cost,
+					    sizeof cost));
 	} else {
 		snprintf(x->explanation, sizeof x->explanation,
 			 "In each call of %s the allocator (%s) calls madvise "

@@ -26,6 +26,7 @@
  *
  * These hold for any program; none is tuned to one. */
 #include <math.h>
+#include <stdio.h>
 
 #include "rules.h"
 
@@ -82,4 +83,19 @@ bool mt_run_churns(const struct mt_rule_input *in)
 			  f->purged_bytes, &r) ||
 	       mt_repeats(in, f->thread_heap_shrinks, f->thread_heap_shrink_bytes,
 			  &r);
+}
+
+const char *mt_repetition_cost(const struct mt_call_figures *f,
+			       const struct mt_repetition *r, const char *cause,
+			       char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "the process took %.0f page faults, %.0f more than the %.0f "
+		 "pages it ever had resident at once, and %s gave back %.0f "
+		 "pages, enough to account for %.0f of them: about %.2f s of "
+		 "system time, %.0f%% of the %.2f s of CPU the run took.",
+		 f->faults, r->refaults, r->resident_pages, cause,
+		 r->given_back_pages, r->explained, r->system_s, r->share * 100,
+		 r->cpu_s);
+	return buf;
 }

@@ -41,6 +41,12 @@ bool mt_repeats(const struct mt_rule_input *in, double cycles,
  * what the findings that describe the allocator's state (temporaries,
  * threshold) of a whole run need before they are worth saying. */
 bool mt_run_churns(const struct mt_rule_input *in);
+/* The sentence a whole run's finding ends with: the faults, those beyond
+ * the resident pages, what `cause` ("the trims") gave back and the cost
+ * it accounts for. */
+const char *mt_repetition_cost(const struct mt_call_figures *f,
+			       const struct mt_repetition *r, const char *cause,
+			       char *buf, size_t len);
 /* r's figures, for a whole run's evidence. */
 void mt_repetition_evidence(json_t *e, const struct mt_repetition *r);
 

@@ -46,7 +46,7 @@ struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
 	const struct mt_call_figures *f = in->f;
 	double shrinks = f->thread_heap_shrinks;
 	struct mt_repetition r;
-	char b1[32];
+	char b1[32], cost[512];
 
 	if (strcmp(in->backend, "glibc") != 0 || f->faults < 1 ||
 	    !mt_repeats(in, shrinks, f->thread_heap_shrink_bytes, &r))
@@ -74,16 +74,12 @@ struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
 		mt_repetition_evidence(e, &r);
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Over the run, glibc shrank its threads' heaps %.0f "
-			 "times, by %s each time on average (%.0f pages in all), "
-			 "from inside free(). %s: the process took %.0f page "
-			 "faults, %.0f more than the %.0f pages it ever had "
-			 "resident at once, and the shrinks account for %.0f of "
-			 "them: about %.2f s of system time, %.0f%% of the "
-			 "%.2f s of CPU the run took.",
+			 "times, by %s each time on average, from inside "
+			 "free(). %s: %s",
 			 shrinks, mt_bytes_text(per_shrink, b1, sizeof b1),
-			 r.given_back_pages, mechanism, f->faults, r.refaults,
-			 r.resident_pages, r.explained, r.system_s,
-			 r.share * 100, r.cpu_s);
+			 mechanism,
+			 mt_repetition_cost(f, &r, "the shrinks", cost,
+					    sizeof cost));
 	} else {
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Each call of %s shrinks glibc's thread heaps %.2f "
