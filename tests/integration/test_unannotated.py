@@ -70,7 +70,7 @@ CASES = {
     "np_inplace": (py("np_inplace.py"), verdicts(only(), only(), only(), only())),
     "py_threads": (py("py_threads.py"),
                    verdicts(only("thread-heap-churn"), only(), only(), only())),
-    "py_threads_small": (py("py_threads_small.py"),
+    "py_threads_small": (py("py_threads.py") + ["small"],
                          verdicts(only(), only(), only(), only())),
 }
 CHURN = {"heap-trim-churn": "brk", "thread-heap-churn": "madvise",

@@ -81,9 +81,14 @@ RETAIN = {
 }
 
 
+# Programs that are another one with an argument.
+VARIANTS = {"py_threads_small": ("py_threads", ["small"])}
+
+
 def command(bindir, name, kind):
+    name, args = VARIANTS.get(name, (name, []))
     if kind == "py":
-        return [PY, os.path.join(HERE, name + ".py")]
+        return [PY, os.path.join(HERE, name + ".py")] + args
     return [os.path.join(bindir, name)]
 
 
