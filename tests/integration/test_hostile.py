@@ -241,3 +241,25 @@ def test_a_low_descriptor_limit_is_left_to_the_program(mode, tmp_path):
     if mode == "tracing":  # (sh's image wrote trace.mt, then exec'd)
         assert "descriptor limit" in traced.stderr
         assert not (tmp_path / "trace.mt.1").exists()
+
+
+LARGE = "300000"  # a large block: the shim follows its site (sites.c)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("args", [["detached", "10"], ["main_exits", "1"],
+                                  ["fork_in_thread", "1"], ["fork_threads", "10"]],
+                         ids=lambda a: a[0])
+def test_large_blocks_behave_as_bare(args, backend, mode, tmp_path):
+    """The same hostile programs with large blocks, whose sites the shim
+    follows under a lock of its own: detached threads at exit, pthread_exit
+    from main, fork from a thread, fork while other threads allocate.
+    (Not signal_malloc: with large blocks in the program, a handler's malloc
+    crashes or deadlocks glibc and jemalloc without the shim.)"""
+    cmd = [program("hostile")] + args + [LARGE]
+    bare = run(cmd, bare_env(backend), check=False, timeout=60)
+    shimmed = run(cmd, env_for(backend, mode, tmp_path, MEMTRACE_FORCE="1"),
+                  check=False, timeout=60)
+    assert shimmed.returncode == bare.returncode, shimmed.stderr
+    assert shimmed.stdout == bare.stdout

@@ -15,7 +15,13 @@
  *                    main does N malloc+free pairs
  *   fork_threads N   a parent with two busy threads forks N children from
  *                    one of them; each child's 4 threads malloc 100 blocks
- *   crash N          N malloc+free pairs, then a segmentation fault */
+ *   crash N          N malloc+free pairs, then a segmentation fault
+ *
+ * A third argument sets the size of the blocks the program's threads make
+ * (default 100 bytes; 300000 is large: followed by the shim's sites).
+ * (signal_malloc with large blocks crashes or deadlocks glibc and jemalloc
+ * without the shim: the handler's malloc interrupts one that holds their
+ * locks.) */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -33,11 +39,13 @@ static void keep(void *p)
 	__asm__ volatile("" : : "r"(p) : "memory");
 }
 
+static size_t block = 100;
+
 static void *alloc_and_free(void *arg)
 {
 	long n = (long)arg;
 	for (long i = 0; i < n; i++) {
-		void *p = malloc(100);
+		void *p = malloc(block);
 		keep(p);
 		free(p);
 	}
@@ -189,6 +197,8 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 	long n = argc > 2 ? atol(argv[2]) : 1;
+	if (argc > 3)
+		block = (size_t)atol(argv[3]);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(mode, "detached") == 0)
