@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""What stat, dump and explain say about the stored traces of tests/traces/,
+compared with what they said when the traces were recorded
+(tests/traces/expected/).  Nothing runs live: the readers, the replay and
+every rule are pinned on known input.
+
+    check.py BUILD_DIR            compare; a unified diff per difference
+    check.py BUILD_DIR --update   write the expected outputs again (after a
+                                  change meant to alter them: review the
+                                  diff before committing)"""
+import difflib
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPECTED = os.path.join(HERE, "expected")
+
+# trace -> the commands whose output is pinned (arguments before the trace).
+SMALL = [["stat"], ["stat", "--json"], ["dump"], ["explain"],
+         ["explain", "--json"]]
+LARGE = [["stat"], ["stat", "--json"], ["explain"], ["explain", "--json"]]
+TRACES = {
+    "numpy-regions.mt": LARGE,
+    "numpy-plain.mt": LARGE + [["stat", "--by-site"],
+                               ["stat", "--by-site", "--depth", "1"]],
+    "thread-heaps.mt": LARGE,
+    "churn-jemalloc.mt": LARGE,
+    "steady-tcmalloc.mt": SMALL,
+    "steady-lttng": LARGE,
+    "sequence-1.4.mt": SMALL,
+}
+
+
+def expected_name(trace, args):
+    return os.path.join(EXPECTED, (trace[:-3] if trace.endswith(".mt") else trace) + "." +
+                        "-".join(a.lstrip("-") for a in args))
+
+
+def output(memtrace, trace, args):
+    r = subprocess.run([memtrace, *args, os.path.join(HERE, trace)],
+                       capture_output=True, text=True, cwd=HERE,
+                       env={**os.environ, "LC_ALL": "C"})
+    return f"exit {r.returncode}\n--- stdout\n{r.stdout}--- stderr\n{r.stderr}"
+
+
+def main():
+    memtrace = os.path.join(os.path.abspath(sys.argv[1]), "analyzers",
+                            "memtrace")
+    update = "--update" in sys.argv[2:]
+    os.makedirs(EXPECTED, exist_ok=True)
+    passed = failed = 0
+    for trace, commands in TRACES.items():
+        for args in commands:
+            name = expected_name(trace, args)
+            got = output(memtrace, trace, args)
+            if update:
+                with open(name, "w") as f:
+                    f.write(got)
+                continue
+            with open(name) as f:
+                want = f.read()
+            label = f"memtrace {' '.join(args)} {trace}"
+            if got == want:
+                passed += 1
+                continue
+            failed += 1
+            print(f"FAIL {label}")
+            sys.stdout.writelines(difflib.unified_diff(
+                want.splitlines(True), got.splitlines(True),
+                os.path.relpath(name, HERE), "now", n=2))
+    if not update:
+        print(f"{passed} outputs as expected, {failed} differ")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

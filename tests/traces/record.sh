@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Record the stored traces of tests/traces/ again (heaptrack's habit: the
+# analyses are pinned on traces with known content, not only on live runs).
+#
+#   tests/traces/record.sh BUILD_DIR      then   tests/traces/expect.py BUILD_DIR
+#
+# Run it only when the trace format changes on purpose; commit the traces
+# and the expected outputs together.  The C programs run from a copy in a
+# directory that is removed afterwards, so the readers never find their
+# binaries and name their code by object and offset, the same on every
+# machine.  sequence-1.4.mt is not re-recorded: it is the last trace of
+# format 1.4 (shim of commit f275590^, `tests/sequence`), kept to show old
+# files stay readable.
+set -euo pipefail
+build=$(realpath "${1:?usage: record.sh BUILD_DIR}")
+here=$(dirname "$(realpath "$0")")
+src=$(realpath "$here/../..")
+shim=$build/shim/libmemtrace.so
+scratch=$(mktemp -d /tmp/memtrace-stored.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+
+record() { # NAME BACKEND [VAR=VALUE...] -- CMD...
+	local name=$1 backend=$2; shift 2
+	local vars=()
+	while [ "$1" != -- ]; do vars+=("$1"); shift; done
+	shift
+	rm -f "$here/$name.mt"
+	env MEMTRACE_BACKEND="$backend" MEMTRACE_OUT="$here/$name.mt" \
+	    MEMTRACE_COMPRESS=1 MEMTRACE_QUIET=1 "${vars[@]}" \
+	    LD_PRELOAD="$shim" "$@" >/dev/null
+}
+
+for prog in churn thread_heaps; do
+	cp "$build/tests/$prog" "$scratch/$prog"
+done
+
+cd "$src"
+# The reference case, with regions: func2's heap churns on glibc.
+record numpy-regions glibc -- /usr/bin/python3 bench/numpy_temporaries.py --epochs 1
+# The same benchmark written plainly: no regions, sites by Python line.
+record numpy-plain glibc -- /usr/bin/python3 tests/programs/numpy_plain.py 100
+# glibc's thread heaps shrunk by free() (madvise out of any interposer's sight).
+record thread-heaps glibc -- "$scratch/thread_heaps" churn 40
+# jemalloc purging large blocks, with every page fault sampled.
+record churn-jemalloc jemalloc MEMTRACE_FAULTS=sample -- "$scratch/churn" big 8
+# A steady control on tcmalloc: nothing to find.
+record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
+# The same control as an LTTng trace (CTF, read through babeltrace2).
+lttng_out=$here/steady-lttng
+rm -rf "$lttng_out"
+session=memtrace-stored-$$
+lttng list >/dev/null 2>&1 || lttng-sessiond --daemonize
+lttng create "$session" --output "$lttng_out" >/dev/null
+lttng enable-event --userspace 'memtrace:*' -s "$session" >/dev/null
+lttng add-context --userspace -t vpid -t vtid -s "$session" >/dev/null
+lttng start "$session" >/dev/null
+env MEMTRACE_LTTNG=1 MEMTRACE_QUIET=1 LD_PRELOAD="$shim" \
+    "$scratch/churn" steady 20 >/dev/null
+lttng stop "$session" >/dev/null
+lttng destroy "$session" >/dev/null
+ls -l "$here"/*.mt; du -sh "$lttng_out"
