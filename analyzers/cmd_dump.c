@@ -24,38 +24,41 @@ static const char usage[] =
 	"                 the first one started); .N: its image after N execs\n"
 	"  -h, --help     this text\n";
 
-/* Field names of each event, in order. */
-static const char *const fields[MT_EV_COUNT][8] = {
-	[MT_EV_ALLOC] = {"entry", "align", "size", "addr", "usable"},
-	[MT_EV_FREE] = {"addr", "usable"},
-	[MT_EV_REALLOC] = {"entry", "freed", "old", "old_usable", "size", "addr",
-			   "usable"},
-	[MT_EV_USABLE_SIZE] = {"addr"},
-	[MT_EV_SYSCALL] = {"entry", "by_allocator", "addr", "len", "arg", "result"},
-	[MT_EV_SYS_COUNT] = {"sys", "by_allocator", "bytes", "advice"},
-	[MT_EV_HEAP_MOVE] = {"from", "to", "inferred_calls"},
-	[MT_EV_CHUNK_MAP] = {"sys", "bytes"},
-	[MT_EV_REGION_NAME] = {"id"},
-	[MT_EV_REGION_BEGIN] = {"id"},
-	[MT_EV_REGION_END] = {"id", "wall_ns"},
-	[MT_EV_THREAD_START] = {"tid"},
-	[MT_EV_THREAD_EXIT] = {"tid"},
-	[MT_EV_FORKED] = {"parent"},
-	[MT_EV_LOST] = {"events"},
-	[MT_EV_FAULT] = {"tid", "addr", "ip", "time_ns"},
-	[MT_EV_SAMPLES_LOST] = {"samples"},
-};
+/* The i-th field name of an event (trace_events.h), or NULL. */
+static const char *field_name(int tag, int i, char *buf, size_t len)
+{
+	const char *names = mt_event_kinds[tag].field_names;
+	for (; i > 0 && names; i--)
+		if ((names = strchr(names, ',')))
+			names += 2; /* ", " */
+	if (!names || !*names || mt_event_kinds[tag].wire == MT_WIRE_ARRAY)
+		return NULL;
+	size_t n = strcspn(names, ",");
+	snprintf(buf, len, "%.*s", (int)n, names);
+	return buf;
+}
+
+static bool is_address_field(const char *name)
+{
+	static const char *const addresses[] = {"ptr", "old_ptr", "addr", "ip",
+						"from", "to"};
+	for (size_t i = 0; i < sizeof addresses / sizeof *addresses; i++)
+		if (!strcmp(name, addresses[i]))
+			return true;
+	return false;
+}
 
 /* A kernel-side syscall: entry with arguments, or exit with result. */
 static void print_kcall(FILE *out, const struct mt_event *e)
 {
-	unsigned sys = (unsigned)(e->v[1] & 15);
-	bool exit = (e->v[1] >> 4) & 1;
-	fprintf(out, " tid=%" PRIu64 " sys=%s %s time_ns=%" PRIu64, e->v[0],
+	const struct mt_ev_kernel_call *k = &e->kernel_call;
+	unsigned sys = (unsigned)(k->which & 15);
+	bool exit = (k->which >> 4) & 1;
+	fprintf(out, " tid=%" PRIu64 " sys=%s %s time_ns=%" PRIu64, k->tid,
 		sys < MT_SYS_COUNT ? mt_sys_names[sys] : "?", exit ? "exit" : "enter",
-		e->v[2]);
+		k->time_ns);
 	if (exit && e->nv > 3)
-		fprintf(out, " result=%" PRId64, mt_unzigzag_value(e->v[3]));
+		fprintf(out, " result=%" PRId64, mt_unzigzag_value(k->arg0));
 	else
 		for (int i = 3; i < e->nv; i++)
 			fprintf(out, " arg%d=0x%" PRIx64, i - 3, e->v[i]);
@@ -66,13 +69,15 @@ static bool print(const struct mt_event *e, void *arg)
 {
 	FILE *out = arg;
 	if (e->tag == MT_EV_KCALL) {
-		fprintf(out, "%.9f %u kernel", (double)e->ns / 1e9, e->tid);
+		fprintf(out, "%.9f %u %s", (double)e->ns / 1e9, e->tid,
+			mt_event_name(e->tag));
 		print_kcall(out, e);
 		return !ferror(out);
 	}
 	fprintf(out, "%.9f %u %s", (double)e->ns / 1e9, e->tid, mt_event_name(e->tag));
 	for (int i = 0; i < e->nv; i++) {
-		const char *name = i < 8 ? fields[e->tag][i] : NULL;
+		char buf[32];
+		const char *name = field_name(e->tag, i, buf, sizeof buf);
 		uint64_t v = e->v[i];
 		if (!name) {
 			fprintf(out, " %" PRIu64, v);
@@ -82,9 +87,7 @@ static bool print(const struct mt_event *e, void *arg)
 			fprintf(out, " sys=%s", mt_sys_names[v]);
 		} else if (!strcmp(name, "result")) {
 			fprintf(out, " result=%" PRId64, mt_unzigzag_value(v));
-		} else if (!strcmp(name, "addr") || !strcmp(name, "old") ||
-			   !strcmp(name, "ip") ||
-			   !strcmp(name, "from") || !strcmp(name, "to")) {
+		} else if (is_address_field(name)) {
 			fprintf(out, " %s=0x%" PRIx64, name, v);
 		} else {
 			fprintf(out, " %s=%" PRIu64, name, v);

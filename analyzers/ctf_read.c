@@ -169,6 +169,21 @@ static void text(const bt_field *f, struct mt_event *e)
 	}
 }
 
+/* A field of the native event by its name in trace_events.h, which the
+ * provider's field of the same name carries; the entry point is the
+ * event's name, and results are stored as the native trace stores them. */
+static uint64_t named_field(const struct class_map *m, const bt_field *pl,
+			    const char *name)
+{
+	if (!strcmp(name, "entry"))
+		return (uint64_t)m->entry;
+	if (!strcmp(name, "result"))
+		return zigzag((int64_t)field(pl, name));
+	if (!strcmp(name, "advice"))
+		return (uint32_t)field(pl, name);
+	return field(pl, name);
+}
+
 /* The native event's fields, in its order and encoding (trace_read.h). */
 static void decode(const struct class_map *m, const bt_field *pl,
 		   struct mt_event *e)
@@ -177,67 +192,19 @@ static void decode(const struct class_map *m, const bt_field *pl,
 	int n = 0;
 
 	switch (m->tag) {
-	case MT_EV_ALLOC:
-		v[n++] = (uint64_t)m->entry;
-		v[n++] = field(pl, "align");
-		v[n++] = field(pl, "size");
-		v[n++] = field(pl, "ptr");
-		v[n++] = field(pl, "usable");
-		break;
-	case MT_EV_FREE:
-		v[n++] = field(pl, "ptr");
-		v[n++] = field(pl, "usable");
-		break;
 	case MT_EV_REALLOC:
 		if (!field(pl, "old_ptr")) { /* of NULL: natively an allocation */
 			e->tag = MT_EV_ALLOC;
-			v[n++] = (uint64_t)m->entry;
-			v[n++] = 0;
-			v[n++] = field(pl, "size");
-			v[n++] = field(pl, "ptr");
-			v[n++] = field(pl, "usable");
+			e->alloc = (struct mt_ev_alloc){
+				.entry = (uint64_t)m->entry,
+				.size = field(pl, "size"),
+				.ptr = field(pl, "ptr"),
+				.usable = field(pl, "usable"),
+			};
+			n = 5;
 			break;
 		}
-		v[n++] = (uint64_t)m->entry;
-		v[n++] = field(pl, "old_freed");
-		v[n++] = field(pl, "old_ptr");
-		v[n++] = field(pl, "old_usable");
-		v[n++] = field(pl, "size");
-		v[n++] = field(pl, "ptr");
-		v[n++] = field(pl, "usable");
-		break;
-	case MT_EV_USABLE_SIZE:
-		v[n++] = field(pl, "ptr");
-		break;
-	case MT_EV_SYSCALL:
-		v[n++] = (uint64_t)m->entry;
-		v[n++] = field(pl, "by_allocator");
-		v[n++] = field(pl, "addr");
-		v[n++] = field(pl, "len");
-		v[n++] = field(pl, "arg");
-		v[n++] = zigzag((int64_t)field(pl, "result"));
-		break;
-	case MT_EV_SYS_COUNT:
-		v[n++] = field(pl, "sys");
-		v[n++] = field(pl, "by_allocator");
-		v[n++] = field(pl, "bytes");
-		v[n++] = (uint32_t)field(pl, "advice");
-		break;
-	case MT_EV_HEAP_MOVE:
-		v[n++] = field(pl, "from");
-		v[n++] = field(pl, "to");
-		v[n++] = field(pl, "inferred_syscalls");
-		break;
-	case MT_EV_CHUNK_MAP:
-		v[n++] = field(pl, "sys");
-		v[n++] = field(pl, "bytes");
-		break;
-	case MT_EV_FAULT:
-		v[n++] = field(pl, "tid");
-		v[n++] = field(pl, "addr");
-		v[n++] = field(pl, "ip");
-		v[n++] = field(pl, "time_ns");
-		break;
+		goto by_name;
 	case MT_EV_KCALL: {
 		uint64_t arg[3] = {0};
 		bool exit = field(pl, "exit");
@@ -253,19 +220,9 @@ static void decode(const struct class_map *m, const bt_field *pl,
 		}
 		break;
 	}
-	case MT_EV_SAMPLES_LOST:
-		v[n++] = field(pl, "count");
-		break;
 	case MT_EV_REGION_NAME:
 		v[n++] = field(pl, "id");
 		text(member(pl, "name"), e);
-		break;
-	case MT_EV_REGION_BEGIN:
-		v[n++] = field(pl, "id");
-		break;
-	case MT_EV_REGION_END:
-		v[n++] = field(pl, "id");
-		v[n++] = field(pl, "wall_ns");
 		break;
 	case MT_EV_COUNTERS:
 	case MT_EV_BASELINE:
@@ -274,6 +231,19 @@ static void decode(const struct class_map *m, const bt_field *pl,
 	case MT_EV_EXIT:
 		text(member(pl, "json"), e);
 		break;
+	default:
+	by_name: {
+		/* "entry, align, size, ...": each looked up in the payload */
+		const char *names = mt_event_kinds[m->tag].field_names;
+		while (names && *names) {
+			char name[32];
+			size_t len = strcspn(names, ",");
+			snprintf(name, sizeof name, "%.*s", (int)len, names);
+			v[n++] = named_field(m, pl, name);
+			names += len;
+			names += strspn(names, ", ");
+		}
+	}
 	}
 	e->nv = n;
 }

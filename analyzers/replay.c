@@ -259,16 +259,16 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 	struct mt_counters c;
 	if ((size_t)e->nv != n + 1)
 		return;
-	memcpy(&c, e->v, sizeof c);
+	memcpy(&c, e->baseline.values, sizeof c);
 	mt_counters_add(counters(r, t), &c);
 	t->large_live = (int64_t)(c.large_allocs - c.large_frees);
 	r->live = (int64_t)(c.allocated - c.freed);
-	r->peak = (int64_t)e->v[n];
+	r->peak = (int64_t)e->baseline.values[n];
 }
 
 static void name_region(struct replay *r, const struct mt_event *e)
 {
-	struct region *g = region_of(r, e->v[0]);
+	struct region *g = region_of(r, e->region_name.id);
 	char *name = g ? strndup(e->text, e->text_len) : NULL;
 	if (!name) {
 		r->failed = true;
@@ -282,53 +282,61 @@ static bool on_event(const struct mt_event *e, void *arg)
 {
 	struct replay *r = arg;
 	struct thread *t = thread_of(r, e->tid);
-	const uint64_t *v = e->v;
-
 	if (e->ns > r->rec.last_ns)
 		r->rec.last_ns = e->ns;
 	if (!t)
 		return false;
 	switch (e->tag) {
 	case MT_EV_ALLOC:
-		alloc(r, t, (int)v[0], v[2], v[4]);
+		alloc(r, t, (int)e->alloc.entry, e->alloc.size, e->alloc.usable);
 		break;
 	case MT_EV_FREE:
 		mt_count_call(counters(r, t), MT_CALL_FREE);
-		if (v[0])
-			release(r, t, v[1]);
+		if (e->free.ptr)
+			release(r, t, e->free.usable);
 		break;
 	case MT_EV_REALLOC:
-		if (v[1])
-			release(r, t, v[3]);
-		alloc(r, t, (int)v[0], v[4], v[6]);
+		if (e->realloc.old_freed)
+			release(r, t, e->realloc.old_usable);
+		alloc(r, t, (int)e->realloc.entry, e->realloc.size,
+		      e->realloc.usable);
 		break;
 	case MT_EV_USABLE_SIZE:
 		mt_count_call(counters(r, t), MT_CALL_MALLOC_USABLE_SIZE);
 		break;
 	case MT_EV_SYSCALL:
-		mt_count_sys_entry(counters(r, t), (enum mt_call)v[0], v[1]);
+		mt_count_sys_entry(counters(r, t), (enum mt_call)e->syscall.entry,
+				   e->syscall.by_allocator);
 		break;
-	case MT_EV_SYS_COUNT:
-		if (v[0] == MT_SYS_MADVISE)
-			mt_count_madvise(counters(r, t), (int)v[3], v[2], v[1]);
-		else if (v[0] < MT_SYS_COUNT)
-			mt_count_sys(counters(r, t), (enum mt_sys)v[0], v[2], v[1]);
+	case MT_EV_SYS_COUNT: {
+		const struct mt_ev_sys *s = &e->sys;
+		if (s->sys == MT_SYS_MADVISE)
+			mt_count_madvise(counters(r, t), (int)s->advice, s->bytes,
+					 s->by_allocator);
+		else if (s->sys < MT_SYS_COUNT)
+			mt_count_sys(counters(r, t), (enum mt_sys)s->sys, s->bytes,
+				     s->by_allocator);
 		break;
+	}
 	case MT_EV_HEAP_MOVE:
-		counters(r, t)->sys_inferred[MT_SYS_BRK] += v[2];
-		mt_count_brk_move(counters(r, t), v[0], v[1]);
+		counters(r, t)->sys_inferred[MT_SYS_BRK] +=
+			e->heap_move.inferred_syscalls;
+		mt_count_brk_move(counters(r, t), e->heap_move.from, e->heap_move.to);
 		break;
 	case MT_EV_CHUNK_MAP:
-		if (v[0] < MT_SYS_COUNT)
-			mt_count_inferred(counters(r, t), (enum mt_sys)v[0], v[1]);
+		if (e->chunk_map.sys < MT_SYS_COUNT)
+			mt_count_inferred(counters(r, t),
+					  (enum mt_sys)e->chunk_map.sys,
+					  e->chunk_map.bytes);
 		break;
 	case MT_EV_REGION_NAME:
 		name_region(r, e);
 		break;
 	case MT_EV_COUNTERS:
 		memset(&t->last, 0, sizeof t->last);
-		memcpy(t->last.v, v,
-		       (size_t)(e->nv < NCOUNTERS ? e->nv : NCOUNTERS) * sizeof *v);
+		memcpy(t->last.v, e->counters.values,
+		       (size_t)(e->nv < NCOUNTERS ? e->nv : NCOUNTERS) *
+			       sizeof *t->last.v);
 		if (t->ending) {
 			close_region(r, t);
 			closed(r, t);
@@ -337,7 +345,7 @@ static bool on_event(const struct mt_event *e, void *arg)
 	case MT_EV_REGION_BEGIN:
 		if (t->ending)
 			close_region(r, t);
-		begin_region(r, t, v[0]);
+		begin_region(r, t, e->region_begin.id);
 		break;
 	case MT_EV_REGION_END:
 		if (t->ending) {
@@ -346,7 +354,7 @@ static bool on_event(const struct mt_event *e, void *arg)
 		}
 		if (t->open) {
 			t->open--;
-			t->marks[t->open].wall_ns = v[1];
+			t->marks[t->open].wall_ns = e->region_end.wall_ns;
 			t->ending = true;
 		}
 		break;
@@ -360,10 +368,10 @@ static bool on_event(const struct mt_event *e, void *arg)
 		r->fault_samples++;
 		break;
 	case MT_EV_SAMPLES_LOST:
-		r->fault_samples_lost += v[0];
+		r->fault_samples_lost += e->samples_lost.count;
 		break;
 	case MT_EV_LOST:
-		mt_recording_lost(&r->rec, e->tid, v[0]);
+		mt_recording_lost(&r->rec, e->tid, e->lost.count);
 		break;
 	case MT_EV_EXEC:
 		r->rec.exec = true;

@@ -52,26 +52,9 @@ struct chunk_key {
 	uint64_t offset;
 };
 
-static const char *const names[MT_EV_COUNT] = {
-	[MT_EV_ALLOC] = "alloc",	  [MT_EV_FREE] = "free",
-	[MT_EV_REALLOC] = "realloc",	  [MT_EV_USABLE_SIZE] = "usable_size",
-	[MT_EV_SYSCALL] = "syscall",	  [MT_EV_SYS_COUNT] = "kernel_call",
-	[MT_EV_HEAP_MOVE] = "heap_move",  [MT_EV_CHUNK_MAP] = "chunk_map",
-	[MT_EV_REGION_NAME] = "region_name",
-	[MT_EV_REGION_BEGIN] = "region_begin",
-	[MT_EV_REGION_END] = "region_end", [MT_EV_COUNTERS] = "counters",
-	[MT_EV_THREAD_START] = "thread_start",
-	[MT_EV_THREAD_EXIT] = "thread_exit",
-	[MT_EV_FORKED] = "forked",	  [MT_EV_EXEC] = "exec",
-	[MT_EV_LOST] = "lost",		  [MT_EV_EXIT] = "exit",
-	[MT_EV_BASELINE] = "baseline",	  [MT_EV_FAULT] = "fault",
-	[MT_EV_SAMPLES_LOST] = "samples_lost", [MT_EV_KCALL] = "kernel",
-	[MT_EV_MALLOC] = "alloc", /* read back as alloc */
-};
-
 const char *mt_event_name(int tag)
 {
-	return tag > 0 && tag < MT_EV_COUNT ? names[tag] : "?";
+	return tag > 0 && tag < MT_EV_COUNT ? mt_event_kinds[tag].name : "?";
 }
 
 /* Read len bytes at the current offset; false at the end of the data. */
@@ -454,30 +437,11 @@ const char *mt_trace_note(struct mt_trace *t)
 	return NULL;
 }
 
-/* How many varint fields follow the dt of each tag; -1: variable. */
+/* How many varint fields follow the dt of each tag: its wire count, or
+ * MT_WIRE_* (trace_events.h). */
 static int fixed_fields(int tag)
 {
-	switch (tag) {
-	case MT_EV_ALLOC: return 4;
-	case MT_EV_MALLOC: return 3;
-	case MT_EV_FREE: return 2;
-	case MT_EV_REALLOC: return 7;
-	case MT_EV_USABLE_SIZE: return 1;
-	case MT_EV_SYSCALL: return 6;
-	case MT_EV_SYS_COUNT: return 4;
-	case MT_EV_HEAP_MOVE: return 3;
-	case MT_EV_CHUNK_MAP: return 2;
-	case MT_EV_REGION_BEGIN: return 1;
-	case MT_EV_REGION_END: return 2;
-	case MT_EV_THREAD_START:
-	case MT_EV_THREAD_EXIT:
-	case MT_EV_FORKED:
-	case MT_EV_LOST:
-	case MT_EV_SAMPLES_LOST: return 1;
-	case MT_EV_FAULT: return 4;
-	case MT_EV_KCALL: return -2; /* 4 at exit, 6 at entry */
-	default: return -1;
-	}
+	return mt_event_kinds[tag].wire;
 }
 
 /* Which fields are addresses (zigzag deltas from the previous one). */
@@ -554,24 +518,27 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 		tsc += dt << MT_TSC_SHIFT;
 		e.ns = ticks_to_ns(t, tsc);
 		int count = fixed_fields(e.tag);
-		if (e.tag == MT_EV_COUNTERS || e.tag == MT_EV_BASELINE) {
+		bool has_text = count == MT_WIRE_TEXT;
+		if (has_text) {
+			count = (int)mt_event_kinds[e.tag].fields;
+		} else if (count == MT_WIRE_ARRAY) {
 			uint64_t c;
 			if (!mt_get_varint(&p, end, &c) ||
 			    c > sizeof e.v / sizeof *e.v)
 				goto truncated;
 			count = (int)c;
-		}
-		if (e.tag == MT_EV_KCALL) {
-			/* tid, time, which; then the rest depends on which */
-			for (; e.nv < 3; e.nv++)
+		} else if (count == MT_WIRE_SAMPLE) {
+			/* tid, time; a fault's addr and ip, or a call's
+			 * which, then its arguments or its result */
+			for (; e.nv < 2; e.nv++)
 				if (!mt_get_varint(&p, end, &e.v[e.nv]))
 					goto truncated;
-			count = (e.v[2] >> 4) & 1 ? 1 : 3;
-		}
-		if (e.tag == MT_EV_REGION_NAME) {
-			if (!mt_get_varint(&p, end, &e.v[0]))
-				goto truncated;
-			e.nv = 1;
+			count = 2;
+			if (e.tag == MT_EV_KCALL) {
+				if (!mt_get_varint(&p, end, &e.v[e.nv++]))
+					goto truncated;
+				count = (e.v[2] >> 4) & 1 ? 1 : 3;
+			}
 		}
 		for (int i = 0; i < count; i++) {
 			if (!mt_get_varint(&p, end, &e.v[e.nv]))
@@ -607,7 +574,7 @@ static bool decode(struct mt_trace *t, const struct mt_chunk_header *h,
 				e.nv = n + 2;
 			}
 		}
-		if (count == -1) { /* a length, then text */
+		if (has_text) { /* a length, then text */
 			uint64_t len;
 			if (!mt_get_varint(&p, end, &len) || len > (uint64_t)(end - p))
 				goto truncated;

@@ -12,14 +12,21 @@
 #include "memtrace/events.h"
 #include "memtrace/trace_format.h"
 
-/* One decoded event.  Addresses are absolute; `ns` is the time since the
- * first event of the trace. */
+/* One decoded event: its fields as memtrace/trace_events.h lists them,
+ * by name (e->alloc.size) or in order (e->v[i], nv of them).  Addresses
+ * are absolute, usable sizes whole; `ns` is the time since the first event
+ * of the trace. */
 struct mt_event {
 	int tag;
 	uint32_t tid;
 	uint64_t ns;
-	uint64_t v[512]; /* the fields, addresses made absolute */
 	int nv;
+	union {
+		uint64_t v[MT_ARRAY_MAX];
+#define MT_EV_MEMBER(id, name, wire, ...) struct mt_ev_##name name;
+		MT_TRACE_EVENTS(MT_EV_MEMBER)
+#undef MT_EV_MEMBER
+	};
 	const char *text; /* region name, exec path, exit JSON */
 	size_t text_len;
 };

@@ -453,16 +453,23 @@ static struct mt_trace_buf *recording(struct mt_thread *t)
 		}                                                            \
 	} while (0)
 
-/* An event with only varint fields. */
-#define EVENT(t, tag, ...)                                                   \
+/* An event stored as its fields in order, each a varint: those of
+ * struct mt_ev_NAME (trace_events.h), given by name, e.g.
+ * EVENT(t, heap_move, .from = a, .to = b).  The compiler checks the names
+ * against the table; a field left out is 0. */
+#define EVENT(t, name, ...)                                                  \
 	do {                                                                 \
+		_Static_assert(MT_WIRE_OF_##name ==                 \
+				       sizeof(struct mt_ev_##name) / 8,      \
+			       "a varint event");                            \
 		struct mt_trace_buf *b_ = recording(t);                      \
 		if (!b_)                                                     \
 			break;                                               \
-		unsigned char *p_ = begin_event(b_, tag);                    \
-		uint64_t f_[] = {__VA_ARGS__};                               \
-		for (size_t i_ = 0; i_ < sizeof f_ / sizeof *f_; i_++)       \
-			p_ = mt_put_varint(p_, f_[i_]);                      \
+		unsigned char *p_ = begin_event(b_, MT_TAG_##name);          \
+		const struct mt_ev_##name f_ = {__VA_ARGS__};                \
+		const uint64_t *v_ = (const uint64_t *)&f_;                  \
+		for (size_t i_ = 0; i_ < sizeof f_ / sizeof *v_; i_++)       \
+			p_ = mt_put_varint(p_, v_[i_]);                      \
 		mt_event_end(b_, p_);                                        \
 	} while (0)
 
@@ -523,23 +530,24 @@ void mt_trace_syscall(struct mt_thread *t, int entry, bool by_allocator,
 		      uint64_t addr, uint64_t len, uint64_t arg, int64_t result)
 {
 	TO_LTTNG(syscall, entry, by_allocator, addr, len, arg, result);
-	EVENT(t, MT_EV_SYSCALL, (uint64_t)entry, by_allocator, addr, len, arg,
-	      mt_zigzag(result));
+	EVENT(t, syscall, .entry = (uint64_t)entry, .by_allocator = by_allocator,
+	      .addr = addr, .len = len, .arg = arg, .result = mt_zigzag(result));
 }
 
 void mt_trace_sys_count(struct mt_thread *t, int sys, bool by_allocator,
 			uint64_t bytes, int advice)
 {
 	TO_LTTNG(sys_count, sys, by_allocator, bytes, advice);
-	EVENT(t, MT_EV_SYS_COUNT, (uint64_t)sys, by_allocator, bytes,
-	      (uint64_t)(unsigned)advice);
+	EVENT(t, sys, .sys = (uint64_t)sys, .by_allocator = by_allocator,
+	      .bytes = bytes, .advice = (uint64_t)(unsigned)advice);
 }
 
 void mt_trace_heap_move(struct mt_thread *t, uintptr_t from, uintptr_t to,
 			unsigned inferred_syscalls)
 {
 	TO_LTTNG(heap_move, from, to, inferred_syscalls);
-	EVENT(t, MT_EV_HEAP_MOVE, from, to, inferred_syscalls);
+	EVENT(t, heap_move, .from = from, .to = to,
+	      .inferred_syscalls = inferred_syscalls);
 }
 
 /* A kernel sample's thread (as a change from the chunk's own) and time
@@ -589,13 +597,13 @@ void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
 void mt_trace_lost_samples(struct mt_thread *t, uint64_t count)
 {
 	TO_LTTNG(samples_lost, count);
-	EVENT(t, MT_EV_SAMPLES_LOST, count);
+	EVENT(t, samples_lost, .count = count);
 }
 
 void mt_trace_chunk_map(struct mt_thread *t, int sys, uint64_t bytes)
 {
 	TO_LTTNG(chunk_map, sys, bytes);
-	EVENT(t, MT_EV_CHUNK_MAP, (uint64_t)sys, bytes);
+	EVENT(t, chunk_map, .sys = (uint64_t)sys, .bytes = bytes);
 }
 
 static void put_text_event(struct mt_thread *t, int tag, const uint64_t *pre,
@@ -621,9 +629,9 @@ void mt_trace_region(struct mt_thread *t, int tag, int id, const char *name,
 		uint64_t pre[] = {(uint64_t)id};
 		put_text_event(t, tag, pre, 1, name, 63);
 	} else if (tag == MT_EV_REGION_END) {
-		EVENT(t, tag, (uint64_t)id, wall_ns);
+		EVENT(t, region_end, .id = (uint64_t)id, .wall_ns = wall_ns);
 	} else {
-		EVENT(t, tag, (uint64_t)id);
+		EVENT(t, region_begin, .id = (uint64_t)id);
 	}
 }
 
@@ -1066,7 +1074,7 @@ void mt_trace_restart_in_child(pid_t parent)
 	mt_fast_update();
 	if (mt_tracing && self) {
 		baseline(self);
-		EVENT(self, MT_EV_FORKED, (uint64_t)parent);
+		EVENT(self, forked, .parent = (uint64_t)parent);
 	}
 }
 
@@ -1084,7 +1092,7 @@ void mt_trace_thread_exit(struct mt_thread *t)
 	if (!mt_tracing || !b || b->closed)
 		return;
 	mt_ksamples_drain(t);
-	EVENT(t, MT_EV_THREAD_EXIT, b->tid);
+	EVENT(t, thread_exit, .tid = b->tid);
 	flush_unless_busy(t->signal_trace);
 	flush_unless_busy(b);
 }
@@ -1144,7 +1152,7 @@ void mt_trace_finish(const char *exit_json, size_t len)
 	TO_LTTNG(exit, exit_json, len);
 	uint64_t n = __atomic_load_n(&lost, __ATOMIC_RELAXED);
 	if (n)
-		EVENT(self, MT_EV_LOST, n);
+		EVENT(self, lost, .count = n);
 	/* Written alone, as the last chunk of this thread. */
 	struct mt_trace_buf *b = len < MT_CHUNK_BYTES ? claim_empty(self) : NULL;
 	if (b) {

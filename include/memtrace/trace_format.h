@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "memtrace/events.h"
+#include "memtrace/trace_events.h"
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
@@ -111,83 +112,19 @@ static inline uint64_t mt_entry_align(int entry, uint64_t align)
 #define MT_TAG_BITS 5
 #define MT_DT_INLINE 7
 
-/* Event tags.  Every event starts with its tag and "dt", the time since
- * the thread's previous event (units of 2^MT_TSC_SHIFT TSC ticks).  "addr"
- * is a zigzag delta from the thread's previous address.  The events mirror
- * the shim's probes one to one, so a reader that applies the same counting
- * rules gets the same figures as the live summary. */
-enum mt_tag {
-	/* entry and alignment (mt_entry_align), size, addr, usable - size
-	 * (zigzag) */
-	MT_EV_ALLOC = 1,
-	/* addr, usable (0 with addr 0: free(NULL)) */
-	MT_EV_FREE,
-	/* entry, freed (1: the old block was given back), old addr, old
-	 * usable, size, addr, usable - size (zigzag) */
-	MT_EV_REALLOC,
-	/* addr */
-	MT_EV_USABLE_SIZE,
-	/* entry, flags (bit 0: by the allocator), addr, length, argument
-	 * (prot, flags or advice), result (zigzag) */
-	MT_EV_SYSCALL,
-	/* sys (enum mt_sys), flags (bit 0: by the allocator), bytes, advice:
-	 * one system call reached the kernel (counted once, by the innermost
-	 * interposer) */
-	MT_EV_SYS_COUNT,
-	/* from, to, inferred syscalls (0: the interposed brk/sbrk moved it;
-	 * 1 or 2: glibc's malloc did, out of sight) */
-	MT_EV_HEAP_MOVE,
-	/* sys (mmap, munmap, mremap), bytes: glibc mapped a chunk */
-	MT_EV_CHUNK_MAP,
-	/* id, length, name bytes: a region name's first use */
-	MT_EV_REGION_NAME,
-	/* id */
-	MT_EV_REGION_BEGIN,
-	/* id, wall ns */
-	MT_EV_REGION_END,
-	/* count, then count values, each as the change (zigzag) from the
-	 * same value in the chunk's previous COUNTERS event (from 0 in its
-	 * first): kernel counters (MT_KERNEL_COUNT, each + 1, 0 meaning not
-	 * available), the shim's own syscalls (MT_SYS_COUNT), user and system
-	 * CPU in microseconds, minor and major faults (getrusage of the
-	 * thread) */
-	MT_EV_COUNTERS,
-	/* tid: the thread's first event, and its last */
-	MT_EV_THREAD_START,
-	MT_EV_THREAD_EXIT,
-	/* parent pid: this process was forked */
-	MT_EV_FORKED,
-	/* length, path bytes: the process replaces its image */
-	MT_EV_EXEC,
-	/* count: events that could not be recorded */
-	MT_EV_LOST,
-	/* length, then a JSON object: the process's figures at exit that no
-	 * event carries (kernel totals, getrusage, wall time, peaks) */
-	MT_EV_EXIT,
-	/* count, then count values: the counters (struct mt_counters, as
-	 * uint64 fields in order) of the thread when recording began, then the
-	 * process's peak of live bytes so far.  What happened before the
-	 * trace was opened (start-up) is in here, so that the replayed figures
-	 * equal the live ones. */
-	MT_EV_BASELINE,
-	/* tid (zigzag change from the chunk's tid), time (ns of
-	 * CLOCK_MONOTONIC, zigzag change from the chunk's previous sample, or
-	 * from its first_ns), addr, ip: a sampled page fault
-	 * (MEMTRACE_FAULTS), recorded by whichever thread collected it */
-	MT_EV_FAULT,
-	/* count: samples the kernel dropped (its buffer was full) */
-	MT_EV_SAMPLES_LOST,
-	/* tid and time (as MT_EV_FAULT), sys | exit << 4, then at entry the
-	 * first three arguments, at exit the result (zigzag): a memory
-	 * syscall as the kernel saw it (syscalls:sys_enter_* / sys_exit_*
-	 * sampled), whoever made it */
-	MT_EV_KCALL,
-	/* size, addr, usable - size (zigzag): an allocation by malloc, the
-	 * commonest, as MT_EV_ALLOC without its entry byte (1.7) */
-	MT_EV_MALLOC,
-	MT_EV_COUNT
-};
-
+/* Every event starts with its tag and "dt", the time since the thread's
+ * previous event (units of 2^MT_TSC_SHIFT TSC ticks); the tags and fields
+ * are listed in memtrace/trace_events.h.  On the wire, "ptr" fields are
+ * zigzag deltas from the thread's previous address, an allocation's
+ * usable size is stored as its slack over the size (zigzag), its entry
+ * and alignment share one varint (mt_entry_align), and a kernel sample's
+ * tid and time are changes from its chunk's tid and previous sample.
+ * The events mirror the shim's probes one to one, so a reader that
+ * applies the same counting rules gets the same figures as the live
+ * summary. */
 _Static_assert(MT_EV_COUNT <= 1 << MT_TAG_BITS, "tags fit the tag byte");
+_Static_assert(MT_EV_ALLOC == 1 && MT_EV_COUNTERS == 12 && MT_EV_KCALL == 22 &&
+		       MT_EV_MALLOC == 23,
+	       "tags as in format 1.8");
 
 #endif

@@ -18,7 +18,7 @@ def faults_in_trace(tmp_path, setting):
     samples = []
     for line in run([CLI, "dump", str(trace)], clean_env()).stdout.splitlines():
         parts = line.split()
-        if len(parts) > 3 and parts[2] == "fault":
+        if len(parts) > 3 and parts[2] == "page_fault":
             f = dict(p.split("=") for p in parts[3:])
             samples.append(int(f["addr"], 16))
     in_block = sum(base <= a < base + PAGES * 4096 for a in samples)
@@ -64,9 +64,9 @@ def test_kernel_calls_carry_arguments_and_results(tmp_path):
         if len(parts) < 3 or line.startswith("#"):
             continue
         f = dict(p.split("=", 1) for p in parts[3:] if "=" in p)
-        if parts[2] == "kernel" and f.get("sys") == "brk":
+        if parts[2] == "kernel_call" and f.get("sys") == "brk":
             (exits if "exit" in parts else enters).append(f)
-        if parts[2] == "heap_move" and f["inferred_calls"] != "0":
+        if parts[2] == "heap_move" and f["inferred_syscalls"] != "0":
             moves.append(int(f["to"], 16))
     # Each brk's argument is the break asked for; its result the break.
     asked = [int(f["arg0"], 16) for f in enters]
@@ -80,7 +80,7 @@ def kernel_view(trace):
     counts = {}
     for line in run([CLI, "dump", str(trace)], clean_env()).stdout.splitlines():
         parts = line.split()
-        if len(parts) > 4 and parts[2] == "kernel":
+        if len(parts) > 4 and parts[2] == "kernel_call":
             key = (parts[4].split("=")[1], parts[5])
             counts[key] = counts.get(key, 0) + 1
     return counts

@@ -28,17 +28,13 @@ def lttng_counts(trace_dir):
                                if n.startswith("memtrace:"))
 
 
-# The native dump's event kinds under their tracepoint names (the malloc
-# API and libc calls are named after their entry point).
-NATIVE_AS_LTTNG = {"free": "free", "usable_size": "malloc_usable_size",
-                   "kernel_call": "sys", "kernel": "kernel_call",
-                   "heap_move": "heap_move", "chunk_map": "chunk_map",
-                   "fault": "page_fault", "baseline": "baseline",
-                   "exit": "exit", "counters": "counters",
-                   "region_name": "region_name",
-                   "region_begin": "region_begin",
-                   "region_end": "region_end",
-                   "samples_lost": "samples_lost"}
+# The native dump's event kinds that are tracepoints of the same name
+# (include/memtrace/trace_events.h; the malloc API and libc calls are named
+# after their entry point).
+NATIVE_AS_LTTNG = {"free", "malloc_usable_size", "sys", "kernel_call",
+                   "heap_move", "chunk_map", "page_fault", "baseline", "exit",
+                   "counters", "region_name", "region_begin", "region_end",
+                   "samples_lost"}
 
 
 def native_counts(path):
@@ -53,7 +49,7 @@ def native_counts(path):
         if kind in ("alloc", "realloc", "syscall"):
             counts[fields["entry"]] += 1
         elif kind in NATIVE_AS_LTTNG:
-            counts[NATIVE_AS_LTTNG[kind]] += 1
+            counts[kind] += 1
     return counts
 
 

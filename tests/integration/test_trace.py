@@ -55,22 +55,22 @@ def test_known_sequence_round_trip(backend, tmp_path):
     names = [(n, f.get("entry")) for n, f in mine[:8]]
     assert names == [
         ("alloc", "malloc"), ("alloc", "calloc"), ("realloc", "realloc"),
-        ("alloc", "posix_memalign"), ("usable_size", None), ("free", None),
+        ("alloc", "posix_memalign"), ("malloc_usable_size", None), ("free", None),
         ("free", None), ("free", None),
     ]
     malloc, calloc, realloc, aligned, usable, f1, f2, f3 = [f for _, f in mine[:8]]
     assert malloc["size"] == "100" and calloc["size"] == "300"
-    assert realloc["old"] == malloc["addr"] and realloc["size"] == "1000"
+    assert realloc["old_ptr"] == malloc["ptr"] and realloc["size"] == "1000"
     assert aligned["align"] == "256" and aligned["size"] == "512"
-    assert usable["addr"] == calloc["addr"] == f1["addr"]
-    assert f2["addr"] == realloc["addr"] and f3["addr"] == aligned["addr"]
+    assert usable["ptr"] == calloc["ptr"] == f1["ptr"]
+    assert f2["ptr"] == realloc["ptr"] and f3["ptr"] == aligned["ptr"]
     assert int(f1["usable"]) >= 300
     # Then the mapping: the program's calls, and each kernel call once
     # (tcmalloc's own mmap reaches the kernel through syscall(), which is
     # recorded as well).
     rest = mine[8:]
     entries = [f["entry"] for n, f in rest if n == "syscall" and f["entry"] != "syscall"]
-    kernel = [f["sys"] for n, f in rest if n == "kernel_call"]
+    kernel = [f["sys"] for n, f in rest if n == "sys"]
     assert entries == ["mmap64", "madvise", "munmap"]
     assert kernel == ["mmap", "madvise", "munmap"]
     madvise = next(f for n, f in rest if n == "syscall" and f["entry"] == "madvise")
@@ -140,7 +140,7 @@ def program_events(path):
     lines = [l.split() for l in dump(path).stdout.splitlines()
              if not l.startswith("#")]
     main = lines[0][1]
-    return [l[2] for l in lines if l[1] == main and l[2] != "kernel"]
+    return [l[2] for l in lines if l[1] == main and l[2] != "kernel_call"]
 
 
 def test_a_killed_idle_process_keeps_its_last_events(tmp_path):
@@ -374,7 +374,7 @@ def test_every_format_of_one_program_reads_the_same():
         """Each allocation's fields but the address, in order."""
         names = program_events(path)
         part = names[names.index("region_begin"):names.index("region_end") + 1]
-        allocs = [[f for f in l.split()[3:] if not f.startswith("addr=")]
+        allocs = [[f for f in l.split()[3:] if not f.startswith("ptr=")]
                   for l in dump(path).stdout.splitlines()
                   if not l.startswith("#") and l.split()[2] == "alloc"]
         return part, allocs

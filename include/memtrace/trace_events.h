@@ -1,0 +1,110 @@
+/* The trace's events, each named once: its tag, the name dump prints and
+ * the LTTng provider uses (memtrace:NAME; the malloc-API and syscall
+ * events are one LTTng event per entry point instead), how it is stored,
+ * and its fields as the readers give them back.  From this list come the
+ * tags, the readers' field counts and typed events (struct mt_ev_NAME),
+ * dump's names, the LTTng reader's field names, and the check of
+ * docs/trace-format.md's table (tests/traces/check_schema.py).
+ *
+ *   X(ID, name, wire, fields...)
+ *
+ *   ID      MT_EV_ID, the tag, numbered from 1 in this order (the
+ *           file format: a new event goes at the end)
+ *   wire    what follows the tag and dt: that many varints, or
+ *           MT_WIRE_TEXT (the fields, then a length and that many bytes),
+ *           MT_WIRE_ARRAY (a count, then that many values), MT_WIRE_SAMPLE
+ *           (a kernel sample, whose argument count depends on its kind)
+ *   fields  as decoded (struct mt_ev_name, in this order); the wire may
+ *           pack them (trace_format.h says how), the readers unpack them
+ *
+ * Adding an event: a line here, its encoder in the shim (shim/trace.c),
+ * its LTTng tracepoint (shim/lttng/memtrace_tp.h, same field names), and
+ * the analyses that use it. */
+#ifndef MEMTRACE_TRACE_EVENTS_H
+#define MEMTRACE_TRACE_EVENTS_H
+
+#include <stdint.h>
+
+#define MT_WIRE_TEXT (-1)
+#define MT_WIRE_ARRAY (-2)
+#define MT_WIRE_SAMPLE (-3)
+
+/* The most values an array event (counters, baseline) can carry. */
+#define MT_ARRAY_MAX 512
+
+#define MT_TRACE_EVENTS(X)                                                   \
+	/* an allocation; wire: entry | (log2(align) + 1) << 5, size, ptr,    \
+	 * usable - size (zigzag) */                                          \
+	X(ALLOC, alloc, 4, entry, align, size, ptr, usable)                  \
+	/* ptr 0: free(NULL) or a bootstrap block */                          \
+	X(FREE, free, 2, ptr, usable)                                        \
+	/* wire: usable - size (zigzag) */                                    \
+	X(REALLOC, realloc, 7, entry, old_freed, old_ptr, old_usable, size,  \
+	  ptr, usable)                                                        \
+	X(USABLE_SIZE, malloc_usable_size, 1, ptr)                           \
+	/* an interposed memory-syscall wrapper; result zigzag */             \
+	X(SYSCALL, syscall, 6, entry, by_allocator, addr, len, arg, result)  \
+	/* a memory syscall reached the kernel (counted by the innermost      \
+	 * interposer) */                                                     \
+	X(SYS_COUNT, sys, 4, sys, by_allocator, bytes, advice)               \
+	X(HEAP_MOVE, heap_move, 3, from, to, inferred_syscalls)              \
+	X(CHUNK_MAP, chunk_map, 2, sys, bytes)                               \
+	X(REGION_NAME, region_name, MT_WIRE_TEXT, id)                        \
+	X(REGION_BEGIN, region_begin, 1, id)                                 \
+	X(REGION_END, region_end, 2, id, wall_ns)                            \
+	X(COUNTERS, counters, MT_WIRE_ARRAY, values[MT_ARRAY_MAX])           \
+	X(THREAD_START, thread_start, 1, tid)                                 \
+	X(THREAD_EXIT, thread_exit, 1, tid)                                  \
+	X(FORKED, forked, 1, parent)                                         \
+	X(EXEC, exec, MT_WIRE_TEXT)                                          \
+	X(LOST, lost, 1, count)                                              \
+	X(EXIT, exit, MT_WIRE_TEXT)                                          \
+	X(BASELINE, baseline, MT_WIRE_ARRAY, values[MT_ARRAY_MAX])           \
+	/* wire: tid and time as changes, then addr, ip */                    \
+	X(FAULT, page_fault, MT_WIRE_SAMPLE, tid, addr, ip, time_ns)         \
+	X(SAMPLES_LOST, samples_lost, 1, count)                              \
+	/* a memory syscall as the kernel saw it; which: sys | exit << 4;     \
+	 * at exit, arg0 is the result (zigzag) */                            \
+	X(KCALL, kernel_call, MT_WIRE_SAMPLE, tid, which, time_ns, arg0,     \
+	  arg1, arg2)                                                         \
+	/* an allocation by malloc, the commonest, stored without its entry  \
+	 * (size, ptr, usable - size): read back as an alloc event */         \
+	X(MALLOC, malloc, 3, size, ptr, slack)
+
+enum mt_tag {
+#define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,
+	MT_EV_NONE,
+	MT_TRACE_EVENTS(MT_TAG_OF)
+#undef MT_TAG_OF
+	MT_EV_COUNT
+};
+
+/* The tag and the wire of an event by its name: MT_TAG_heap_move,
+ * MT_WIRE_OF_heap_move. */
+enum {
+#define MT_BY_NAME(id, name, wire, ...)                                      \
+	MT_TAG_##name = MT_EV_##id, MT_WIRE_OF_##name = (wire),
+	MT_TRACE_EVENTS(MT_BY_NAME)
+#undef MT_BY_NAME
+};
+
+/* Each event's fields as a struct: the decoded values in order, so a
+ * reader's uint64_t array of them can be read as one. */
+#define MT_EV_STRUCT(id, name, wire, ...)                                    \
+	struct mt_ev_##name {                                                \
+		__VA_OPT__(uint64_t __VA_ARGS__;)                            \
+	};
+MT_TRACE_EVENTS(MT_EV_STRUCT)
+#undef MT_EV_STRUCT
+
+struct mt_event_kind {
+	const char *name;
+	int wire;	    /* varints stored, or MT_WIRE_* */
+	unsigned fields;    /* decoded (an array's capacity) */
+	const char *field_names; /* "entry, align, ..." */
+};
+
+/* Indexed by tag. */
+extern const struct mt_event_kind mt_event_kinds[MT_EV_COUNT];
+
+#endif
