@@ -4,7 +4,7 @@
 
 #include "crash.h"
 #include "symbols.h"
-#include "trace.h"
+#include "emit.h"
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 
@@ -17,7 +17,7 @@ static void on_fatal(int sig, siginfo_t *info, void *context)
 	(void)info;
 	(void)context;
 	int saved = errno;
-	mt_trace_crash(sig);
+	MT_EMIT(crash, sig);
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;

@@ -7,8 +7,7 @@
 #include "glibc_heap.h"
 #include "rawsys.h"
 #include "sites.h"
-#include "symbols.h"
-#include "trace.h"
+#include "emit.h"
 
 static const uintptr_t not_glibc;
 const uintptr_t *mt_break_watch = &not_glibc;
@@ -37,8 +36,7 @@ void mt_glibc_break_moved(struct mt_thread *t)
 			mt_site_credit(now > old ? MT_SITE_BRK_GROW
 						 : MT_SITE_BRK_SHRINK,
 				       now > old ? now - old : old - now);
-			if (mt_tracing)
-				mt_trace_heap_move(t, old, now, calls);
+			MT_EMIT(heap_move, t, old, now, calls);
 			return;
 		}
 	}
@@ -159,8 +157,7 @@ void mt_glibc_chunk_mapped(struct mt_thread *t, size_t head, bool allocated)
 	mt_count_inferred(&t->c, sys, mt_chunk_size(head));
 	mt_site_credit(allocated ? MT_SITE_MMAP : MT_SITE_MUNMAP,
 		       mt_chunk_size(head));
-	if (mt_tracing)
-		mt_trace_chunk_map(t, sys, mt_chunk_size(head));
+	MT_EMIT(chunk_map, t, sys, mt_chunk_size(head));
 }
 
 void mt_glibc_chunk_moved(struct mt_thread *t, size_t old_head, const void *p)
@@ -174,9 +171,8 @@ void mt_glibc_chunk_moved(struct mt_thread *t, size_t old_head, const void *p)
 		if (mt_chunk_size(head) != mt_chunk_size(old_head)) {
 			mt_count_inferred(&t->c, MT_SYS_MREMAP,
 					  mt_chunk_size(head));
-			if (mt_tracing)
-				mt_trace_chunk_map(t, MT_SYS_MREMAP,
-						   mt_chunk_size(head));
+			MT_EMIT(chunk_map, t, MT_SYS_MREMAP,
+					   mt_chunk_size(head));
 		}
 	} else {
 		if (was_mapped)
@@ -226,21 +222,22 @@ static const char *arena_of(const void *p)
 	return arena;
 }
 
-void mt_glibc_free_trimming(struct mt_thread *t, void *p)
+void mt_glibc_free_trimming(struct mt_thread *t, void *p,
+			    void (*real_free)(void *))
 {
 	const char *arena = NULL;
 	if (mt_thread_arena_watched(mt_chunk_head(p)) &&
 	    __atomic_load_n(&arenas_readable, __ATOMIC_RELAXED))
 		arena = arena_of(p);
 	if (!arena) {
-		mt_real.free(p);
+		real_free(p);
 		if (mt_break_moved())
 			mt_glibc_break_moved(t);
 		return;
 	}
 	uintptr_t held = arena_word(arena, ARENA_SYSTEM_MEM);
 	uintptr_t top_heap = arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1);
-	mt_real.free(p);
+	real_free(p);
 	uintptr_t now = arena_word(arena, ARENA_SYSTEM_MEM);
 	/* (Another thread of the same arena may have grown it meanwhile:
 	 * then less is seen, never more.) */
@@ -251,8 +248,7 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p)
 	mt_count_inferred(&t->c, sys, held - now);
 	mt_site_credit(deleted ? MT_SITE_MUNMAP : MT_SITE_THREAD_HEAP_SHRINK,
 		       held - now);
-	if (mt_tracing)
-		mt_trace_chunk_map(t, sys, held - now);
+	MT_EMIT(chunk_map, t, sys, held - now);
 }
 
 /* The versions whose malloc_state and heap_info have the layout above;

@@ -76,7 +76,8 @@ static inline bool mt_thread_arena_watched(size_t head)
  * what the trim gave back: the main heap's moves the break; a thread
  * arena's heap shrinks with madvise, or goes with munmap, out of sight
  * (glibc's heap_trim), which the arena's own accounts show. */
-void mt_glibc_free_trimming(struct mt_thread *t, void *p);
+void mt_glibc_free_trimming(struct mt_thread *t, void *p,
+			    void (*real_free)(void *));
 
 /* The program called mallopt(param, value); before the call. */
 void mt_glibc_mallopt(int param, int value);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "crash.h"
+#include "lifecycle.h"
 #include "probe.h"
 #include "rawsys.h"
 #include "trace.h"
@@ -45,7 +46,7 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted,
 	if (!p || mt_in_boot_arena(p))
 		return;
 	if (mt_glibc_chunks && !(mt_chunk_head(p) & MT_CHUNK_MMAPPED))
-		mt_glibc_free_trimming(t, p);
+		mt_glibc_free_trimming(t, p, mt_real.free);
 	else {
 		mt_real.free(p);
 		mt_probe_after_free();
@@ -60,7 +61,7 @@ static void free_heap_chunk(struct mt_thread *t, void *p, size_t usable)
 	bool large = usable >= MT_LARGE_BYTES;
 	if (large)
 		mt_site_free(p);
-	mt_glibc_free_trimming(t, p);
+	mt_glibc_free_trimming(t, p, mt_real.free);
 	if (large)
 		mt_site_done();
 }
@@ -207,9 +208,8 @@ static void *realloc_common(const void *caller, enum mt_call call, void *old,
 			mt_probe_release(old, old_usable);
 			if (mt_glibc_chunks)
 				mt_glibc_chunk_moved(mt_self(), old_head, p);
-			if (mt_tracing)
-				mt_trace_realloc(mt_self(), call, old, old_usable,
-						 true, requested, p, mt_usable(p));
+			MT_EMIT(realloc, mt_self(), call, old, old_usable,
+					 true, requested, p, mt_usable(p));
 			return mt_probe_realloc(call, requested, p, caller);
 		}
 	}
@@ -293,8 +293,7 @@ EXPORT size_t malloc_usable_size(void *p)
 {
 	if (mt_program_call(CALLER)) {
 		mt_probe_call(MT_CALL_MALLOC_USABLE_SIZE);
-		if (mt_tracing)
-			mt_trace_usable(mt_self(), p);
+		MT_EMIT(usable, mt_self(), p);
 	}
 	return p && mt_in_boot_arena(p) ? mt_boot_usable_size(p)
 					: mt_real.malloc_usable_size(p);
@@ -511,33 +510,33 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	mt_trace_exec(path);
+	mt_lifecycle_exec(path);
 	int r = mt_real.execve(path, argv, envp);
-	mt_trace_exec_failed();
+	mt_lifecycle_exec_failed();
 	return r;
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-	mt_trace_exec(path);
+	mt_lifecycle_exec(path);
 	int r = mt_real.execv(path, argv);
-	mt_trace_exec_failed();
+	mt_lifecycle_exec_failed();
 	return r;
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
-	mt_trace_exec(file);
+	mt_lifecycle_exec(file);
 	int r = mt_real.execvp(file, argv);
-	mt_trace_exec_failed();
+	mt_lifecycle_exec_failed();
 	return r;
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	mt_trace_exec(file);
+	mt_lifecycle_exec(file);
 	int r = mt_real.execvpe(file, argv, envp);
-	mt_trace_exec_failed();
+	mt_lifecycle_exec_failed();
 	return r;
 }
 
@@ -561,9 +560,9 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 					     : environ;                      \
 		va_end(ap);                                                  \
 		(void)envp;                                                  \
-		mt_trace_exec(path);                                         \
+		mt_lifecycle_exec(path);                                         \
 		int r_ = forward;                                            \
-		mt_trace_exec_failed();                                      \
+		mt_lifecycle_exec_failed();                                      \
 		return r_;                                                   \
 	}
 
@@ -577,14 +576,14 @@ LIST_EXEC(execlp, mt_real.execvpe(path, (char *const *)argv, environ), false)
  * destructor; glibc's exit calls its own _exit, not this one). */
 EXPORT void _exit(int status)
 {
-	mt_trace_exit_now(status);
+	mt_lifecycle_exit_now(status);
 	mt_real._exit(status);
 	__builtin_unreachable();
 }
 
 EXPORT void _Exit(int status)
 {
-	mt_trace_exit_now(status);
+	mt_lifecycle_exit_now(status);
 	mt_real._Exit(status);
 	__builtin_unreachable();
 }

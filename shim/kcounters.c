@@ -262,3 +262,20 @@ void mt_kcounters_read(struct mt_ksnapshot *out)
 				}
 	}
 }
+
+/* The shim's own memory syscalls when the kernel counters opened: those
+ * made later are in the kernel's counts and are taken out again. */
+static uint64_t shim_at_open[MT_SYS_COUNT];
+
+void mt_kcounters_mark_shim_syscalls(void)
+{
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		shim_at_open[i] =
+			__atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
+}
+
+uint64_t mt_kcounters_shim_since_open(int sys)
+{
+	return __atomic_load_n(&mt_shim_syscalls[sys], __ATOMIC_RELAXED) -
+	       shim_at_open[sys];
+}

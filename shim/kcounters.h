@@ -19,6 +19,11 @@ struct mt_ksnapshot {
  * future; not its children, which open their own).  When `announce`, says
  * on stderr what is not available and what falls back. */
 void mt_kcounters_open(bool announce);
+/* The shim's own memory syscalls (rawsys.h) are in the kernel's counts
+ * from the moment the counters open: mark that moment, and take them out
+ * since then. */
+void mt_kcounters_mark_shim_syscalls(void);
+uint64_t mt_kcounters_shim_since_open(int sys);
 /* In a child after fork: the inherited descriptors count the parent. */
 void mt_kcounters_forget(void);
 /* Current values; events that could not be opened, or whose descriptor the

@@ -15,7 +15,7 @@
 #include "ksamples.h"
 #include "rawsys.h"
 #include "thread.h"
-#include "trace.h"
+#include "emit.h"
 
 /* 256 KiB of ring per CPU.  Events per CPU, as perf record does: the
  * kernel does not map the buffer of a per-task event that is inherited by
@@ -286,7 +286,7 @@ static void drain_ring(struct perf_event_mmap_page *ring, struct mt_thread *t)
 			h.type == PERF_RECORD_SAMPLE ? source_of(f[0]) : NULL;
 		if (from && from->sys == SOURCE_FAULT && h.size >= sizeof h + 40) {
 			/* id, ip, pid|tid, time, addr (sample_type order) */
-			mt_trace_fault(t, (uint32_t)(f[2] >> 32), f[4], f[1], f[3]);
+			MT_EMIT(fault, t, (uint32_t)(f[2] >> 32), f[4], f[1], f[3]);
 			taken++;
 		} else if (from && h.size >= sizeof h + 24 + 4 + 16) {
 			/* id, pid|tid, time, raw size, raw: the tracepoint's
@@ -308,11 +308,11 @@ static void drain_ring(struct perf_event_mmap_page *ring, struct mt_thread *t)
 			}
 			if (sys >= 0) /* (a raw event's record from before its
 					 filter was set: another syscall) */
-				mt_trace_kernel_call(t, (uint32_t)(f[1] >> 32), sys,
-						     from->exit, f[2], arg);
+				MT_EMIT(kernel_call, t, (uint32_t)(f[1] >> 32),
+					sys, from->exit, f[2], arg);
 		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
 			lost += f[1];
-			mt_trace_lost_samples(t, f[1]);
+			MT_EMIT(lost_samples, t, f[1]);
 		}
 		tail += h.size;
 	}

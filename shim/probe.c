@@ -30,8 +30,8 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 		mt_large_alloc(t, usable);
 		mt_site_done();
 	}
-	if (mt_tracing && fresh)
-		mt_trace_alloc(t, call, align, requested, p, usable);
+	if (fresh)
+		MT_EMIT(alloc, t, call, align, requested, p, usable);
 	return mt_count_alloc_of(t, call, requested, p, usable);
 }
 
@@ -161,8 +161,7 @@ void mt_probe_sys_entry(enum mt_call call, uint64_t addr, uint64_t len,
 		return;
 	struct mt_thread *t = mt_self();
 	mt_count_sys_entry(&t->c, call, by_allocator());
-	if (mt_tracing)
-		mt_trace_syscall(t, call, by_allocator(), addr, len, arg, result);
+	MT_EMIT(syscall, t, call, by_allocator(), addr, len, arg, result);
 }
 
 void mt_probe_sys(enum mt_sys sys, uint64_t bytes)
@@ -175,8 +174,7 @@ void mt_probe_sys(enum mt_sys sys, uint64_t bytes)
 	if (sys == MT_SYS_MMAP || sys == MT_SYS_MUNMAP)
 		mt_site_credit(sys == MT_SYS_MMAP ? MT_SITE_MMAP : MT_SITE_MUNMAP,
 			       bytes);
-	if (mt_tracing)
-		mt_trace_sys_count(t, sys, by_allocator(), bytes, 0);
+	MT_EMIT(sys_count, t, sys, by_allocator(), bytes, 0);
 }
 
 void mt_probe_madvise(int advice, uint64_t bytes)
@@ -188,8 +186,7 @@ void mt_probe_madvise(int advice, uint64_t bytes)
 	mt_count_madvise(&t->c, advice, bytes, by_allocator());
 	if (advice == MADV_DONTNEED || advice == MADV_FREE)
 		mt_site_credit(MT_SITE_PURGE, bytes);
-	if (mt_tracing)
-		mt_trace_sys_count(t, MT_SYS_MADVISE, by_allocator(), bytes, advice);
+	MT_EMIT(sys_count, t, MT_SYS_MADVISE, by_allocator(), bytes, advice);
 }
 
 void mt_probe_brk(uintptr_t from, uintptr_t to)
@@ -200,8 +197,7 @@ void mt_probe_brk(uintptr_t from, uintptr_t to)
 		mt_site_credit(to > from ? MT_SITE_BRK_GROW : MT_SITE_BRK_SHRINK,
 			       to > from ? to - from : from - to);
 	mt_glibc_break_set(to);
-	if (mt_tracing)
-		mt_trace_heap_move(t, from, to, 0);
+	MT_EMIT(heap_move, t, from, to, 0);
 }
 
 uintptr_t mt_break_before(void)

@@ -1,6 +1,7 @@
-/* What the interposers report: each describes one call that happened.
- * Counting mode is the only sink so far; these are where a trace writer
- * will hook in. */
+/* What the interposers report: each describes one call that happened,
+ * counts it in the thread's counters, and emits it to the sinks that are
+ * on (emit.h).  The commonest calls on glibc are counted, and written
+ * into the native trace, inline. */
 #ifndef MEMTRACE_PROBE_H
 #define MEMTRACE_PROBE_H
 
@@ -11,7 +12,7 @@
 #include "glibc_heap.h"
 #include "symbols.h"
 #include "thread.h"
-#include "trace.h"
+#include "emit.h"
 
 /* Usable size of a live block (0 for NULL).  On glibc it is read from the
  * chunk header, as glibc's own malloc_usable_size does, without the call
@@ -145,8 +146,7 @@ static inline void mt_probe_free(struct mt_thread *t, void *p,
 {
 	if (!p || mt_in_boot_arena(p)) {
 		mt_count_call(&t->c, MT_CALL_FREE);
-		if (mt_tracing)
-			mt_trace_free(t, NULL, 0);
+		MT_EMIT(free, t, NULL, 0);
 		return;
 	}
 	size_t usable;
@@ -163,8 +163,7 @@ static inline void mt_probe_free(struct mt_thread *t, void *p,
 			mt_site_free(p);
 	}
 	mt_count_free_of(t, usable);
-	if (mt_tracing)
-		mt_trace_free(t, p, usable);
+	MT_EMIT(free, t, p, usable);
 }
 
 /* glibc's heap moved, seen by this thread (out of line: a caller then

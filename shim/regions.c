@@ -11,10 +11,9 @@
 #include "rawsys.h"
 #include "memtrace.h"
 #include "regions.h"
-#include "report.h"
 #include "symbols.h"
 #include "thread.h"
-#include "trace.h"
+#include "emit.h"
 #include "memtrace/trace_format.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -81,8 +80,7 @@ static int region_index(struct mt_thread *t, const char *name)
 	r->f.glibc_inference = mt_glibc_chunks;
 	for (int k = 0; k < MT_KERNEL_COUNT; k++)
 		r->f.kernel_valid[k] = true; /* until a call lacks one */
-	if (mt_tracing)
-		mt_trace_region(t, MT_EV_REGION_NAME, region_count, r->name, 0);
+	MT_EMIT(region, t, MT_EV_REGION_NAME, region_count, r->name, 0);
 	return region_count++;
 }
 
@@ -111,6 +109,26 @@ static void take_marks(struct mt_ksnapshot *k, uint64_t shim[MT_SYS_COUNT],
 		shim[i] = __atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
 	mt_kcounters_read(k);
 	getrusage(RUSAGE_THREAD, ru);
+}
+
+/* A counters event: the kernel counters (each + 1, 0: not available), the
+ * shim's own syscalls, then the thread's CPU time (us) and faults. */
+static void emit_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
+			  const uint64_t *shim, const struct rusage *ru)
+{
+	uint64_t v[MT_COUNTERS_VALUES];
+	size_t n = 0;
+	for (int i = 0; i < MT_KERNEL_COUNT; i++)
+		v[n++] = k->valid[i] ? k->value[i] + 1 : 0;
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		v[n++] = shim[i];
+	v[n++] = (uint64_t)ru->ru_utime.tv_sec * 1000000u +
+		 (uint64_t)ru->ru_utime.tv_usec;
+	v[n++] = (uint64_t)ru->ru_stime.tv_sec * 1000000u +
+		 (uint64_t)ru->ru_stime.tv_usec;
+	v[n++] = (uint64_t)ru->ru_minflt;
+	v[n++] = (uint64_t)ru->ru_majflt;
+	MT_EMIT(counters, t, v, n);
 }
 
 static void add_call(struct region *r, const struct mt_region_mark *m,
@@ -173,8 +191,8 @@ EXPORT void memtrace_region_begin(const char *name)
 	take_marks(&m->k, m->shim, &m->ru);
 	mt_ksamples_drain(t);
 	if (mt_tracing && region >= 0) {
-		mt_trace_counters(t, &m->k, m->shim, &m->ru);
-		mt_trace_region(t, MT_EV_REGION_BEGIN, region, NULL, 0);
+		emit_counters(t, &m->k, m->shim, &m->ru);
+		MT_EMIT(region, t, MT_EV_REGION_BEGIN, region, NULL, 0);
 	}
 	memcpy(&m->c, &t->c, sizeof m->c);
 	m->wall_ns = now_ns(); /* last, so the begin's own work is outside */
@@ -201,9 +219,9 @@ EXPORT void memtrace_region_end(const char *name)
 	take_marks(&e.k, e.shim, &e.ru);
 	mt_ksamples_drain(t);
 	if (mt_tracing && m->region >= 0) {
-		mt_trace_region(t, MT_EV_REGION_END, m->region, NULL,
-				e.wall_ns - m->wall_ns);
-		mt_trace_counters(t, &e.k, e.shim, &e.ru);
+		MT_EMIT(region, t, MT_EV_REGION_END, m->region, NULL,
+			e.wall_ns - m->wall_ns);
+		emit_counters(t, &e.k, e.shim, &e.ru);
 	}
 	pthread_mutex_lock(&lock);
 	if (m->region >= 0) {
@@ -269,11 +287,10 @@ EXPORT int memtrace_read_kernel_counters(struct memtrace_kernel_counters *out)
 	mt_tls.hidden++;
 	struct mt_thread *t = mt_self();
 	take_marks(&k, shim, &ru);
-	if (mt_tracing)
-		mt_trace_counters(t, &k, shim, &ru);
+	emit_counters(t, &k, shim, &ru);
 	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
 		/* The shim's own calls since the counters opened, taken out. */
-		uint64_t own = i < MT_SYS_COUNT ? mt_report_shim_since_open(i) : 0;
+		uint64_t own = i < MT_SYS_COUNT ? mt_kcounters_shim_since_open(i) : 0;
 		v[i] = k.valid[i] ? k.value[i] - own : UINT64_MAX;
 	}
 	*out = (struct memtrace_kernel_counters){

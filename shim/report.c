@@ -20,49 +20,20 @@
 #include "sites.h"
 #include "summary.h"
 #include "thread.h"
-#include "trace.h"
+#include "mode.h"
+#include "process_facts.h"
 
 uint64_t mt_shim_syscalls[MT_SYS_COUNT];
 
 static struct timespec started;
-static char cmdline[4096];
-static const char *argv_view[64];
-
-static void read_command(void)
-{
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? 0 : read(fd, cmdline, sizeof cmdline - 1);
-	size_t argc = 0;
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 0)
-		n = 0;
-	cmdline[n] = '\0';
-	for (size_t i = 0; i < (size_t)n && argc < 63; i += strlen(cmdline + i) + 1)
-		argv_view[argc++] = cmdline + i;
-	argv_view[argc] = NULL;
-}
-
-/* The shim's own memory syscalls when the kernel counters opened: those
- * made later are in the kernel's counts and are taken out again. */
-static uint64_t shim_at_open[MT_SYS_COUNT];
 
 void mt_report_start(bool announce)
 {
 	clock_gettime(CLOCK_MONOTONIC, &started);
-	read_command();
+	mt_process_read_argv();
 	if (mt_opt.perf)
 		mt_kcounters_open(announce);
-	for (int i = 0; i < MT_SYS_COUNT; i++)
-		shim_at_open[i] =
-			__atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
-}
-
-uint64_t mt_report_shim_since_open(int sys)
-{
-	return __atomic_load_n(&mt_shim_syscalls[sys], __ATOMIC_RELAXED) -
-	       shim_at_open[sys];
+	mt_kcounters_mark_shim_syscalls();
 }
 
 void mt_report_restart_in_child(void)
@@ -103,7 +74,7 @@ static void gather(struct mt_summary *s)
 
 	memset(s, 0, sizeof *s);
 	s->pid = getpid();
-	s->argv = argv_view;
+	s->argv = mt_process_argv();
 	s->backend_name = mt_backend_id.name;
 	s->backend_library = mt_backend_id.library;
 	s->backend_version = mt_backend_id.version;
@@ -128,10 +99,7 @@ static void gather(struct mt_summary *s)
 	struct mt_ksnapshot k;
 	mt_kcounters_read(&k);
 	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
-		uint64_t own = i < MT_SYS_COUNT ? __atomic_load_n(&mt_shim_syscalls[i],
-								 __ATOMIC_RELAXED) -
-							 shim_at_open[i]
-						: 0;
+		uint64_t own = i < MT_SYS_COUNT ? mt_kcounters_shim_since_open(i) : 0;
 		s->f.kernel_valid[i] = k.valid[i];
 		s->f.kernel[i] = k.value[i] > own ? k.value[i] - own : 0;
 	}
@@ -151,30 +119,6 @@ static void gather(struct mt_summary *s)
 			__atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
 }
 
-const char *const *mt_report_command(void)
-{
-	return argv_view;
-}
-
-/* "%p" -> pid, "%%" -> "%". */
-bool mt_expand_path(const char *tmpl, char *out, size_t len)
-{
-	size_t n = 0;
-	for (const char *p = tmpl; *p && n < len; p++) {
-		if (p[0] == '%' && p[1] == 'p') {
-			n += (size_t)snprintf(out + n, len - n, "%ld", (long)getpid());
-			p++;
-		} else {
-			if (p[0] == '%' && p[1] == '%')
-				p++;
-			out[n++] = *p;
-		}
-	}
-	if (n >= len)
-		return false;
-	out[n] = '\0';
-	return true;
-}
 
 static bool write_all(int fd, const char *buf, size_t len)
 {
@@ -213,7 +157,8 @@ static void write_file(const char *path, const char *json, size_t len)
 
 /* The summary as JSON, to the MEMTRACE_SUMMARY file and into the trace's
  * closing record. */
-static void write_json(struct mt_summary *s)
+static void write_json(struct mt_summary *s,
+		       void (*closing)(const char *json, size_t len))
 {
 	/* The heaviest sites, as many as fit in MT_SITES_JSON_BYTES, the
 	 * same in the summary and in the trace's closing record (one event,
@@ -237,14 +182,14 @@ static void write_json(struct mt_summary *s)
 			mt_warn("cannot write the summary to '%s': path too long",
 				mt_opt.summary_path);
 	}
-	if (mt_tracing && json) {
-		size_t closing_size = 4096 + sites_len;
-		char *closing = mt_raw_mmap(closing_size);
-		size_t n = closing ? mt_summary_exit_json(s, closing, closing_size)
-				   : 0;
-		mt_trace_finish(closing, n);
-		if (closing)
-			mt_raw_munmap(closing, closing_size);
+	if (mt_tracing && closing && json) {
+		size_t record_size = 4096 + sites_len;
+		char *record = mt_raw_mmap(record_size);
+		size_t n = record ? mt_summary_exit_json(s, record, record_size)
+				  : 0;
+		closing(record, n);
+		if (record)
+			mt_raw_munmap(record, record_size);
 	}
 	if (json)
 		mt_raw_munmap(json, size);
@@ -293,7 +238,7 @@ static void print_text(const struct mt_summary *s)
 	       s->f.system_s, s->wall_s);
 }
 
-void mt_report_at_exit(void)
+void mt_report_at_exit(void (*closing)(const char *json, size_t len))
 {
 	struct mt_summary s;
 
@@ -301,5 +246,5 @@ void mt_report_at_exit(void)
 	if (!mt_opt.quiet)
 		print_text(&s);
 	if (mt_opt.summary_path || mt_tracing)
-		write_json(&s);
+		write_json(&s, closing);
 }

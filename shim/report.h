@@ -12,12 +12,9 @@
 void mt_report_start(bool announce);
 /* In a child after fork: the same, for the child's own figures. */
 void mt_report_restart_in_child(void);
-void mt_report_at_exit(void);
-/* The shim's own syscalls of kind sys since the kernel counters opened. */
-uint64_t mt_report_shim_since_open(int sys);
-/* The command line, read at start-up. */
-const char *const *mt_report_command(void);
-/* A path template: "%p" -> the pid, "%%" -> "%".  False if too long. */
-bool mt_expand_path(const char *tmpl, char *out, size_t len);
+/* At exit: the summary printed and written as asked; when events are
+ * recorded, `closing` gets the closing record (the figures no event
+ * carries, as JSON) to end the recording with. */
+void mt_report_at_exit(void (*closing)(const char *json, size_t len));
 
 #endif

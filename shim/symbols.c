@@ -12,8 +12,6 @@
 #include "diag.h"
 #include "glibc_heap.h"
 #include "loader_blocks.h"
-#include "trace.h"
-#include "lttng.h"
 #include "symbols.h"
 #include "thread.h"
 
@@ -259,19 +257,6 @@ static void *fill_pvalloc(size_t n)
 
 static uintptr_t *libc_curbrk;
 static bool libc_brk;
-bool mt_glibc_chunks;
-unsigned char mt_fast;
-
-void mt_fast_update(void)
-{
-	unsigned char fast = mt_glibc_chunks ? MT_FAST_GLIBC : MT_FAST_OTHER;
-	/* The tracing fast path writes native events inline; LTTng's go
-	 * through the slow path. */
-	if (mt_tracing)
-		fast = mt_glibc_chunks && !mt_lttng ? MT_FAST_GLIBC_TRACING
-						    : MT_FAST_NONE;
-	__atomic_store_n(&mt_fast, fast, __ATOMIC_RELAXED);
-}
 bool mt_allocator_nests;
 uintptr_t mt_allocator_lo, mt_allocator_hi;
 

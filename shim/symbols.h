@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/types.h>
+#include "mode.h"
 #include "visibility.h"
 
 struct mt_real {
@@ -46,27 +47,6 @@ struct mt_real {
 /* Starts out pointing at bootstrap functions that resolve everything on
  * first use, so the wrappers never test whether resolution happened. */
 extern MT_HIDDEN struct mt_real mt_real;
-
-/* True when malloc is glibc's and its chunk headers give usable sizes. */
-extern MT_HIDDEN bool mt_glibc_chunks;
-
-/* Which fast path the hot functions may take: one byte to test. */
-enum mt_fast_path {
-	MT_FAST_NONE = 0,
-	MT_FAST_GLIBC = 1,
-	MT_FAST_OTHER = 2,
-	MT_FAST_GLIBC_TRACING = 3, /* glibc, each event also into the trace */
-};
-extern MT_HIDDEN unsigned char mt_fast;
-
-/* Both glibc paths (bit 0): glibc's malloc never calls its own entry
- * points through the PLT. */
-static inline bool mt_fast_is_glibc(unsigned char fast)
-{
-	return fast & 1;
-}
-/* Set mt_fast from the backend and whether a trace is recorded. */
-void mt_fast_update(void);
 
 /* The address range of the allocator's code (the object defining malloc):
  * a memory syscall called from there is the allocator's own. */

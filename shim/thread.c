@@ -9,7 +9,7 @@
 
 #include "rawsys.h"
 #include "thread.h"
-#include "trace.h"
+#include "emit.h"
 
 __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 
@@ -18,6 +18,7 @@ static unsigned threads_seen;
 static uint64_t peak_live;
 static pthread_key_t exit_key;
 static bool exit_key_ready;
+static void (*on_thread_exit)(struct mt_thread *);
 
 static void thread_detach(void *arg)
 {
@@ -25,13 +26,15 @@ static void thread_detach(void *arg)
 
 	/* A free in a later TLS destructor attaches again (and re-arms this
 	 * destructor); until then the block is free for another thread. */
-	mt_trace_thread_exit(t);
+	if (on_thread_exit)
+		on_thread_exit(t);
 	mt_tls.thread = NULL;
 	__atomic_store_n(&t->in_use, 0, __ATOMIC_RELEASE);
 }
 
-void mt_threads_init(void)
+void mt_threads_init(void (*on_exit)(struct mt_thread *))
 {
+	on_thread_exit = on_exit;
 	exit_key_ready = pthread_key_create(&exit_key, thread_detach) == 0;
 }
 
@@ -77,7 +80,7 @@ struct mt_thread *mt_thread_attach(void)
 		t = &overflow_block;
 	t->live_mark = (int64_t)(t->c.allocated - t->c.freed);
 	mt_tls.thread = t;
-	mt_trace_thread_attach(t);
+	MT_EMIT(thread_attach, t);
 	/* The shim's own threads (the sample collector) are not the
 	 * program's. */
 	if (!mt_tls.shim_thread && !mt_tls.seen) {

@@ -78,8 +78,10 @@ static inline void mt_large_free(struct mt_thread *t)
 	mt_add(&t->c.large_frees, 1);
 }
 
-/* Set up the key whose destructor releases a block at thread exit. */
-void mt_threads_init(void);
+/* Set up the key whose destructor releases a block at thread exit, after
+ * calling on_exit with it (lifecycle.c: what a thread's end means to the
+ * sinks). */
+void mt_threads_init(void (*on_exit)(struct mt_thread *));
 /* Sum of every block, and the peak of live bytes seen. */
 void mt_threads_sum(struct mt_counters *out);
 /* The most large blocks one thread had live at once. */

@@ -19,23 +19,20 @@
 #include <zstd.h>
 #endif
 
-#include "backend.h"
 #include "diag.h"
 #include "json_writer.h"
 #include "kcounters.h"
-#include "ksamples.h"
 #include "memtrace/trace_format.h"
+#include "mode.h"
 #include "options.h"
+#include "process_facts.h"
+#include "sink.h"
 #include "rawsys.h"
-#include "symbols.h"
-#include "report.h"
-#include "lttng.h"
 #include "trace.h"
 #include "trace_buf.h"
 #include "chunk_hash.h"
 #include "varint.h"
 
-bool mt_tracing;
 static int trace_fd = -1;
 static uint64_t file_end; /* where the next chunk goes */
 static uint64_t lost;
@@ -46,6 +43,13 @@ static ZSTD_CCtx *cctx;
 static unsigned char *zbuf;
 static size_t zbuf_len;
 #endif
+
+/* Is the native trace on?  (Another thread may stop it: a write that
+ * failed.) */
+static bool native_on(void)
+{
+	return __atomic_load_n(&mt_sinks[MT_SINK_TRACE], __ATOMIC_RELAXED) != NULL;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -102,9 +106,8 @@ static bool descriptor_lost;
 
 static void stop_tracing(const char *why, int err, uint64_t at)
 {
-	if (!__atomic_exchange_n(&mt_tracing, false, __ATOMIC_RELAXED))
+	if (!mt_sink_off(MT_SINK_TRACE))
 		return;
-	mt_fast_update();
 	if (!descriptor_lost)
 		write_status(MT_END_WRITE_FAILED, err, at);
 	mt_warn("trace %s: %s: %s; recording stops, the program runs on",
@@ -384,7 +387,7 @@ static void rename_buffer(struct mt_trace_buf *b, uint32_t tid)
 	spin_unlock(&b->lock);
 }
 
-void mt_trace_thread_attach(struct mt_thread *t)
+static void trace_thread_attach(struct mt_thread *t)
 {
 	struct mt_trace_buf *b = t->trace;
 	uint32_t tid = (uint32_t)mt_raw(-1, SYS_gettid, 0, 0, 0, 0, 0, 0);
@@ -395,7 +398,7 @@ void mt_trace_thread_attach(struct mt_thread *t)
 		return;
 	rename_buffer(b, tid);
 	rename_buffer(t->signal_trace, tid);
-	if (mt_tracing && !b->closed && mt_buf_claim(b) != MT_BUSY) {
+	if (native_on() && !b->closed && mt_buf_claim(b) != MT_BUSY) {
 		unsigned char *p = begin_event(b, MT_EV_THREAD_START);
 		mt_event_end(b, mt_put_varint(p, tid));
 	}
@@ -436,23 +439,6 @@ static struct mt_trace_buf *recording(struct mt_thread *t)
 	return b;
 }
 
-/* The event to LTTng too, when on.  What lttng-ust allocates meanwhile is
- * not the program's, and its own memory calls are not sent back into it:
- * a thread's first event registers it with lttng-ust's RCU under a lock,
- * and the registry's mmap would otherwise emit an event that waits for
- * that same lock. */
-#define TO_LTTNG(event, ...)                                                 \
-	do {                                                                 \
-		if (__builtin_expect(mt_lttng != NULL, 0) &&                 \
-		    !mt_tls.in_lttng) {                                      \
-			mt_tls.hidden++;                                     \
-			mt_tls.in_lttng = true;                              \
-			mt_lttng->event(__VA_ARGS__);                        \
-			mt_tls.in_lttng = false;                             \
-			mt_tls.hidden--;                                     \
-		}                                                            \
-	} while (0)
-
 /* An event stored as its fields in order, each a varint: those of
  * struct mt_ev_NAME (trace_events.h), given by name, e.g.
  * EVENT(t, heap_move, .from = a, .to = b).  The compiler checks the names
@@ -476,7 +462,6 @@ static struct mt_trace_buf *recording(struct mt_thread *t)
 void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 		    const void *p, size_t usable)
 {
-	TO_LTTNG(alloc, entry, align, size, p, usable);
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
@@ -488,7 +473,6 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align, size_t size,
 
 void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
 {
-	TO_LTTNG(free, p, usable);
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
@@ -497,11 +481,10 @@ void mt_trace_free(struct mt_thread *t, const void *p, size_t usable)
 		mt_trace_flush(b);
 }
 
-void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
+static void trace_realloc(struct mt_thread *t, int entry, const void *old,
 		      size_t old_usable, bool old_freed, size_t size,
 		      const void *p, size_t usable)
 {
-	TO_LTTNG(realloc, entry, old, old_usable, old_freed, size, p, usable);
 	struct mt_trace_buf *b = recording(t);
 	if (!b)
 		return;
@@ -516,9 +499,8 @@ void mt_trace_realloc(struct mt_thread *t, int entry, const void *old,
 	mt_event_end(b, q);
 }
 
-void mt_trace_usable(struct mt_thread *t, const void *p)
+static void trace_usable(struct mt_thread *t, const void *p)
 {
-	TO_LTTNG(usable, p);
 	struct mt_trace_buf *b = claim(t);
 	if (!b)
 		return;
@@ -526,26 +508,23 @@ void mt_trace_usable(struct mt_thread *t, const void *p)
 	mt_event_end(b, mt_put_addr(b, q, p));
 }
 
-void mt_trace_syscall(struct mt_thread *t, int entry, bool by_allocator,
+static void trace_syscall(struct mt_thread *t, int entry, bool by_allocator,
 		      uint64_t addr, uint64_t len, uint64_t arg, int64_t result)
 {
-	TO_LTTNG(syscall, entry, by_allocator, addr, len, arg, result);
 	EVENT(t, syscall, .entry = (uint64_t)entry, .by_allocator = by_allocator,
 	      .addr = addr, .len = len, .arg = arg, .result = mt_zigzag(result));
 }
 
-void mt_trace_sys_count(struct mt_thread *t, int sys, bool by_allocator,
+static void trace_sys_count(struct mt_thread *t, int sys, bool by_allocator,
 			uint64_t bytes, int advice)
 {
-	TO_LTTNG(sys_count, sys, by_allocator, bytes, advice);
 	EVENT(t, sys, .sys = (uint64_t)sys, .by_allocator = by_allocator,
 	      .bytes = bytes, .advice = (uint64_t)(unsigned)advice);
 }
 
-void mt_trace_heap_move(struct mt_thread *t, uintptr_t from, uintptr_t to,
+static void trace_heap_move(struct mt_thread *t, uintptr_t from, uintptr_t to,
 			unsigned inferred_syscalls)
 {
-	TO_LTTNG(heap_move, from, to, inferred_syscalls);
 	EVENT(t, heap_move, .from = from, .to = to,
 	      .inferred_syscalls = inferred_syscalls);
 }
@@ -561,10 +540,9 @@ static unsigned char *put_sample_head(struct mt_trace_buf *b, unsigned char *q,
 	return q;
 }
 
-void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
+static void trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 		    uint64_t ip, uint64_t time_ns)
 {
-	TO_LTTNG(page_fault, tid, addr, ip, time_ns);
 	struct mt_trace_buf *b = claim(t);
 	if (!b)
 		return;
@@ -575,10 +553,9 @@ void mt_trace_fault(struct mt_thread *t, uint32_t tid, uint64_t addr,
 	mt_event_end(b, q);
 }
 
-void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
+static void trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
 			  bool exit, uint64_t time_ns, const uint64_t arg[3])
 {
-	TO_LTTNG(kernel_call, tid, sys, exit, time_ns, arg);
 	struct mt_trace_buf *b = claim(t);
 	if (!b)
 		return;
@@ -594,15 +571,13 @@ void mt_trace_kernel_call(struct mt_thread *t, uint32_t tid, int sys,
 	mt_event_end(b, q);
 }
 
-void mt_trace_lost_samples(struct mt_thread *t, uint64_t count)
+static void trace_lost_samples(struct mt_thread *t, uint64_t count)
 {
-	TO_LTTNG(samples_lost, count);
 	EVENT(t, samples_lost, .count = count);
 }
 
-void mt_trace_chunk_map(struct mt_thread *t, int sys, uint64_t bytes)
+static void trace_chunk_map(struct mt_thread *t, int sys, uint64_t bytes)
 {
-	TO_LTTNG(chunk_map, sys, bytes);
 	EVENT(t, chunk_map, .sys = (uint64_t)sys, .bytes = bytes);
 }
 
@@ -621,10 +596,9 @@ static void put_text_event(struct mt_thread *t, int tag, const uint64_t *pre,
 	mt_event_end(b, q + n);
 }
 
-void mt_trace_region(struct mt_thread *t, int tag, int id, const char *name,
+static void trace_region(struct mt_thread *t, int tag, int id, const char *name,
 		     uint64_t wall_ns)
 {
-	TO_LTTNG(region, tag, id, name, wall_ns);
 	if (tag == MT_EV_REGION_NAME) {
 		uint64_t pre[] = {(uint64_t)id};
 		put_text_event(t, tag, pre, 1, name, 63);
@@ -635,22 +609,8 @@ void mt_trace_region(struct mt_thread *t, int tag, int id, const char *name,
 	}
 }
 
-void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
-		       const uint64_t *shim, const struct rusage *ru)
+static void trace_counters(struct mt_thread *t, const uint64_t *v, size_t n)
 {
-	uint64_t v[MT_COUNTERS_VALUES];
-	size_t n = 0;
-	for (int i = 0; i < MT_KERNEL_COUNT; i++)
-		v[n++] = k->valid[i] ? k->value[i] + 1 : 0;
-	for (int i = 0; i < MT_SYS_COUNT; i++)
-		v[n++] = shim[i];
-	v[n++] = (uint64_t)ru->ru_utime.tv_sec * 1000000u +
-		 (uint64_t)ru->ru_utime.tv_usec;
-	v[n++] = (uint64_t)ru->ru_stime.tv_sec * 1000000u +
-		 (uint64_t)ru->ru_stime.tv_usec;
-	v[n++] = (uint64_t)ru->ru_minflt;
-	v[n++] = (uint64_t)ru->ru_majflt;
-	TO_LTTNG(counters, v, n);
 	struct mt_trace_buf *b = claim(t);
 	if (!b)
 		return;
@@ -665,113 +625,6 @@ void mt_trace_counters(struct mt_thread *t, const struct mt_ksnapshot *k,
 
 /* ---- the file -------------------------------------------------------- */
 
-/* A small kernel file's text (its first size - 1 bytes), or false. */
-static bool read_small_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, size - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return true;
-}
-
-/* The transparent-huge-page mode: the bracketed word of the setting. */
-static void thp_mode(char *out, size_t len)
-{
-	char buf[256];
-	out[0] = '\0';
-	if (!read_small_file("/sys/kernel/mm/transparent_hugepage/enabled", buf,
-			     sizeof buf))
-		return;
-	char *open_b = strchr(buf, '['), *close_b = open_b ? strchr(open_b, ']') : NULL;
-	if (close_b)
-		snprintf(out, len, "%.*s", (int)(close_b - open_b - 1), open_b + 1);
-}
-
-static void cpu_model(char *out, size_t len)
-{
-	char buf[4096];
-	out[0] = '\0';
-	if (!read_small_file("/proc/cpuinfo", buf, sizeof buf))
-		return;
-	char *m = strstr(buf, "model name");
-	char *colon = m ? strchr(m, ':') : NULL;
-	if (colon)
-		snprintf(out, len, "%.*s", (int)strcspn(colon + 2, "\n"), colon + 2);
-}
-
-/* The allocator-related environment: what changes an allocator's
- * behaviour without changing the program. */
-static bool allocator_setting(const char *e)
-{
-	static const char *const prefixes[] = {"GLIBC_TUNABLES=", "MALLOC_",
-					       "TCMALLOC_", "MIMALLOC_"};
-	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-		if (strncmp(e, prefixes[i], strlen(prefixes[i])) == 0)
-			return true;
-	return false;
-}
-
-static size_t metadata(char *buf, size_t len, pid_t parent)
-{
-	extern char **environ;
-	struct mt_json_out o = {buf, len, 0, false};
-	struct mt_json_obj top = mt_json_begin(&o, NULL);
-	struct utsname u;
-	char thp[64], cpu[256];
-
-	mt_json_str(&top, "memtrace", MT_VERSION);
-	mt_json_u64(&top, "format_major", MT_TRACE_MAJOR);
-	mt_json_u64(&top, "format_minor", MT_TRACE_MINOR);
-	mt_json_u64(&top, "pid", (uint64_t)getpid());
-	mt_json_u64(&top, "parent_pid", (uint64_t)parent);
-	mt_json_key(&top, "command");
-	mt_json_put(&o, "[");
-	const char *const *argv = mt_report_command();
-	for (size_t i = 0; argv && argv[i]; i++) {
-		mt_json_put(&o, i ? ", " : "");
-		mt_json_string(&o, argv[i]);
-	}
-	mt_json_put(&o, "]");
-	struct mt_json_obj be = mt_json_nested(&top, "backend");
-	mt_json_str(&be, "name", mt_backend_id.name);
-	mt_json_str(&be, "library", mt_backend_id.library);
-	mt_json_str(&be, "version", mt_backend_id.version);
-	mt_json_end(&be);
-	mt_json_u64(&top, "page_size", (uint64_t)sysconf(_SC_PAGESIZE));
-	thp_mode(thp, sizeof thp);
-	mt_json_str(&top, "transparent_hugepages", thp);
-	struct mt_json_obj env = mt_json_nested(&top, "environment");
-	for (char **e = environ; e && *e; e++) {
-		if (!allocator_setting(*e))
-			continue;
-		char name[128];
-		snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
-		mt_json_str(&env, name, strchr(*e, '=') + 1);
-	}
-	mt_json_end(&env);
-	if (uname(&u) == 0) {
-		char kernel[200];
-		snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release,
-			 u.machine);
-		mt_json_str(&top, "kernel", kernel);
-	}
-	cpu_model(cpu, sizeof cpu);
-	mt_json_str(&top, "cpu", cpu);
-	struct mt_json_obj clock = mt_json_nested(&top, "clock");
-#if defined(__x86_64__)
-	mt_json_str(&clock, "source", "tsc");
-#else
-	mt_json_str(&clock, "source", "monotonic");
-#endif
-	mt_json_u64(&clock, "tsc_shift", MT_TSC_SHIFT);
-	mt_json_end(&clock);
-	mt_json_end(&top);
-	return o.overflow ? 0 : o.pos;
-}
 
 /* Does the file at path hold a trace of process pid? */
 static bool trace_of(const char *path, pid_t pid)
@@ -889,7 +742,7 @@ static bool open_trace(pid_t parent)
 		trace_dev = st.st_dev;
 		trace_ino = st.st_ino;
 	}
-	size_t mlen = metadata(header + sizeof(struct mt_file_header),
+	size_t mlen = mt_process_facts_json(header + sizeof(struct mt_file_header),
 			       sizeof header - sizeof(struct mt_file_header), parent);
 	struct mt_file_header *h = (struct mt_file_header *)header;
 	memcpy(h->magic, MT_TRACE_MAGIC, 8);
@@ -917,13 +770,8 @@ static bool open_trace(pid_t parent)
 }
 
 /* The counters as they stood when recording began. */
-static void baseline(struct mt_thread *t)
+static void trace_baseline(struct mt_thread *t, const uint64_t *v, size_t n)
 {
-	uint64_t v[sizeof t->c / sizeof(uint64_t) + 1];
-	size_t n = sizeof v / sizeof *v;
-	memcpy(v, &t->c, sizeof t->c);
-	v[n - 1] = mt_peak_live();
-	TO_LTTNG(baseline, v, n);
 	/* Larger than one event's room: a chunk of its own. */
 	struct mt_trace_buf *b = claim_empty(t);
 	if (!b)
@@ -933,16 +781,6 @@ static void baseline(struct mt_thread *t)
 	for (size_t i = 0; i < n; i++)
 		q = mt_put_varint(q, v[i]);
 	mt_event_end(b, q);
-}
-
-/* An LTTng trace has no file header: the same metadata is its process's
- * first event. */
-static void lttng_metadata(pid_t parent)
-{
-	static char json[16384];
-	size_t len = metadata(json, sizeof json, parent);
-	if (len)
-		TO_LTTNG(metadata, json, len);
 }
 
 /* ---- the idle flusher ------------------------------------------------ */
@@ -980,8 +818,7 @@ static void *flush_idle(void *arg)
 	uint64_t t0 = mt_ticks(), ns0 = mono_ns();
 	for (;;) {
 		poll(NULL, 0, FLUSH_PERIOD_MS);
-		if (!__atomic_load_n(&mt_tracing, __ATOMIC_RELAXED) ||
-		    trace_fd < 0 || mt_shim_threads_paused())
+		if (!native_on() || trace_fd < 0 || mt_shim_threads_paused())
 			return NULL;
 		uint64_t now = mt_ticks(), ns = mono_ns() - ns0;
 		uint64_t idle = (uint64_t)((double)(now - t0) / (double)ns *
@@ -1020,15 +857,9 @@ static bool start_native(void)
 	return true;
 }
 
-void mt_trace_start(void)
+bool mt_trace_start(void)
 {
-	bool lttng = mt_lttng_start();
-	if (lttng)
-		lttng_metadata(0);
-	mt_tracing = start_native() || lttng;
-	mt_fast_update();
-	if (mt_tracing)
-		baseline(mt_self());
+	return start_native();
 }
 
 static void reset_in_child(struct mt_trace_buf *b, uint32_t tid)
@@ -1043,17 +874,10 @@ static void reset_in_child(struct mt_trace_buf *b, uint32_t tid)
 	b->tid = tid;
 }
 
-void mt_trace_restart_in_child(pid_t parent)
+bool mt_trace_restart_in_child(pid_t parent)
 {
-	struct mt_thread *self = mt_tls.thread;
-	bool native = trace_fd >= 0;
-
-	if (!native && !mt_lttng)
-		return;
-	if (native) {
-		close(trace_fd); /* the parent's file */
-		trace_fd = -1;
-	}
+	close(trace_fd); /* the parent's file */
+	trace_fd = -1;
 	/* The events in the buffers are the parent's, and it writes them.
 	 * The blocks of threads the child does not have are free for the
 	 * threads it makes (which rename them at their first event). */
@@ -1065,17 +889,15 @@ void mt_trace_restart_in_child(pid_t parent)
 #ifdef MT_HAVE_ZSTD
 	pthread_mutex_init(&zstd_lock, NULL);
 #endif
-	if (mt_lttng)
-		lttng_metadata(parent);
-	native = native && open_trace(parent);
-	if (native)
-		start_flusher();
-	mt_tracing = native || mt_lttng;
-	mt_fast_update();
-	if (mt_tracing && self) {
-		baseline(self);
-		EVENT(self, forked, .parent = (uint64_t)parent);
-	}
+	if (!open_trace(parent))
+		return false;
+	start_flusher();
+	return true;
+}
+
+static void trace_forked(struct mt_thread *t, pid_t parent)
+{
+	EVENT(t, forked, .parent = (uint64_t)parent);
 }
 
 /* b written out, unless its thread is writing into it (this call is then
@@ -1086,21 +908,20 @@ static void flush_unless_busy(struct mt_trace_buf *b)
 		mt_trace_flush(b);
 }
 
-void mt_trace_thread_exit(struct mt_thread *t)
+static void trace_thread_exit(struct mt_thread *t)
 {
 	struct mt_trace_buf *b = t->trace;
-	if (!mt_tracing || !b || b->closed)
+	if (!native_on() || !b || b->closed)
 		return;
-	mt_ksamples_drain(t);
 	EVENT(t, thread_exit, .tid = b->tid);
 	flush_unless_busy(t->signal_trace);
 	flush_unless_busy(b);
 }
 
-void mt_trace_exec(const char *path)
+static void trace_exec(const char *path)
 {
 	struct mt_thread *t = mt_tls.thread;
-	if (!mt_tracing || !t || (trace_fd >= 0 && !writing_own_file()))
+	if (!native_on() || !t || !writing_own_file())
 		return;
 	put_text_event(t, MT_EV_EXEC, NULL, 0, path, 1024);
 	flush_unless_busy(t->signal_trace);
@@ -1109,9 +930,9 @@ void mt_trace_exec(const char *path)
 		write_status(MT_END_EXEC, 0, 0);
 }
 
-void mt_trace_exec_failed(void)
+static void trace_exec_failed(void)
 {
-	if (mt_tracing && writing_own_file())
+	if (native_on() && writing_own_file())
 		write_status(MT_END_RECORDING, 0, 0);
 }
 
@@ -1127,29 +948,28 @@ static void write_out_all(void)
 	}
 }
 
-void mt_trace_exit_now(int status)
+static void trace_exit_now(int status)
 {
-	if (!mt_tracing || !writing_own_file())
+	if (!native_on() || !writing_own_file())
 		return;
 	write_out_all();
 	write_status(MT_END_EXIT_NOW, status, 0);
 }
 
-void mt_trace_crash(int sig)
+static void trace_crash(int sig)
 {
-	if (!mt_tracing || !writing_own_file())
+	if (!native_on() || !writing_own_file())
 		return;
 	write_out_all();
 	write_status(MT_END_SIGNAL, sig, 0);
 }
 
-void mt_trace_finish(const char *exit_json, size_t len)
+static void trace_finish(const char *exit_json, size_t len)
 {
 	struct mt_thread *self = mt_self();
 
-	if (!mt_tracing)
+	if (!native_on())
 		return;
-	TO_LTTNG(exit, exit_json, len);
 	uint64_t n = __atomic_load_n(&lost, __ATOMIC_RELAXED);
 	if (n)
 		EVENT(self, lost, .count = n);
@@ -1170,9 +990,33 @@ void mt_trace_finish(const char *exit_json, size_t len)
 	if (writing_own_file())
 		write_status(MT_END_EXIT, -1, 0); /* (the status is not known
 						     to a destructor) */
-	mt_tracing = false;
-	mt_fast_update(); /* the hot paths stop recording too */
+	mt_sink_off(MT_SINK_TRACE); /* the hot paths stop recording too */
 	if (trace_fd >= 0)
 		close(trace_fd);
 	trace_fd = -1;
 }
+
+const struct mt_sink mt_trace_sink = {
+	.alloc = mt_trace_alloc,
+	.free = mt_trace_free,
+	.realloc = trace_realloc,
+	.usable = trace_usable,
+	.syscall = trace_syscall,
+	.sys_count = trace_sys_count,
+	.heap_move = trace_heap_move,
+	.chunk_map = trace_chunk_map,
+	.fault = trace_fault,
+	.kernel_call = trace_kernel_call,
+	.lost_samples = trace_lost_samples,
+	.region = trace_region,
+	.counters = trace_counters,
+	.baseline = trace_baseline,
+	.forked = trace_forked,
+	.thread_attach = trace_thread_attach,
+	.thread_exit = trace_thread_exit,
+	.exec = trace_exec,
+	.exec_failed = trace_exec_failed,
+	.exit_now = trace_exit_now,
+	.crash = trace_crash,
+	.finish = trace_finish,
+};

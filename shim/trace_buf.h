@@ -16,7 +16,6 @@
 
 #include "memtrace/trace_format.h"
 #include "thread.h"
-#include "trace.h"
 #include "varint.h"
 
 enum {

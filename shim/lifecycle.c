@@ -1,20 +1,26 @@
-/* Start-up, fork and exit: the shim's life cycle in the host process. */
+/* The shim's life in the host process: start-up, threads' ends, fork,
+ * exec and exit.  Each step is said here once, in order, for every part
+ * (counters, sinks, kernel samples, the summary); the parts do not call
+ * one another for it. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "crash.h"
 #include "diag.h"
+#include "emit.h"
 #include "ksamples.h"
+#include "lifecycle.h"
 #include "loader_blocks.h"
 #include "lttng.h"
 #include "options.h"
 #include "regions.h"
-#include "sites.h"
 #include "report.h"
+#include "sites.h"
 #include "symbols.h"
 #include "thread.h"
 #include "trace.h"
@@ -37,6 +43,40 @@ static void start_kernel_samples(void)
 		mt_ksamples_start(mt_opt.fault_period);
 }
 
+/* The counters as they stood when recording began: what happened before
+ * (start-up, or the parent's part) is in them, so that the figures
+ * replayed from the events equal the live ones. */
+static void emit_baseline(struct mt_thread *t)
+{
+	uint64_t v[sizeof t->c / sizeof(uint64_t) + 1];
+	size_t n = sizeof v / sizeof *v;
+	memcpy(v, &t->c, sizeof t->c);
+	v[n - 1] = mt_peak_live();
+	MT_EMIT(baseline, t, v, n);
+}
+
+/* The sinks asked for, on: LTTng first (its first event is the process's
+ * facts), then the native trace. */
+static void start_sinks(void)
+{
+	if (mt_lttng_start())
+		mt_lttng_announce(0);
+	if (mt_trace_start())
+		mt_sink_on(MT_SINK_TRACE, &mt_trace_sink);
+	if (mt_tracing)
+		emit_baseline(mt_self());
+}
+
+/* A thread ends: the kernel's samples still buffered go in with its
+ * events, then its events are written out. */
+static void thread_exit(struct mt_thread *t)
+{
+	if (!mt_tracing)
+		return;
+	mt_ksamples_drain(t);
+	MT_EMIT(thread_exit, t);
+}
+
 /* The child of a fork counts on its own, from zero. */
 static void child_after_fork(void)
 {
@@ -49,7 +89,15 @@ static void child_after_fork(void)
 	mt_regions_reset_after_fork();
 	mt_report_restart_in_child();
 	mt_ksamples_forget();
-	mt_trace_restart_in_child(getppid());
+	pid_t parent = getppid();
+	mt_lttng_announce(parent);
+	if (mt_sinks[MT_SINK_TRACE] && !mt_trace_restart_in_child(parent))
+		mt_sink_off(MT_SINK_TRACE);
+	struct mt_thread *self = mt_tls.thread;
+	if (mt_tracing && self) {
+		emit_baseline(self);
+		MT_EMIT(forked, self, parent);
+	}
 	if (mt_tracing && mt_opt.perf)
 		mt_ksamples_start(mt_opt.fault_period);
 	mt_tls.hidden--;
@@ -67,14 +115,14 @@ __attribute__((constructor)) static void mt_init(void)
 	if (active) {
 		mt_options_parse(&mt_opt, get_env);
 		mt_backend_ensure();
-		mt_threads_init();
+		mt_threads_init(thread_exit);
 		if (mt_opt.sites)
 			mt_sites_init();
 		/* Why kernel counters are missing is news, not an error:
 		 * MEMTRACE_QUIET keeps it to the summary's "sources". */
 		mt_report_start(!mt_opt.quiet);
-		mt_trace_start();
-		if (mt_tracing && mt_opt.trace_path)
+		start_sinks();
+		if (mt_sinks[MT_SINK_TRACE])
 			mt_crash_start();
 		start_kernel_samples();
 		pthread_atfork(NULL, NULL, child_after_fork);
@@ -82,11 +130,32 @@ __attribute__((constructor)) static void mt_init(void)
 	mt_tls.hidden--;
 }
 
+/* exit(): the closing record to every sink, which ends its recording. */
+static void finish(const char *exit_json, size_t len)
+{
+	MT_EMIT(finish, exit_json, len);
+}
+
 __attribute__((destructor)) static void mt_fini(void)
 {
 	if (!active)
 		return;
 	mt_tls.hidden++;
-	mt_report_at_exit();
+	mt_report_at_exit(finish);
 	mt_tls.hidden--;
+}
+
+void mt_lifecycle_exec(const char *path)
+{
+	MT_EMIT(exec, path);
+}
+
+void mt_lifecycle_exec_failed(void)
+{
+	MT_EMIT(exec_failed);
+}
+
+void mt_lifecycle_exit_now(int status)
+{
+	MT_EMIT(exit_now, status);
 }

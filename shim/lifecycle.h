@@ -1,0 +1,15 @@
+/* The shim's life in the host process (lifecycle.c): what the interposed
+ * exec and _exit tell it.  Start-up, fork and exit it finds by itself (a
+ * constructor, pthread_atfork, a destructor). */
+#ifndef MEMTRACE_LIFECYCLE_H
+#define MEMTRACE_LIFECYCLE_H
+
+/* Before exec: what this image recorded goes out; after one that failed,
+ * it goes on recording. */
+void mt_lifecycle_exec(const char *path);
+void mt_lifecycle_exec_failed(void);
+/* _exit()/_Exit(): no atexit work, no destructor; every thread's events
+ * written out first.  Safe in a signal handler and a vfork child. */
+void mt_lifecycle_exit_now(int status);
+
+#endif
