@@ -13,6 +13,9 @@ whose free also asks the allocator for the block's usable size ("+size"),
 the least exact live bytes need on every backend but glibc (whose chunk
 headers the shim reads inline).  A target below its floor cannot be met by any
 interposer on this machine.
+
+--baseline-shim OLD measures another build of the shim in the same rounds
+(a change's before and after, interleaved) and adds its column.
 """
 import argparse
 import json
@@ -79,6 +82,9 @@ def main():
     ap.add_argument('--repeats', type=int, default=7)
     ap.add_argument('--sizes', default='16,256,4096,65536,1048576')
     ap.add_argument('--json', metavar='FILE', help='save the numbers here')
+    ap.add_argument('--baseline-shim', metavar='OLD',
+                    help='another build of libmemtrace.so, measured in the '
+                         'same rounds')
     a = ap.parse_args()
 
     bench, shim = os.path.abspath(a.bench), os.path.abspath(a.shim)
@@ -104,13 +110,15 @@ def main():
         bare_pre = [lib] if lib else []
         shim_env = {'MEMTRACE_BACKEND': backend, 'MEMTRACE_QUIET': '1'}
         for nt in threads:
-            bare, inst, fwd, fwd_sizes = {}, {}, {}, {}
+            bare, inst, fwd, fwd_sizes, old = {}, {}, {}, {}, {}
+            configs = [(bare, bare_pre, {}), (inst, [shim] + bare_pre, shim_env),
+                       (fwd, [forward] + bare_pre, {}),
+                       (fwd_sizes, [forward_sizes] + bare_pre, {})]
+            if a.baseline_shim:
+                configs.append((old, [os.path.abspath(a.baseline_shim)]
+                                + bare_pre, shim_env))
             for _ in range(a.repeats):
-                for best, pre, env in (
-                        (bare, bare_pre, {}),
-                        (inst, [shim] + bare_pre, shim_env),
-                        (fwd, [forward] + bare_pre, {}),
-                        (fwd_sizes, [forward_sizes] + bare_pre, {})):
+                for best, pre, env in configs:
                     for size, ns in run(bench, nt, sizes, pre, env).items():
                         best[size] = min(ns, best.get(size, ns))
             for size in sorted(bare):
@@ -130,16 +138,19 @@ def main():
                              'forward_added_ns': round(fwd[size] - b, 2),
                              'forward_sizes_added_ns':
                                  round(fwd_sizes[size] - b, 2),
-                             'target_below_floor': below})
+                             'target_below_floor': below,
+                             'old_shim_ns': old.get(size)})
 
-    hdr = '%-9s %7s %8s %9s %9s %9s %6s %9s %9s  %s'
+    hdr = '%-9s %7s %8s %9s %9s %9s %6s %9s %9s %9s  %s'
     print(hdr % ('backend', 'threads', 'size', 'bare ns', 'shim ns',
-                 'added ns', 'ratio', 'forward', '+size', 'target'))
+                 'added ns', 'ratio', 'forward', '+size', 'vs old', 'target'))
     for r in rows:
-        print('%-9s %7d %8d %9.2f %9.2f %+9.2f %6.3f %+9.2f %+9.2f  %s'
+        vs_old = ('%+9.2f' % (r['shim_ns'] - r['old_shim_ns'])
+                  if r['old_shim_ns'] is not None else '%9s' % '-')
+        print('%-9s %7d %8d %9.2f %9.2f %+9.2f %6.3f %+9.2f %+9.2f %s  %s'
               % (r['backend'], r['threads'], r['size'], r['bare_ns'],
                  r['shim_ns'], r['added_ns'], r['ratio'],
-                 r['forward_added_ns'], r['forward_sizes_added_ns'],
+                 r['forward_added_ns'], r['forward_sizes_added_ns'], vs_old,
                  'PASS' if r['pass'] else
                  'FAIL (below floor)' if r['target_below_floor'] else 'FAIL'))
     failed = sum(not r['pass'] for r in rows)

@@ -13,7 +13,9 @@
     trace against without memtrace (address-space layout fixed, since
     glibc's behaviour here depends on where the heap starts).
 
-Minimum of --repeats interleaved runs.  A benchmark, not a test: it prints
+Minimum of --repeats interleaved runs.  --baseline-shim OLD measures
+another build of the shim in the same rounds of pairs (a change's before
+and after).  A benchmark, not a test: it prints
 figures and the targets, and exits 0."""
 import argparse
 import json
@@ -58,6 +60,9 @@ def main():
     ap.add_argument("--shim", default=os.path.join(BUILD, "shim", "libmemtrace.so"))
     ap.add_argument("--cli", default=os.path.join(BUILD, "analyzers", "memtrace"))
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--baseline-shim", metavar="OLD",
+                    help="another build of libmemtrace.so, measured in the "
+                         "same rounds of pairs")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="memtrace-bench-")
     trace = os.path.join(tmp, "t.mt")
@@ -81,6 +86,12 @@ def main():
             best["counting"] = min(best["counting"], pairs(
                 a.bench, threads, {"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1"}))
             best["tracing"] = min(best["tracing"], pairs(a.bench, threads, traced()))
+            if a.baseline_shim:
+                old = os.path.abspath(a.baseline_shim)
+                best["old counting"] = min(best.get("old counting", 1e9), pairs(
+                    a.bench, threads, {"LD_PRELOAD": old, "MEMTRACE_QUIET": "1"}))
+                best["old tracing"] = min(best.get("old tracing", 1e9), pairs(
+                    a.bench, threads, {**traced(), "LD_PRELOAD": old}))
         per_event = (best["tracing"] - best["bare"]) / 2
         clock = (best["clock"] - best["bare"]) / 2
         print(f"  {threads} thread(s): bare {best['bare']:.2f}, counting "
@@ -88,6 +99,11 @@ def main():
               f"+{per_event:.2f} ns per traced event (target 15), of which "
               f"the TSC read alone is {clock:.2f} (bare with a read per "
               f"event {best['clock']:.2f}); the rest +{per_event - clock:.2f}")
+        if a.baseline_shim:
+            print(f"    old build: counting {best['old counting']:.2f}, tracing "
+                  f"{best['old tracing']:.2f} (this build "
+                  f"{best['counting'] - best['old counting']:+.2f}, "
+                  f"{best['tracing'] - best['old tracing']:+.2f})")
 
     # The reader's speed: a large trace (5 M pairs, ~10 M events) against
     # an empty one read the same way, so process start-up cancels out.

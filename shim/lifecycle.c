@@ -77,7 +77,18 @@ static void thread_exit(struct mt_thread *t)
 	MT_EMIT(thread_exit, t);
 }
 
-/* The child of a fork counts on its own, from zero. */
+/* Fork, in three steps: before it, in the parent after it, in the child
+ * (which counts on its own, from zero). */
+static void before_fork(void)
+{
+	mt_lttng_fork_prepare();
+}
+
+static void parent_after_fork(void)
+{
+	mt_lttng_fork_parent();
+}
+
 static void child_after_fork(void)
 {
 	mt_tls.hidden++;
@@ -85,7 +96,7 @@ static void child_after_fork(void)
 	mt_shim_threads_forget();
 	mt_threads_reset_after_fork();
 	mt_sites_reset_after_fork();
-	mt_lttng_after_fork_child();
+	mt_lttng_fork_child();
 	mt_regions_reset_after_fork();
 	mt_report_restart_in_child();
 	mt_ksamples_forget();
@@ -125,7 +136,7 @@ __attribute__((constructor)) static void mt_init(void)
 		if (mt_sinks[MT_SINK_TRACE])
 			mt_crash_start();
 		start_kernel_samples();
-		pthread_atfork(NULL, NULL, child_after_fork);
+		pthread_atfork(before_fork, parent_after_fork, child_after_fork);
 	}
 	mt_tls.hidden--;
 }

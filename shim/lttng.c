@@ -170,17 +170,6 @@ static const struct mt_sink lttng_sink = {
 	.finish = on_finish,
 };
 
-/* lttng-ust's locks are taken across fork (it would otherwise hold them
- * in a child with none of its threads). */
-static void fork_prepare(void)
-{
-	INSIDE_LTTNG(provider->fork_prepare());
-}
-
-static void fork_parent(void)
-{
-	INSIDE_LTTNG(provider->fork_parent());
-}
 
 bool mt_lttng_start(void)
 {
@@ -211,7 +200,6 @@ bool mt_lttng_start(void)
 		return false;
 	}
 	provider = sink;
-	pthread_atfork(fork_prepare, fork_parent, NULL);
 	mt_sink_on(MT_SINK_LTTNG, &lttng_sink);
 	return true;
 }
@@ -226,7 +214,21 @@ void mt_lttng_announce(pid_t parent)
 		INSIDE_LTTNG(provider->metadata(json, len));
 }
 
-void mt_lttng_after_fork_child(void)
+/* lttng-ust's locks are taken across fork (it would otherwise hold them
+ * in a child with none of its threads). */
+void mt_lttng_fork_prepare(void)
+{
+	if (provider)
+		INSIDE_LTTNG(provider->fork_prepare());
+}
+
+void mt_lttng_fork_parent(void)
+{
+	if (provider)
+		INSIDE_LTTNG(provider->fork_parent());
+}
+
+void mt_lttng_fork_child(void)
 {
 	if (provider)
 		INSIDE_LTTNG(provider->fork_child());

@@ -13,7 +13,10 @@ bool mt_lttng_start(void);
 /* An LTTng trace has no file header: the same facts (process_facts.h)
  * are the process's first event, and again after fork and exec. */
 void mt_lttng_announce(pid_t parent);
-/* In the child of a fork: lttng-ust's own restart. */
-void mt_lttng_after_fork_child(void);
+/* Around fork: what liblttng-ust-fork.so would do (lifecycle.c calls
+ * them), so the child registers as a process of its own. */
+void mt_lttng_fork_prepare(void);
+void mt_lttng_fork_parent(void);
+void mt_lttng_fork_child(void);
 
 #endif
