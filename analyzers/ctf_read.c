@@ -17,7 +17,7 @@
 
 #define PREFIX "memtrace:"
 /* Other processes named in the note (all are counted). */
-enum { SHOWN_OTHERS = 32, TAG_METADATA = -1 };
+enum { SHOWN_OTHERS = 32, TAG_METADATA = -1, TAG_BY_NAME = -2 };
 
 /* What an event class decodes to, found once per class. */
 struct class_map {
@@ -108,7 +108,7 @@ static struct class_map *class_of(struct pass *p, const bt_event_class *cls)
 		{"region_name", MT_EV_REGION_NAME}, {"region_begin", MT_EV_REGION_BEGIN},
 		{"region_end", MT_EV_REGION_END},   {"counters", MT_EV_COUNTERS},
 		{"baseline", MT_EV_BASELINE},	    {"exit", MT_EV_EXIT},
-		{"metadata", TAG_METADATA},
+		{"metadata", TAG_METADATA},	    {"event", TAG_BY_NAME},
 	};
 	for (size_t i = 0; i < sizeof others / sizeof *others; i++)
 		if (strcmp(name, others[i].name) == 0)
@@ -230,6 +230,17 @@ static void decode(const struct class_map *m, const bt_field *pl,
 		break;
 	case MT_EV_EXIT:
 		text(member(pl, "json"), e);
+		break;
+	case TAG_BY_NAME: /* memtrace:event: any other event of varints */
+		e->tag = 0;
+		const bt_field *name = member(pl, "name");
+		for (int tag = 1; name && tag < MT_EV_COUNT; tag++)
+			if (mt_event_kinds[tag].wire >= 0 &&
+			    !strcmp(bt_field_string_get_value(name),
+				    mt_event_kinds[tag].name))
+				e->tag = tag;
+		n = integers(member(pl, "values"), v,
+			     (int)mt_event_kinds[e->tag].fields);
 		break;
 	default:
 	by_name: {
@@ -353,6 +364,8 @@ static bool on_event(struct pass *p, const bt_message *msg)
 	e.text = NULL;
 	e.text_len = 0;
 	decode(m, payload, &e);
+	if (e.tag <= 0) /* an event of a later memtrace */
+		return true;
 	if (!p->fn(&e, p->arg))
 		p->stop = true;
 	return true;

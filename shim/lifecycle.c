@@ -20,6 +20,7 @@
 #include "options.h"
 #include "regions.h"
 #include "report.h"
+#include "rss.h"
 #include "sites.h"
 #include "symbols.h"
 #include "thread.h"
@@ -111,6 +112,7 @@ static void child_after_fork(void)
 	}
 	if (mt_tracing && mt_opt.perf)
 		mt_ksamples_start(mt_opt.fault_period);
+	mt_rss_restart_in_child();
 	mt_tls.hidden--;
 }
 
@@ -136,6 +138,7 @@ __attribute__((constructor)) static void mt_init(void)
 		if (mt_sinks[MT_SINK_TRACE])
 			mt_crash_start();
 		start_kernel_samples();
+		mt_rss_start();
 		pthread_atfork(before_fork, parent_after_fork, child_after_fork);
 	}
 	mt_tls.hidden--;
@@ -152,6 +155,7 @@ __attribute__((destructor)) static void mt_fini(void)
 	if (!active)
 		return;
 	mt_tls.hidden++;
+	mt_rss_sample(mt_self());
 	mt_report_at_exit(finish);
 	mt_tls.hidden--;
 }

@@ -11,6 +11,7 @@
 #include "diag.h"
 #include "lttng.h"
 #include "lttng_sink.h"
+#include "memtrace/trace_events.h"
 #include "mode.h"
 #include "options.h"
 #include "process_facts.h"
@@ -145,6 +146,13 @@ static void on_baseline(struct mt_thread *t, const uint64_t *values, size_t n)
 	INSIDE_LTTNG(provider->baseline(values, n));
 }
 
+static void on_event(struct mt_thread *t, int tag, const uint64_t *fields,
+		     size_t n)
+{
+	(void)t;
+	INSIDE_LTTNG(provider->event(mt_event_kinds[tag].name, fields, n));
+}
+
 /* The exit record is LTTng's last event of the process. */
 static void on_finish(const char *json, size_t len)
 {
@@ -167,6 +175,7 @@ static const struct mt_sink lttng_sink = {
 	.region = on_region,
 	.counters = on_counters,
 	.baseline = on_baseline,
+	.event = on_event,
 	.finish = on_finish,
 };
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define MT_LTTNG_SINK_SYMBOL "memtrace_lttng_sink"
-#define MT_LTTNG_SINK_VERSION 2
+#define MT_LTTNG_SINK_VERSION 3
 
 struct mt_lttng_sink {
 	unsigned version;
@@ -38,6 +38,9 @@ struct mt_lttng_sink {
 	/* Counter snapshots and the exit summary: arrays and JSON as the
 	 * native trace stores them. */
 	void (*counters)(const uint64_t *values, size_t n);
+	/* Any other event of varints (memtrace/trace_events.h), by name:
+	 * memtrace:event. */
+	void (*event)(const char *name, const uint64_t *values, size_t n);
 	void (*baseline)(const uint64_t *values, size_t n);
 	void (*exit)(const char *json, size_t len);
 	/* The native trace's header metadata (JSON): a process's first

@@ -5,7 +5,8 @@
 #include "diag.h"
 #include "options.h"
 
-#define DEFAULTS {.backend = "glibc", .perf = true, .sites = true}
+#define DEFAULTS                                                             \
+	{.backend = "glibc", .perf = true, .sites = true, .rss_period_ms = 20}
 
 struct mt_options mt_opt = DEFAULTS;
 
@@ -133,6 +134,26 @@ static int parse_sites(struct mt_options *opt, const char *v)
 	return parse_switch("MEMTRACE_SITES", v, &opt->sites);
 }
 
+/* A period in milliseconds, or off. */
+static int parse_rss(struct mt_options *opt, const char *v)
+{
+	bool on;
+	if (mt_parse_bool(v, &on) && !on) {
+		opt->rss_period_ms = 0;
+		return 0;
+	}
+	char *end;
+	unsigned long ms = strtoul(v, &end, 10);
+	if (*v && !*end && ms >= 1 && ms <= 60000) {
+		opt->rss_period_ms = (unsigned)ms;
+		return 0;
+	}
+	mt_warn("MEMTRACE_RSS='%s' is not a setting (accepted: a period in "
+		"milliseconds from 1 to 60000, or 0/off); sampling every %u ms",
+		v, opt->rss_period_ms);
+	return 1;
+}
+
 static int parse_lttng(struct mt_options *opt, const char *v)
 {
 	return parse_switch("MEMTRACE_LTTNG", v, &opt->lttng);
@@ -150,6 +171,7 @@ static const struct {
 	{"MEMTRACE_OUT", parse_out},
 	{"MEMTRACE_PERF", parse_perf},
 	{"MEMTRACE_QUIET", parse_quiet},
+	{"MEMTRACE_RSS", parse_rss},
 	{"MEMTRACE_SITES", parse_sites},
 	{"MEMTRACE_SUMMARY", parse_summary},
 };

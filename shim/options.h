@@ -17,6 +17,7 @@ struct mt_options {
 	unsigned fault_period;	  /* sample 1 fault in N; 0: none */
 	bool lttng;		  /* events to LTTng-UST too (MEMTRACE_LTTNG) */
 	bool sites;		  /* call sites of large blocks (sites.h) */
+	unsigned rss_period_ms;	  /* resident memory sampled (rss.h); 0: not */
 };
 
 extern MT_HIDDEN struct mt_options mt_opt;

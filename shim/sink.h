@@ -43,6 +43,10 @@ struct mt_sink {
 	void (*counters)(struct mt_thread *t, const uint64_t *values, size_t n);
 	void (*baseline)(struct mt_thread *t, const uint64_t *values, size_t n);
 	void (*forked)(struct mt_thread *t, pid_t parent);
+	/* Any event whose fields are all varints (trace_events.h), by tag:
+	 * what MT_EMIT_EVENT sends, so that a new event needs no sink code. */
+	void (*event)(struct mt_thread *t, int tag, const uint64_t *fields,
+		      size_t n);
 
 	/* Threads and the process. */
 	void (*thread_attach)(struct mt_thread *t);

@@ -895,6 +895,18 @@ bool mt_trace_restart_in_child(pid_t parent)
 	return true;
 }
 
+static void trace_event(struct mt_thread *t, int tag, const uint64_t *fields,
+			size_t n)
+{
+	struct mt_trace_buf *b = recording(t);
+	if (!b)
+		return;
+	unsigned char *q = begin_event(b, tag);
+	for (size_t i = 0; i < n; i++)
+		q = mt_put_varint(q, fields[i]);
+	mt_event_end(b, q);
+}
+
 static void trace_forked(struct mt_thread *t, pid_t parent)
 {
 	EVENT(t, forked, .parent = (uint64_t)parent);
@@ -1012,6 +1024,7 @@ const struct mt_sink mt_trace_sink = {
 	.counters = trace_counters,
 	.baseline = trace_baseline,
 	.forked = trace_forked,
+	.event = trace_event,
 	.thread_attach = trace_thread_attach,
 	.thread_exit = trace_thread_exit,
 	.exec = trace_exec,

@@ -17,9 +17,9 @@
  *   fields  as decoded (struct mt_ev_name, in this order); the wire may
  *           pack them (trace_format.h says how), the readers unpack them
  *
- * Adding an event: a line here, its encoder in the shim (shim/trace.c),
- * its LTTng tracepoint (shim/lttng/memtrace_tp.h, same field names), and
- * the analyses that use it. */
+ * Adding an event of varints: a line here, the probe that emits it
+ * (MT_EMIT_EVENT, shim/emit.h: every sink records it, LTTng as
+ * memtrace:event), and the analyses that use it.  Nothing else. */
 #ifndef MEMTRACE_TRACE_EVENTS_H
 #define MEMTRACE_TRACE_EVENTS_H
 
@@ -69,7 +69,11 @@
 	  arg1, arg2)                                                         \
 	/* an allocation by malloc, the commonest, stored without its entry  \
 	 * (size, ptr, usable - size): read back as an alloc event */         \
-	X(MALLOC, malloc, 3, size, ptr, slack)
+	X(MALLOC, malloc, 3, size, ptr, slack)                               \
+	/* resident memory (1.9): anonymous (resident - shared of             \
+	 * /proc/self/statm) and file-backed bytes, and the heap's live bytes \
+	 * at the same moment (every MEMTRACE_RSS ms, and at exit) */       \
+	X(RSS, rss, 3, anon_bytes, file_bytes, live_bytes)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

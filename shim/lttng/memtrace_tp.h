@@ -169,6 +169,16 @@ LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(memtrace, values_class, memtrace,
 LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(memtrace, values_class, memtrace,
 	baseline, LTTNG_UST_TP_ARGS(const uint64_t *, values, size_t, n))
 
+/* Any other event of the native trace whose fields are all integers
+ * (include/memtrace/trace_events.h): its name, and its fields in order. */
+LTTNG_UST_TRACEPOINT_EVENT(memtrace, event,
+	LTTNG_UST_TP_ARGS(const char *, name, const uint64_t *, values, size_t,
+			  n),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(name, name)
+		lttng_ust_field_sequence(uint64_t, values, values, uint32_t,
+					 n)))
+
 /* The process's metadata (docs/trace-format.md): what a native trace
  * holds in its file header. */
 LTTNG_UST_TRACEPOINT_EVENT(memtrace, metadata,

@@ -136,6 +136,11 @@ static void on_counters(const uint64_t *values, size_t n)
 	lttng_ust_tracepoint(memtrace, counters, values, n);
 }
 
+static void on_event(const char *name, const uint64_t *values, size_t n)
+{
+	lttng_ust_tracepoint(memtrace, event, name, values, n);
+}
+
 static void on_baseline(const uint64_t *values, size_t n)
 {
 	lttng_ust_tracepoint(memtrace, baseline, values, n);
@@ -188,6 +193,7 @@ __attribute__((visibility("default"))) const struct mt_lttng_sink
 		.region = on_region,
 		.counters = on_counters,
 		.baseline = on_baseline,
+		.event = on_event,
 		.exit = on_exit_summary,
 		.metadata = on_metadata,
 		.fork_prepare = before_fork,

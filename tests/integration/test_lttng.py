@@ -35,6 +35,8 @@ NATIVE_AS_LTTNG = {"free", "malloc_usable_size", "sys", "kernel_call",
                    "heap_move", "chunk_map", "page_fault", "baseline", "exit",
                    "counters", "region_name", "region_begin", "region_end",
                    "samples_lost"}
+# Events that reach LTTng as memtrace:event (their name is a field).
+NATIVE_AS_GENERIC = {"rss"}
 
 
 def native_counts(path):
@@ -50,6 +52,8 @@ def native_counts(path):
             counts[fields["entry"]] += 1
         elif kind in NATIVE_AS_LTTNG:
             counts[kind] += 1
+        elif kind in NATIVE_AS_GENERIC:
+            counts["event"] += 1
     return counts
 
 

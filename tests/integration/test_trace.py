@@ -192,14 +192,14 @@ def test_a_pause_costs_no_space(tmp_path):
     """One thread pauses (its chunk is written provisionally), then goes
     on: its next copy of that chunk goes over the provisional one, which is
     still the end of the file, so the file holds each chunk once.  (Without
-    the kernel counters, whose collector thread records too and could write
-    a chunk in between.)"""
+    the kernel counters and the resident-memory sampler, whose threads
+    record too and could write a chunk in between.)"""
     script = ("import time\n"
               "keep = [bytearray(100) for _ in range(2000)]\n"
               "time.sleep(0.3)\n"
               "keep += [bytearray(100) for _ in range(2000)]\n")
     path, summary, _ = traced(tmp_path, [PYTHON, "-c", script],
-                              MEMTRACE_PERF="0")
+                              MEMTRACE_PERF="0", MEMTRACE_RSS="0")
     flags = chunk_flags(path)
     assert not any(f & 2 for f in flags), flags  # MT_CHUNK_PROVISIONAL
     assert replayed(path) == json.loads(summary.read_text())

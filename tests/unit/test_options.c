@@ -115,6 +115,29 @@ static void summary_templates(void **state)
 	assert_int_equal(parse(empty, &o), 1);
 }
 
+static void resident_memory_period(void **state)
+{
+	struct mt_options o;
+	const char *const ms[] = {"MEMTRACE_RSS", "100", NULL};
+	const char *const off[] = {"MEMTRACE_RSS", "off", NULL};
+	const char *const zero[] = {"MEMTRACE_RSS", "0", NULL};
+	const char *const bad[] = {"MEMTRACE_RSS", "10ms", NULL};
+	const char *const big[] = {"MEMTRACE_RSS", "60001", NULL};
+	(void)state;
+	assert_int_equal(parse(NULL, &o), 0);
+	assert_int_equal(o.rss_period_ms, 20);
+	assert_int_equal(parse(ms, &o), 0);
+	assert_int_equal(o.rss_period_ms, 100);
+	assert_int_equal(parse(off, &o), 0);
+	assert_int_equal(o.rss_period_ms, 0);
+	assert_int_equal(parse(zero, &o), 0);
+	assert_int_equal(o.rss_period_ms, 0);
+	assert_int_equal(parse(bad, &o), 1);
+	assert_int_equal(o.rss_period_ms, 20);
+	assert_non_null(strstr(last_warning, "MEMTRACE_RSS='10ms'"));
+	assert_int_equal(parse(big, &o), 1);
+}
+
 static void each_bad_value_counted(void **state)
 {
 	struct mt_options o;
@@ -134,6 +157,7 @@ int main(void)
 		cmocka_unit_test(backends_by_name_and_path),
 		cmocka_unit_test(unknown_backend_warns_and_uses_glibc),
 		cmocka_unit_test(summary_templates),
+		cmocka_unit_test(resident_memory_period),
 		cmocka_unit_test(each_bad_value_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
