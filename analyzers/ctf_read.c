@@ -27,6 +27,7 @@ struct class_map {
 };
 
 struct mt_ctf {
+	struct mt_trace base; /* first: the source (source.h) */
 	char *dir;
 	long want_pid;
 	unsigned want_image;
@@ -184,7 +185,7 @@ static uint64_t named_field(const struct class_map *m, const bt_field *pl,
 	return field(pl, name);
 }
 
-/* The native event's fields, in its order and encoding (trace_read.h). */
+/* The native event's fields, in its order and encoding (event.h). */
 static void decode(const struct class_map *m, const bt_field *pl,
 		   struct mt_event *e)
 {
@@ -589,8 +590,11 @@ static void list_others(const struct mt_ctf *c, char *out, size_t size)
 			 c->nothers - SHOWN_OTHERS);
 }
 
-struct mt_ctf *mt_ctf_open(const char *dir, long pid, unsigned image,
-			   char *err, size_t errlen)
+static const struct mt_source_ops ctf_ops;
+static void ctf_close(struct mt_trace *base);
+
+struct mt_trace *mt_ctf_open(const char *dir, long pid, unsigned image,
+			     char *err, size_t errlen)
 {
 	struct mt_ctf *c = calloc(1, sizeof *c);
 	if (!c || !(c->dir = strdup(dir))) {
@@ -598,13 +602,14 @@ struct mt_ctf *mt_ctf_open(const char *dir, long pid, unsigned image,
 		mt_read_fail(err, errlen, "out of memory");
 		return NULL;
 	}
+	c->base.ops = &ctf_ops;
 	c->want_pid = pid;
 	c->want_image = image;
 	struct pass p = {.c = c, .opening = true, .err = err, .errlen = errlen};
 	if (!run(&p))
 		goto failed;
 	if (p.selected)
-		return c;
+		return &c->base;
 	char others[256];
 	list_others(c, others, sizeof others);
 	if (pid && p.earlier_images == 1)
@@ -636,39 +641,41 @@ struct mt_ctf *mt_ctf_open(const char *dir, long pid, unsigned image,
 			     "run --lttng`, or with MEMTRACE_LTTNG=1 and `lttng "
 			     "enable-event -u 'memtrace:*'`");
 failed:
-	mt_ctf_close(c);
+	ctf_close(&c->base);
 	return NULL;
 }
 
-void mt_ctf_close(struct mt_ctf *c)
+static void ctf_close(struct mt_trace *base)
 {
-	if (!c)
-		return;
+	struct mt_ctf *c = (struct mt_ctf *)base;
 	json_decref(c->metadata);
 	mt_idmap_free(&c->others);
 	free(c->dir);
 	free(c);
 }
 
-json_t *mt_ctf_metadata(struct mt_ctf *c)
+static json_t *ctf_metadata(struct mt_trace *base)
 {
-	return c->metadata;
+	return ((struct mt_ctf *)base)->metadata;
 }
 
-uint64_t mt_ctf_start_ns(const struct mt_ctf *c)
+static uint64_t ctf_start_ns(const struct mt_trace *base)
 {
-	return c->start_ns;
+	return ((const struct mt_ctf *)base)->start_ns;
 }
 
-uint64_t mt_ctf_skipped(const struct mt_ctf *c)
+static uint64_t ctf_skipped(const struct mt_trace *base)
 {
-	return c->skipped;
+	return ((const struct mt_ctf *)base)->skipped;
 }
 
-bool mt_ctf_each(struct mt_ctf *c, bool salvage,
-		 bool (*fn)(const struct mt_event *, void *), void *arg,
-		 char *err, size_t errlen)
+/* Events LTTng discarded (its buffers were full) stop it with an error
+ * unless salvage; then they are counted as skipped. */
+static bool ctf_each(struct mt_trace *base, bool salvage,
+		     bool (*fn)(const struct mt_event *, void *), void *arg,
+		     char *err, size_t errlen)
 {
+	struct mt_ctf *c = (struct mt_ctf *)base;
 	struct pass p = {.c = c, .salvage = salvage, .fn = fn, .arg = arg,
 			 .err = err, .errlen = errlen};
 	c->skipped = 0;
@@ -677,8 +684,10 @@ bool mt_ctf_each(struct mt_ctf *c, bool salvage,
 	return run(&p);
 }
 
-const char *mt_ctf_note(struct mt_ctf *c)
+/* Which other processes and images the trace holds, or NULL. */
+static const char *ctf_note(struct mt_trace *base)
 {
+	struct mt_ctf *c = (struct mt_ctf *)base;
 	size_t len = 0, size = sizeof c->note;
 	char others[256];
 
@@ -697,3 +706,13 @@ const char *mt_ctf_note(struct mt_ctf *c)
 	}
 	return c->note[0] ? c->note : NULL;
 }
+
+static const struct mt_source_ops ctf_ops = {
+	.skipped_what = "events LTTng discarded",
+	.close = ctf_close,
+	.metadata = ctf_metadata,
+	.each = ctf_each,
+	.start_ns = ctf_start_ns,
+	.skipped = ctf_skipped,
+	.note = ctf_note,
+};

@@ -1,6 +1,8 @@
-/* Reading a memtrace trace file: streaming, chunk by chunk, with memory
- * bounded by one chunk, plus 16 bytes per chunk when the file holds
- * provisional chunks (docs/trace-format.md). */
+/* Reading a recording: a native trace file (native_read.c: streaming,
+ * chunk by chunk, with memory bounded by one chunk, plus 16 bytes per
+ * chunk when the file holds provisional chunks; docs/trace-format.md) or
+ * an LTTng trace directory (ctf_read.c).  Both are sources (source.h) of
+ * the same events (event.h); what reads them never asks which. */
 #ifndef MEMTRACE_TRACE_READ_H
 #define MEMTRACE_TRACE_READ_H
 
@@ -9,27 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "memtrace/events.h"
+#include "event.h"
 #include "memtrace/trace_format.h"
-
-/* One decoded event: its fields as memtrace/trace_events.h lists them,
- * by name (e->alloc.size) or in order (e->v[i], nv of them).  Addresses
- * are absolute, usable sizes whole; `ns` is the time since the first event
- * of the trace. */
-struct mt_event {
-	int tag;
-	uint32_t tid;
-	uint64_t ns;
-	int nv;
-	union {
-		uint64_t v[MT_ARRAY_MAX];
-#define MT_EV_MEMBER(id, name, wire, ...) struct mt_ev_##name name;
-		MT_TRACE_EVENTS(MT_EV_MEMBER)
-#undef MT_EV_MEMBER
-	};
-	const char *text; /* region name, exec path, exit JSON */
-	size_t text_len;
-};
 
 struct mt_trace;
 
@@ -86,18 +69,5 @@ uint64_t mt_trace_start_ns(const struct mt_trace *t);
 /* A reader of a trace in memory (the fuzz target's entry point). */
 struct mt_trace *mt_trace_from_memory(const void *data, size_t len, char *err,
 				      size_t errlen);
-
-const char *mt_event_name(int tag);
-
-/* A reader's error into err (errlen bytes); returns false, for `return
- * mt_read_fail(...)`. */
-bool mt_read_fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* A result field as recorded (zigzag). */
-static inline int64_t mt_unzigzag_value(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
 
 #endif
