@@ -19,10 +19,10 @@
 #include "lifecycle.h"
 #include "probe.h"
 #include "rawsys.h"
+#include "visibility.h"
 #include "trace.h"
 #include "trace_buf.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 /* ---- the malloc API ------------------------------------------------- */
 
@@ -30,7 +30,7 @@
  * (see mt_program_call); read it in the exported function itself. */
 #define CALLER __builtin_return_address(0)
 
-EXPORT void *malloc(size_t n)
+MT_EXPORT void *malloc(size_t n)
 {
 	void *p = mt_real.malloc(n);
 	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, CALLER)
@@ -127,7 +127,7 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
  * never does: then a jump to free).  The common case (glibc, a chunk from
  * the heap) is written out here so it needs no stack frame but for that
  * one call. */
-EXPORT void free(void *p)
+MT_EXPORT void free(void *p)
 {
 	struct mt_thread *t = mt_tls.thread;
 	bool counted = mt_program_call(CALLER);
@@ -165,7 +165,7 @@ EXPORT void free(void *p)
 	free_slow(p, counted, CALLER);
 }
 
-EXPORT void *calloc(size_t n, size_t size)
+MT_EXPORT void *calloc(size_t n, size_t size)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
@@ -222,7 +222,7 @@ static void *forward_realloc(void *p, size_t n, size_t unused)
 	return mt_real.realloc(p, n);
 }
 
-EXPORT void *realloc(void *p, size_t n)
+MT_EXPORT void *realloc(void *p, size_t n)
 {
 	return realloc_common(CALLER, MT_CALL_REALLOC, p, n, forward_realloc, n,
 			      0);
@@ -241,7 +241,7 @@ static void *checked_realloc(void *p, size_t n, size_t size)
 	return mt_real.realloc(p, total);
 }
 
-EXPORT void *reallocarray(void *p, size_t n, size_t size)
+MT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
@@ -250,7 +250,7 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 			      checked_realloc, n, size);
 }
 
-EXPORT int posix_memalign(void **out, size_t align, size_t n)
+MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	int r = mt_real.posix_memalign(out, align, n);
 	if (mt_program_call(CALLER))
@@ -260,7 +260,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 }
 
 #define ALIGNED_ENTRY(name, id)                                              \
-	EXPORT void *name(size_t align, size_t n)                            \
+	MT_EXPORT void *name(size_t align, size_t n)                            \
 	{                                                                    \
 		void *p = mt_real.name(align, n);                            \
 		return mt_program_call(CALLER)                               \
@@ -271,17 +271,12 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 ALIGNED_ENTRY(aligned_alloc, MT_CALL_ALIGNED_ALLOC)
 ALIGNED_ENTRY(memalign, MT_CALL_MEMALIGN)
 
-static size_t page_size(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
-
 #define PAGE_ENTRY(name, id)                                                 \
-	EXPORT void *name(size_t n)                                          \
+	MT_EXPORT void *name(size_t n)                                          \
 	{                                                                    \
 		void *p = mt_real.name(n);                                   \
 		return mt_program_call(CALLER)                               \
-			       ? mt_probe_aligned(id, page_size(), n, p,     \
+			       ? mt_probe_aligned(id, mt_page_size(), n, p,     \
 						  CALLER)                    \
 			       : p;                                          \
 	}
@@ -289,7 +284,7 @@ static size_t page_size(void)
 PAGE_ENTRY(valloc, MT_CALL_VALLOC)
 PAGE_ENTRY(pvalloc, MT_CALL_PVALLOC)
 
-EXPORT size_t malloc_usable_size(void *p)
+MT_EXPORT size_t malloc_usable_size(void *p)
 {
 	if (mt_program_call(CALLER)) {
 		mt_probe_call(MT_CALL_MALLOC_USABLE_SIZE);
@@ -301,7 +296,7 @@ EXPORT size_t malloc_usable_size(void *p)
 
 /* Not counted (not an allocation), but glibc's settings change what its
  * free and thresholds do, which the probes follow. */
-EXPORT int mallopt(int param, int value)
+MT_EXPORT int mallopt(int param, int value)
 {
 	mt_glibc_mallopt(param, value);
 	int result = mt_real.mallopt(param, value);
@@ -330,21 +325,21 @@ static inline void *mmap_common(enum mt_call call, void *caller,
 	return r;
 }
 
-EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+MT_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
 	return mmap_common(MT_CALL_MMAP, CALLER, mt_real.mmap, addr, len, prot,
 			   flags, fd, off);
 }
 
-EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+MT_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 		    off_t off)
 {
 	return mmap_common(MT_CALL_MMAP64, CALLER, mt_real.mmap64, addr, len,
 			   prot, flags, fd, off);
 }
 
-EXPORT int munmap(void *addr, size_t len)
+MT_EXPORT int munmap(void *addr, size_t len)
 {
 	unsigned mark = mt_sys_begin(CALLER);
 	int r = mt_real.munmap(addr, len);
@@ -355,7 +350,7 @@ EXPORT int munmap(void *addr, size_t len)
 	return r;
 }
 
-EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+MT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
 	va_list ap;
 	va_start(ap, flags);
@@ -372,7 +367,7 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	return r;
 }
 
-EXPORT int madvise(void *addr, size_t len, int advice)
+MT_EXPORT int madvise(void *addr, size_t len, int advice)
 {
 	unsigned mark = mt_sys_begin(CALLER);
 	int r = mt_real.madvise(addr, len, advice);
@@ -385,7 +380,7 @@ EXPORT int madvise(void *addr, size_t len, int advice)
 
 /* brk and sbrk: the move of the break is reported with the system call
  * that made it, by whichever interposer counts that call. */
-EXPORT int brk(void *addr)
+MT_EXPORT int brk(void *addr)
 {
 	uintptr_t before = mt_break_before();
 	unsigned mark = mt_sys_begin(CALLER);
@@ -400,7 +395,7 @@ EXPORT int brk(void *addr)
 	return r;
 }
 
-EXPORT void *sbrk(intptr_t delta)
+MT_EXPORT void *sbrk(intptr_t delta)
 {
 	/* glibc's sbrk asks the kernel for the break first when it has never
 	 * seen it; that hidden brk(0) is a real system call. */
@@ -452,7 +447,7 @@ static long memory_syscall(void *caller, long nr, long a, long b, long c,
 }
 
 /* syscall(2): only the memory system calls are looked at. */
-EXPORT long syscall(long nr, ...)
+MT_EXPORT long syscall(long nr, ...)
 {
 	va_list ap;
 	va_start(ap, nr);
@@ -491,7 +486,7 @@ static void *start_hidden(void *p)
 	return s.fn(s.arg);
 }
 
-EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+MT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			  void *(*fn)(void *), void *arg)
 {
 	if (__builtin_expect(mt_tls.hidden == 0, 1))
@@ -508,7 +503,7 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 /* ---- exec: what this image recorded goes out before it is replaced --- */
 
-EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+MT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	mt_lifecycle_exec(path);
 	int r = mt_real.execve(path, argv, envp);
@@ -516,7 +511,7 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	return r;
 }
 
-EXPORT int execv(const char *path, char *const argv[])
+MT_EXPORT int execv(const char *path, char *const argv[])
 {
 	mt_lifecycle_exec(path);
 	int r = mt_real.execv(path, argv);
@@ -524,7 +519,7 @@ EXPORT int execv(const char *path, char *const argv[])
 	return r;
 }
 
-EXPORT int execvp(const char *file, char *const argv[])
+MT_EXPORT int execvp(const char *file, char *const argv[])
 {
 	mt_lifecycle_exec(file);
 	int r = mt_real.execvp(file, argv);
@@ -532,7 +527,7 @@ EXPORT int execvp(const char *file, char *const argv[])
 	return r;
 }
 
-EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	mt_lifecycle_exec(file);
 	int r = mt_real.execvpe(file, argv, envp);
@@ -543,7 +538,7 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 /* The list forms: glibc's own call execve internally, out of our sight, so
  * they are gathered into an argv here and passed on. */
 #define LIST_EXEC(name, forward, with_env)                                   \
-	EXPORT int name(const char *path, const char *arg, ...)              \
+	MT_EXPORT int name(const char *path, const char *arg, ...)              \
 	{                                                                    \
 		va_list ap;                                                  \
 		size_t n = 1;                                                \
@@ -574,14 +569,14 @@ LIST_EXEC(execlp, mt_real.execvpe(path, (char *const *)argv, environ), false)
 
 /* What the trace holds goes out first (exit() does it in the shim's
  * destructor; glibc's exit calls its own _exit, not this one). */
-EXPORT void _exit(int status)
+MT_EXPORT void _exit(int status)
 {
 	mt_lifecycle_exit_now(status);
 	mt_real._exit(status);
 	__builtin_unreachable();
 }
 
-EXPORT void _Exit(int status)
+MT_EXPORT void _Exit(int status)
 {
 	mt_lifecycle_exit_now(status);
 	mt_real._Exit(status);
@@ -590,7 +585,7 @@ EXPORT void _Exit(int status)
 
 /* The shim's handler of fatal signals is not the program's to see
  * (crash.h). */
-EXPORT int sigaction(int sig, const struct sigaction *act,
+MT_EXPORT int sigaction(int sig, const struct sigaction *act,
 		     struct sigaction *old)
 {
 	int r = mt_real.sigaction(sig, act, old);
@@ -599,7 +594,7 @@ EXPORT int sigaction(int sig, const struct sigaction *act,
 	return r;
 }
 
-EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
+MT_EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
 {
 	__sighandler_t old = mt_real.signal(sig, handler);
 	return mt_crash_handler_is(old) ? SIG_DFL : old;
@@ -628,7 +623,7 @@ static int alone(long nr, long a, long b)
 	return (int)r;
 }
 
-EXPORT int unshare(int flags)
+MT_EXPORT int unshare(int flags)
 {
 	if (flags & CLONE_NEWUSER)
 		return alone(SYS_unshare, flags, 0);
@@ -641,7 +636,7 @@ EXPORT int unshare(int flags)
 }
 
 /* nstype 0 accepts any namespace, a user namespace among them. */
-EXPORT int setns(int fd, int nstype)
+MT_EXPORT int setns(int fd, int nstype)
 {
 	if (nstype == 0 || nstype == CLONE_NEWUSER)
 		return alone(SYS_setns, fd, nstype);

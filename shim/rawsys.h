@@ -10,9 +10,15 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "memtrace/events.h"
 #include "visibility.h"
+
+static inline size_t mt_page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
 
 /* How many memory system calls the shim made for itself, per kind. */
 extern MT_HIDDEN uint64_t mt_shim_syscalls[MT_SYS_COUNT];

@@ -9,6 +9,7 @@
 #include "kcounters.h"
 #include "ksamples.h"
 #include "rawsys.h"
+#include "visibility.h"
 #include "memtrace.h"
 #include "regions.h"
 #include "symbols.h"
@@ -16,7 +17,6 @@
 #include "emit.h"
 #include "memtrace/trace_format.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 enum { MAX_OPEN = 16, MAX_REGIONS = 256, NAME_LEN = 64 };
 /* Durations kept per region, for the median; past that, the first ones. */
@@ -165,7 +165,7 @@ static void add_call(struct region *r, const struct mt_region_mark *m,
 		r->f.large_max_live = (uint64_t)large;
 }
 
-EXPORT void memtrace_region_begin(const char *name)
+MT_EXPORT void memtrace_region_begin(const char *name)
 {
 	if (!name)
 		return;
@@ -200,7 +200,7 @@ out:
 	mt_tls.hidden--;
 }
 
-EXPORT void memtrace_region_end(const char *name)
+MT_EXPORT void memtrace_region_end(const char *name)
 {
 	struct mt_region_end e = {.wall_ns = now_ns()}; /* first, likewise */
 
@@ -276,7 +276,7 @@ void mt_regions_reset_after_fork(void)
 	region_count = 0;
 }
 
-EXPORT int memtrace_read_kernel_counters(struct memtrace_kernel_counters *out)
+MT_EXPORT int memtrace_read_kernel_counters(struct memtrace_kernel_counters *out)
 {
 	struct mt_ksnapshot k;
 	uint64_t shim[MT_SYS_COUNT], v[MT_KERNEL_COUNT];

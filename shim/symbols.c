@@ -12,6 +12,7 @@
 #include "diag.h"
 #include "glibc_heap.h"
 #include "loader_blocks.h"
+#include "rawsys.h"
 #include "symbols.h"
 #include "thread.h"
 
@@ -221,11 +222,6 @@ struct mt_real mt_real = {
 /* A backend may lack an entry point (RTLD_NEXT then finds libc's, which
  * would hand out glibc heap blocks the backend's free cannot take back).
  * These build the missing ones from the backend's own core functions. */
-static size_t page_size(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
-
 static int fill_posix_memalign(void **r, size_t align, size_t n)
 {
 	if (align < sizeof(void *) || (align & (align - 1)))
@@ -244,12 +240,12 @@ static void *fill_aligned_alloc(size_t align, size_t n)
 
 static void *fill_valloc(size_t n)
 {
-	return mt_real.memalign(page_size(), n);
+	return mt_real.memalign(mt_page_size(), n);
 }
 
 static void *fill_pvalloc(size_t n)
 {
-	size_t ps = page_size();
+	size_t ps = mt_page_size();
 	return mt_real.memalign(ps, (n + ps - 1) & ~(ps - 1));
 }
 

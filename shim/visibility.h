@@ -7,5 +7,8 @@
 #define MEMTRACE_VISIBILITY_H
 
 #define MT_HIDDEN __attribute__((visibility("hidden")))
+/* What the shim exports: the interposed functions and its public API
+ * (memtrace.h). */
+#define MT_EXPORT __attribute__((visibility("default")))
 
 #endif
