@@ -257,9 +257,15 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 {
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
 	struct mt_counters c;
-	if ((size_t)e->nv != n + 1)
+	/* The counters, then the peak of live bytes.  Format 1.8's counters
+	 * are today's without sys_bytes_by_allocator (the last field); older
+	 * layouts differ inside, and are not read. */
+	size_t before_1_9 = n - MT_SYS_COUNT;
+	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_9 + 1)
 		return;
-	memcpy(&c, e->baseline.values, sizeof c);
+	n = (size_t)e->nv - 1;
+	memset(&c, 0, sizeof c);
+	memcpy(&c, e->baseline.values, n * sizeof(uint64_t));
 	mt_counters_add(counters(r, t), &c);
 	t->large_live = (int64_t)(c.large_allocs - c.large_frees);
 	r->live = (int64_t)(c.allocated - c.freed);

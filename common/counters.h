@@ -35,6 +35,9 @@ struct mt_counters {
 	/* Blocks of at least MT_LARGE_BYTES, where allocators change policy
 	 * (glibc's default mmap threshold). */
 	uint64_t large_allocs, large_bytes, large_frees;
+	/* The part of sys_bytes[] the allocator's own calls asked for (1.9;
+	 * last, so that an older trace's baseline is a prefix). */
+	uint64_t sys_bytes_by_allocator[MT_SYS_COUNT];
 };
 
 #define MT_LARGE_BYTES (128 * 1024)
@@ -98,8 +101,10 @@ static inline void mt_count_sys(struct mt_counters *c, enum mt_sys sys,
 {
 	mt_add(&c->sys[sys], 1);
 	mt_add(&c->sys_bytes[sys], bytes);
-	if (by_allocator)
+	if (by_allocator) {
 		mt_add(&c->sys_by_allocator[sys], 1);
+		mt_add(&c->sys_bytes_by_allocator[sys], bytes);
+	}
 }
 
 /* A call of a memory-syscall entry point (mmap, sbrk, syscall, ...). */

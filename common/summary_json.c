@@ -97,6 +97,14 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 			mt_json_u64(&bytes, mt_sys_names[i], c->sys_bytes[i]);
 	mt_json_end(&bytes);
 
+	struct mt_json_obj alloc_bytes =
+		mt_json_nested(top, "syscall_bytes_by_allocator");
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		if (i != MT_SYS_BRK)
+			mt_json_u64(&alloc_bytes, mt_sys_names[i],
+				    c->sys_bytes_by_allocator[i]);
+	mt_json_end(&alloc_bytes);
+
 	struct mt_json_obj inferred_bytes = mt_json_nested(top, "syscall_bytes_inferred");
 	for (int i = 0; i < MT_SYS_COUNT; i++)
 		if (i != MT_SYS_BRK)
