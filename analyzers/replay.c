@@ -57,6 +57,7 @@ struct replay {
 	struct mt_idmap regions; /* id -> region */
 	int64_t live, peak;
 	uint64_t fault_samples, fault_samples_lost;
+	struct mt_resident resident;
 	json_t *exit;
 	struct mt_recording rec;
 	bool failed; /* out of memory */
@@ -373,6 +374,9 @@ static bool on_event(const struct mt_event *e, void *arg)
 	case MT_EV_FAULT:
 		r->fault_samples++;
 		break;
+	case MT_EV_RSS:
+		mt_resident_fold(&r->resident, &e->rss);
+		break;
 	case MT_EV_SAMPLES_LOST:
 		r->fault_samples_lost += e->samples_lost.count;
 		break;
@@ -563,6 +567,7 @@ static char *summary_json(struct replay *r, struct mt_trace *t, char *err, size_
 	}
 	s.fault_samples = r->fault_samples;
 	s.fault_samples_lost = r->fault_samples_lost;
+	s.resident = r->resident;
 	struct mt_region_summary *regions = region_list(r, &s, &s.region_count);
 	s.regions = regions;
 

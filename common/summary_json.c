@@ -246,6 +246,23 @@ static void write_regions(struct mt_json_obj *top, const struct mt_summary *s)
 	mt_json_put(top->o, "]");
 }
 
+static void write_resident(struct mt_json_obj *top, const struct mt_resident *r)
+{
+	if (!r->samples)
+		return;
+	struct mt_json_obj o = mt_json_nested(top, "resident");
+	mt_json_u64(&o, "samples", r->samples);
+	mt_json_u64(&o, "anon_bytes_max", r->anon_bytes_max);
+	mt_json_u64(&o, "kept_bytes_max", r->kept_bytes_max);
+	mt_json_u64(&o, "anon_bytes_at_kept_max", r->anon_bytes_at_kept_max);
+	mt_json_u64(&o, "live_bytes_at_kept_max", r->live_bytes_at_kept_max);
+	mt_json_u64(&o, "program_mapped_bytes_at_kept_max",
+		    r->program_mapped_at_kept_max);
+	mt_json_u64(&o, "anon_bytes_exit", r->anon_bytes_exit);
+	mt_json_u64(&o, "live_bytes_exit", r->live_bytes_exit);
+	mt_json_end(&o);
+}
+
 size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 {
 	struct mt_json_out o = {buf, len, 0, false};
@@ -279,6 +296,7 @@ size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 		mt_json_u64(&fs, "lost", s->fault_samples_lost);
 		mt_json_end(&fs);
 	}
+	write_resident(&top, &s->resident);
 	write_regions(&top, s);
 	mt_json_end(&top);
 	mt_json_put(&o, "\n");

@@ -52,6 +52,7 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted,
 		mt_probe_after_free();
 	}
 	mt_site_done();
+	mt_rss_after_large_free(t);
 }
 
 /* glibc's free of a chunk from a heap that may trim it; a large block's
@@ -62,8 +63,10 @@ static void free_heap_chunk(struct mt_thread *t, void *p, size_t usable)
 	if (large)
 		mt_site_free(p);
 	mt_glibc_free_trimming(t, p, mt_real.free);
-	if (large)
+	if (large) {
 		mt_site_done();
+		mt_rss_after_large_free(t);
+	}
 }
 
 static __attribute__((noinline)) void
@@ -116,6 +119,7 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 		mt_site_free(p);
 		mt_real.free(p);
 		mt_site_done();
+		mt_rss_after_large_free(t);
 		return;
 	}
 	mt_real.free(p);

@@ -155,7 +155,7 @@ __attribute__((destructor)) static void mt_fini(void)
 	if (!active)
 		return;
 	mt_tls.hidden++;
-	mt_rss_sample(mt_self());
+	mt_rss_at_exit(mt_self());
 	mt_report_at_exit(finish);
 	mt_tls.hidden--;
 }

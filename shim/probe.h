@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "loader_blocks.h"
+#include "rss.h"
 #include "sites.h"
 #include "glibc_heap.h"
 #include "symbols.h"

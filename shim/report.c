@@ -17,6 +17,7 @@
 #include "rawsys.h"
 #include "regions.h"
 #include "report.h"
+#include "rss.h"
 #include "sites.h"
 #include "summary.h"
 #include "thread.h"
@@ -84,6 +85,7 @@ static void gather(struct mt_summary *s)
 	s->fault_period = mt_tracing ? mt_opt.fault_period : 0;
 	s->fault_samples = mt_ksamples_taken();
 	s->fault_samples_lost = mt_ksamples_lost();
+	mt_rss_figures(&s->resident);
 	mt_threads_sum(&s->f.c);
 	s->f.large_max_live = mt_threads_large_peak();
 	s->regions = mt_regions_summarise(&s->region_count);

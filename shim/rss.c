@@ -1,8 +1,16 @@
-/* Resident memory over the run.  A thread of the shim's own reads
- * /proc/self/statm every MEMTRACE_RSS ms (20) and emits an rss event: the
+/* Resident memory over the run.  Each sample reads /proc/self/statm: the
  * anonymous resident bytes (resident - shared), the file-backed ones
- * (shared), and the heap's live bytes summed over the threads' counters at
- * the same moment.  The program's threads pay nothing.
+ * (shared); and sums the threads' counters at the same moment: the heap's
+ * live bytes, and what the program mapped itself (its mmaps less its
+ * munmaps, the allocator's apart: files, an interpreter's arenas).  What
+ * is resident and anonymous but neither live nor the program's own is what
+ * the allocator keeps (explain's memory-kept).
+ *
+ * With events recorded, a thread of the shim's own samples every
+ * MEMTRACE_RSS ms into an rss event, so the program's threads pay nothing.
+ * Without (counting mode has no thread of the shim's), the program's
+ * threads sample after freeing a large block, at most that often: that is
+ * when memory is given back, or kept.  The last sample is taken at exit.
  *
  * The file stays open at a descriptor at the top of the range (opening it
  * at each look would take the lowest free number, the one the program's
@@ -14,6 +22,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,10 +32,36 @@
 #include "options.h"
 #include "rss.h"
 
+uint64_t mt_rss_due_ns = UINT64_MAX;
+
 static int statm_fd = -1;
 static dev_t statm_dev;
 static ino_t statm_ino;
 static long page_size;
+
+/* The samples' figures, under a lock (samples are rare); and after the
+ * exit sample, no more. */
+static uintptr_t lock;
+static struct mt_resident figures;
+static bool finished;
+
+static void spin_lock(void)
+{
+	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void spin_unlock(void)
+{
+	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+}
+
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void open_statm(void)
 {
@@ -52,6 +87,7 @@ static bool read_statm(uint64_t *anon, uint64_t *file)
 	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != statm_dev ||
 	    st.st_ino != statm_ino) {
 		__atomic_store_n(&statm_fd, -1, __ATOMIC_RELAXED);
+		__atomic_store_n(&mt_rss_due_ns, UINT64_MAX, __ATOMIC_RELAXED);
 		return false;
 	}
 	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
@@ -67,16 +103,52 @@ static bool read_statm(uint64_t *anon, uint64_t *file)
 	return true;
 }
 
-void mt_rss_sample(struct mt_thread *t)
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void sample(struct mt_thread *t, bool at_exit)
 {
 	uint64_t anon, file;
-	if (!mt_tracing || !read_statm(&anon, &file))
+	if (!read_statm(&anon, &file))
 		return;
 	struct mt_counters c;
 	mt_threads_sum(&c);
-	MT_EMIT_EVENT(t, rss, .anon_bytes = anon, .file_bytes = file,
-		      .live_bytes = c.allocated > c.freed ? c.allocated - c.freed
-							 : 0);
+	int64_t mapped = 0;
+	for (int sys = MT_SYS_MMAP; sys <= MT_SYS_MUNMAP; sys++) {
+		int64_t own = (int64_t)(c.sys_bytes[sys] - c.sys_bytes_by_allocator[sys]);
+		mapped += sys == MT_SYS_MMAP ? own : -own;
+	}
+	struct mt_ev_rss s = {
+		.anon_bytes = anon,
+		.file_bytes = file,
+		.live_bytes = minus(c.allocated, c.freed),
+		.program_mapped_bytes = mapped > 0 ? (uint64_t)mapped : 0,
+		.at_exit = at_exit,
+	};
+	spin_lock();
+	if (!finished) {
+		finished = at_exit;
+		mt_resident_fold(&figures, &s);
+		MT_EMIT(event, t, MT_TAG_rss, (const uint64_t *)&s,
+			sizeof s / sizeof(uint64_t));
+	}
+	spin_unlock();
+}
+
+void mt_rss_sample_after_free(struct mt_thread *t)
+{
+	uint64_t now = coarse_ns(), due = __atomic_load_n(&mt_rss_due_ns,
+							  __ATOMIC_RELAXED);
+	if (now < due || !__atomic_compare_exchange_n(
+				 &mt_rss_due_ns, &due,
+				 now + mt_opt.rss_period_ms * 1000000ull, false,
+				 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	mt_tls.hidden++;
+	sample(t, false);
+	mt_tls.hidden--;
 }
 
 static void *sample_periodically(void *arg)
@@ -87,17 +159,21 @@ static void *sample_periodically(void *arg)
 		poll(NULL, 0, (int)mt_opt.rss_period_ms);
 		if (!mt_tracing || statm_fd < 0 || mt_shim_threads_paused())
 			return NULL;
-		mt_rss_sample(mt_self());
+		sample(mt_self(), false);
 	}
 }
 
 void mt_rss_start(void)
 {
-	if (!mt_tracing || !mt_opt.rss_period_ms)
+	if (!mt_opt.rss_period_ms)
 		return;
 	open_statm();
-	mt_rss_sample(mt_self()); /* the first, at start-up */
-	if (statm_fd >= 0 && !mt_start_shim_thread(sample_periodically))
+	if (statm_fd < 0)
+		return;
+	sample(mt_self(), false); /* the first, at start-up */
+	if (!mt_tracing)
+		__atomic_store_n(&mt_rss_due_ns, coarse_ns(), __ATOMIC_RELAXED);
+	else if (!mt_start_shim_thread(sample_periodically))
 		mt_warn("no thread to sample resident memory: the trace has it "
 			"at start and exit only");
 }
@@ -106,12 +182,27 @@ void mt_rss_restart_in_child(void)
 {
 	/* The parent's file (its /proc/self): ours no more, not closed
 	 * here either, since the program may have put its own there. */
-	if (statm_fd >= 0 && fcntl(statm_fd, F_GETFD) >= 0) {
-		struct stat st;
-		if (fstat(statm_fd, &st) == 0 && st.st_dev == statm_dev &&
-		    st.st_ino == statm_ino)
-			close(statm_fd);
-	}
+	struct stat st;
+	if (statm_fd >= 0 && fstat(statm_fd, &st) == 0 &&
+	    st.st_dev == statm_dev && st.st_ino == statm_ino)
+		close(statm_fd);
 	statm_fd = -1;
+	mt_rss_due_ns = UINT64_MAX;
+	memset(&figures, 0, sizeof figures);
+	finished = false;
+	lock = 0;
 	mt_rss_start();
+}
+
+void mt_rss_at_exit(struct mt_thread *t)
+{
+	sample(t, true);
+	__atomic_store_n(&mt_rss_due_ns, UINT64_MAX, __ATOMIC_RELAXED);
+}
+
+void mt_rss_figures(struct mt_resident *out)
+{
+	spin_lock();
+	*out = figures;
+	spin_unlock();
 }

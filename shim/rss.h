@@ -3,14 +3,37 @@
 #ifndef MEMTRACE_RSS_H
 #define MEMTRACE_RSS_H
 
-#include "thread.h"
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
 
-/* With events recorded: start the sampler, every MEMTRACE_RSS ms (a look
- * costs about 6 us: 0.03% of a CPU at 20 ms), at start-up and in a child
- * after fork, which has a /proc/self of its own. */
+#include "summary.h"
+#include "thread.h"
+#include "visibility.h"
+
+/* Open /proc/self/statm and take the first sample (at start-up, and in a
+ * child after fork, which has a /proc/self of its own).  With events
+ * recorded, a thread of the shim's own samples every MEMTRACE_RSS ms (a
+ * look costs about 6 us: 0.03% of a CPU at 20 ms); without, the program's
+ * threads do, after freeing a large block, at most that often. */
 void mt_rss_start(void);
 void mt_rss_restart_in_child(void);
-/* One sample now, on thread t (at exit: the last). */
-void mt_rss_sample(struct mt_thread *t);
+/* The last sample, at exit; none is taken after it. */
+void mt_rss_at_exit(struct mt_thread *t);
+/* What the samples showed, for the summary. */
+void mt_rss_figures(struct mt_resident *out);
+
+/* CLOCK_MONOTONIC_COARSE ns when the next sample after a large free is
+ * due (UINT64_MAX: not sampled that way). */
+extern MT_HIDDEN uint64_t mt_rss_due_ns;
+void mt_rss_sample_after_free(struct mt_thread *t);
+
+static inline void mt_rss_after_large_free(struct mt_thread *t)
+{
+	if (__builtin_expect(__atomic_load_n(&mt_rss_due_ns, __ATOMIC_RELAXED) !=
+				     UINT64_MAX,
+			     0))
+		mt_rss_sample_after_free(t);
+}
 
 #endif

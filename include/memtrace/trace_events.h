@@ -71,9 +71,12 @@
 	 * (size, ptr, usable - size): read back as an alloc event */         \
 	X(MALLOC, malloc, 3, size, ptr, slack)                               \
 	/* resident memory (1.9): anonymous (resident - shared of             \
-	 * /proc/self/statm) and file-backed bytes, and the heap's live bytes \
-	 * at the same moment (every MEMTRACE_RSS ms, and at exit) */       \
-	X(RSS, rss, 3, anon_bytes, file_bytes, live_bytes)
+	 * /proc/self/statm) and file-backed bytes, and at the same moment    \
+	 * the heap's live bytes and the bytes the program mapped itself (its \
+	 * mmaps less its munmaps, the allocator's apart); at_exit: the last  \
+	 * sample, taken at exit (every MEMTRACE_RSS ms before it) */         \
+	X(RSS, rss, 5, anon_bytes, file_bytes, live_bytes,                   \
+	  program_mapped_bytes, at_exit)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,
