@@ -40,12 +40,6 @@ static const char usage[] =
 	"                      execs\n"
 	"  -h, --help          this text\n";
 
-mt_rule *const mt_rules[] = {
-	mt_rule_heap_trim_churn, mt_rule_thread_heap_churn, mt_rule_mmap_churn,
-	mt_rule_purge_churn,	 mt_rule_temporaries,	    mt_rule_threshold,
-	mt_rule_first_touch,	 NULL,
-};
-
 enum { MAX_RUNS = 32 };
 
 struct context {
@@ -216,7 +210,8 @@ static void verify(const struct context *cx, const struct measured *base,
 {
 	struct mt_call_figures before, after;
 	const char *backend = fix->kind == MT_FIX_BACKEND ? fix->backend : base->backend;
-	const char *setting = fix->kind == MT_FIX_SETTING ? fix->setting : NULL;
+	/* (A backend may come with a setting of its own.) */
+	const char *setting = fix->setting[0] ? fix->setting : NULL;
 
 	if (fix->kind == MT_FIX_CODE)
 		return;
@@ -232,11 +227,26 @@ static void verify(const struct context *cx, const struct measured *base,
 		json_object_set_new(v, "page_faults_per_call_before", json_real(before.faults));
 		json_object_set_new(v, "page_faults_per_call_after", json_real(after.faults));
 		json_object_set_new(v, "runs", json_integer((json_int_t)with->n));
+		bool memory = strcmp(x->id, "memory-kept") == 0;
+		if (memory) {
+			json_object_set_new(v, "kept_bytes_before", json_real(before.kept_bytes));
+			json_object_set_new(v, "kept_bytes_after", json_real(after.kept_bytes));
+			json_object_set_new(v, "anon_resident_bytes_max_before",
+					    json_real(before.anon_max));
+			json_object_set_new(v, "anon_resident_bytes_max_after",
+					    json_real(after.anon_max));
+			json_object_set_new(v, "anon_resident_bytes_exit_before",
+					    json_real(before.anon_exit));
+			json_object_set_new(v, "anon_resident_bytes_exit_after",
+					    json_real(after.anon_exit));
+			/* Memory kept is what this finding is about. */
+			ratio = (after.kept_bytes + 1) / (before.kept_bytes + 1);
+		}
 		/* A change inside the machine's noise is no evidence. */
 		json_object_set_new(v, "verdict",
-				    json_string(ratio < 0.9   ? "helps"
-						: ratio > 1.1 ? "hurts"
-							      : "no clear effect"));
+				    json_string(ratio < (memory ? 0.5 : 0.9) ? "helps"
+						: ratio > 1.1		   ? "hurts"
+									   : "no clear effect"));
 		fix->verified = v;
 	}
 }
@@ -260,7 +270,7 @@ static json_t *finding_json(const struct mt_finding *x)
 		const struct mt_fix *fix = &x->fixes[i];
 		json_t *j = json_object();
 		json_object_set_new(j, "kind", json_string(kind_name(fix->kind)));
-		if (fix->kind == MT_FIX_SETTING)
+		if (fix->setting[0])
 			json_object_set_new(j, "setting", json_string(fix->setting));
 		if (fix->kind == MT_FIX_BACKEND)
 			json_object_set_new(j, "backend", json_string(fix->backend));
@@ -326,7 +336,18 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 		if (fix->kind == MT_FIX_SETTING)
 			fprintf(out, "%s\n      ", fix->setting);
 		fprintf(out, "%s\n", fix->text);
-		if (fix->verified) {
+		if (fix->verified &&
+		    json_object_get(fix->verified, "kept_bytes_before")) {
+			json_t *v = fix->verified;
+			char b[4][32];
+			fprintf(out, "      verified: memory kept %s -> %s, most "
+				     "anonymous memory resident %s -> %s: %s\n",
+				mt_bytes_text(json_real_value(json_object_get(v, "kept_bytes_before")), b[0], 32),
+				mt_bytes_text(json_real_value(json_object_get(v, "kept_bytes_after")), b[1], 32),
+				mt_bytes_text(json_real_value(json_object_get(v, "anon_resident_bytes_max_before")), b[2], 32),
+				mt_bytes_text(json_real_value(json_object_get(v, "anon_resident_bytes_max_after")), b[3], 32),
+				json_string_value(json_object_get(v, "verdict")));
+		} else if (fix->verified) {
 			json_t *v = fix->verified;
 			fprintf(out, "      verified: %.3f ms -> %.3f ms %s, "
 				     "%.0f -> %.0f page faults: %s\n",

@@ -132,6 +132,16 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->large_p95 = large_p95(json_object_get(r, "size_histogram"));
 	f->peak_live = num(json_object_get(s, "bytes"), "peak_live");
 	f->peak_rss = num(s, "peak_rss_bytes");
+	json_t *res = json_object_get(s, "resident");
+	f->resident_samples = num(res, "samples");
+	f->kept_bytes = num(res, "kept_bytes_max");
+	f->anon_at_kept = num(res, "anon_bytes_at_kept_max");
+	f->live_at_kept = num(res, "live_bytes_at_kept_max");
+	f->program_mapped_at_kept = num(res, "program_mapped_bytes_at_kept_max");
+	f->anon_max = num(res, "anon_bytes_max");
+	f->anon_exit = num(res, "anon_bytes_exit");
+	f->live_exit = num(res, "live_bytes_exit");
+	f->threads = num(s, "threads");
 	return true;
 }
 

@@ -6,7 +6,7 @@
 
 mt_rule mt_rule_heap_trim_churn, mt_rule_mmap_churn, mt_rule_purge_churn,
 	mt_rule_temporaries, mt_rule_threshold, mt_rule_first_touch,
-	mt_rule_thread_heap_churn;
+	mt_rule_thread_heap_churn, mt_rule_memory_kept;
 
 /* glibc settings that keep large blocks on the heap, sized from f. */
 void mt_glibc_threshold_fixes(struct mt_finding *x,

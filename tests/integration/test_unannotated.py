@@ -59,6 +59,9 @@ CASES = {
                                    either("mmap-churn", "purge-churn"))),
     "c_thread_heaps": ([program("c_thread_heaps")],
                        verdicts(only("thread-heap-churn"), only(), only(), only())),
+    # memory kept, not time: no churn, and memory-kept (MEMORY below)
+    "c_fragments": ([program("c_fragments")],
+                    verdicts(only(), only(), only(), only())),
     "c_file_maps": ([program("c_file_maps")],
                     verdicts(only(MAPS), only(MAPS), only(MAPS), only(MAPS))),
     # CPython's own arenas, mapped again each round (EXPECTED.md)
@@ -76,6 +79,23 @@ CASES = {
 CHURN = {"heap-trim-churn": "brk", "thread-heap-churn": "madvise",
          "mmap-churn": "munmap", "purge-churn": "madvise"}
 PROGRAMS_OWN = {"c_file_maps", "py_dicts"}
+# The programs whose freed memory the allocator keeps resident, on every
+# backend (EXPECTED.md); memory-kept on any other is a false finding.
+MEMORY = {"c_fragments"}
+
+
+def check_memory_kept(cmd, backend, finding):
+    """What memory-kept says against the program's own view, bare: its
+    anonymous resident memory (/proc/self/status) and the bytes it holds;
+    and the fixes it verified, against the same view under each fix."""
+    e = finding["evidence"]
+    out = run(cmd, bare_env(backend)).stdout
+    view = dict(kv.split("=") for kv in out.split())
+    anon, held = int(view["rss_anon_kb"]) * 1024, int(view["held_bytes"])
+    assert abs(e["anon_resident_bytes"] - anon) <= 0.1 * anon, (e, anon)
+    assert e["live_bytes"] >= held, (e, held)
+    # the allocator's overhead on what is held is small beside what it keeps
+    assert e["kept_bytes"] >= anon - 2 * held - (16 << 20), (e, anon, held)
 
 
 def explain(cmd, backend):
@@ -91,6 +111,10 @@ def test_explain_against_the_kernel(name, backend):
     findings = explain(cmd, backend)
     churn = [f for f in findings if f["id"] in CHURN]
     assert frozenset(f["id"] for f in churn) in expected[backend], findings
+    kept = [f for f in findings if f["id"] == "memory-kept"]
+    assert bool(kept) == (name in MEMORY), findings
+    if kept:
+        check_memory_kept(cmd, backend, kept[0])
     for f in churn:
         if name in PROGRAMS_OWN:
             # the program's own mappings: no allocator setting proposed

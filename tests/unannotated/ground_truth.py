@@ -56,6 +56,7 @@ PROGRAMS = [
     ("np_inplace", "py"),
     ("c_thread_heaps", "c"),
     ("c_file_maps", "c"),
+    ("c_fragments", "c"),
     ("py_threads", "py"),
     ("py_threads_small", "py"),
 ]
