@@ -14,6 +14,7 @@
 #include "command.h"
 #include "figures.h"
 #include "measure.h"
+#include "runs.h"
 
 static const char usage[] =
 	"usage: memtrace compare [--backends B,B...] [--repeat N] [--json | "
@@ -33,13 +34,7 @@ static const char usage[] =
 	"  -o, --output FILE    write there instead of stdout\n"
 	"  -h, --help           this text\n";
 
-enum { MAX_BACKENDS = 8, MAX_RUNS = 64 };
-
-struct backend_runs {
-	const char *name;
-	json_t *summaries[MAX_RUNS];
-	size_t n;
-};
+enum { MAX_BACKENDS = 8 };
 
 /* One row of the table: a label, how to print, and where the value is. */
 struct metric {
@@ -97,36 +92,22 @@ static void format(char *buf, size_t len, const struct metric *m, double v)
 		snprintf(buf, len, v == (long long)v ? "%.0f" : "%.2f", v);
 }
 
-/* The combined figures of `region` under backend b, false if absent. */
-static bool figures(const struct backend_runs *b, const char *region,
-		    struct mt_call_figures *out)
-{
-	struct mt_call_figures runs[MAX_RUNS];
-	size_t n = 0;
-	for (size_t i = 0; i < b->n; i++)
-		if (mt_figures_of(b->summaries[i], region, &runs[n]))
-			n++;
-	if (!n)
-		return false;
-	mt_figures_combine(runs, n, out);
-	return true;
-}
 
 static void print_table(FILE *out, const char *region,
-			const struct backend_runs *b, size_t nb)
+			const struct mt_runs *b, size_t nb)
 {
 	struct mt_call_figures f[MAX_BACKENDS];
 	bool have[MAX_BACKENDS];
 	double calls = 0;
 
 	for (size_t i = 0; i < nb; i++)
-		if ((have[i] = figures(&b[i], region, &f[i])))
+		if ((have[i] = mt_runs_figures(&b[i], region, &f[i])))
 			calls = f[i].calls;
 	fprintf(out, "\nregion %s (%.0f calls per run, %zu runs per backend)\n",
 		region, calls, b[0].n);
 	fprintf(out, "  %-28s", "");
 	for (size_t i = 0; i < nb; i++)
-		fprintf(out, "%14s", b[i].name);
+		fprintf(out, "%14s", b[i].backend);
 	fputc('\n', out);
 	for (size_t m = 0; m < sizeof metrics / sizeof *metrics; m++) {
 		fprintf(out, "  %-28s", metrics[m].label);
@@ -144,14 +125,14 @@ static void print_table(FILE *out, const char *region,
 /* Each region's fastest call against the first region's, per backend:
  * the "func2 is 3x slower than func1" line. */
 static void print_ratios(FILE *out, const char **regions, size_t nr,
-			 const struct backend_runs *b, size_t nb)
+			 const struct mt_runs *b, size_t nb)
 {
 	struct mt_call_figures base, f;
 	if (nr < 2)
 		return;
 	fprintf(out, "\nmin time per call relative to %s\n  %-28s", regions[0], "");
 	for (size_t i = 0; i < nb; i++)
-		fprintf(out, "%14s", b[i].name);
+		fprintf(out, "%14s", b[i].backend);
 	fputc('\n', out);
 	for (size_t r = 1; r < nr; r++) {
 		char label[64];
@@ -159,8 +140,8 @@ static void print_ratios(FILE *out, const char **regions, size_t nr,
 		fprintf(out, "  %-28s", label);
 		for (size_t i = 0; i < nb; i++) {
 			char cell[32] = "-";
-			if (figures(&b[i], regions[0], &base) &&
-			    figures(&b[i], regions[r], &f) && base.time_min_s > 0)
+			if (mt_runs_figures(&b[i], regions[0], &base) &&
+			    mt_runs_figures(&b[i], regions[r], &f) && base.time_min_s > 0)
 				snprintf(cell, sizeof cell, "%.2fx",
 					 f.time_min_s / base.time_min_s);
 			fprintf(out, "%14s", cell);
@@ -170,14 +151,14 @@ static void print_ratios(FILE *out, const char **regions, size_t nr,
 }
 
 static json_t *as_json(const char **regions, size_t nr,
-		       const struct backend_runs *b, size_t nb)
+		       const struct mt_runs *b, size_t nb)
 {
 	json_t *list = json_array();
 	for (size_t r = 0; r < nr; r++) {
 		json_t *backends = json_object();
 		for (size_t i = 0; i < nb; i++) {
 			struct mt_call_figures f;
-			if (!figures(&b[i], regions[r], &f))
+			if (!mt_runs_figures(&b[i], regions[r], &f))
 				continue;
 			json_t *o = json_object();
 			json_object_set_new(o, "calls", json_real(f.calls));
@@ -185,7 +166,7 @@ static json_t *as_json(const char **regions, size_t nr,
 			for (size_t m = 0; m < sizeof metrics / sizeof *metrics; m++)
 				json_object_set_new(o, metrics[m].key,
 						    json_real(value_of(&metrics[m], &f)));
-			json_object_set_new(backends, b[i].name, o);
+			json_object_set_new(backends, b[i].backend, o);
 		}
 		json_t *reg = json_object();
 		json_object_set_new(reg, "name", json_string(regions[r]));
@@ -198,17 +179,17 @@ static json_t *as_json(const char **regions, size_t nr,
 }
 
 static void print_csv(FILE *out, const char **regions, size_t nr,
-		      const struct backend_runs *b, size_t nb)
+		      const struct mt_runs *b, size_t nb)
 {
 	fputs("region,metric,backend,value\n", out);
 	for (size_t r = 0; r < nr; r++)
 		for (size_t i = 0; i < nb; i++) {
 			struct mt_call_figures f;
-			if (!figures(&b[i], regions[r], &f))
+			if (!mt_runs_figures(&b[i], regions[r], &f))
 				continue;
 			for (size_t m = 0; m < sizeof metrics / sizeof *metrics; m++)
 				fprintf(out, "\"%s\",%s,%s,%.9g\n", regions[r],
-					metrics[m].key, b[i].name,
+					metrics[m].key, b[i].backend,
 					value_of(&metrics[m], &f));
 		}
 }
@@ -221,7 +202,7 @@ static double now_s(void)
 }
 
 /* The backends of the list that are installed (a note for the others). */
-static size_t usable_backends(char *list, struct backend_runs *out)
+static size_t usable_backends(char *list, struct mt_runs *out)
 {
 	size_t n = 0;
 	for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
@@ -232,7 +213,7 @@ static size_t usable_backends(char *list, struct backend_runs *out)
 			fprintf(stderr, "memtrace: compare: skipping %s\n", name);
 			continue;
 		}
-		out[n++] = (struct backend_runs){.name = name};
+		out[n++] = (struct mt_runs){.backend = name};
 	}
 	return n;
 }
@@ -264,10 +245,10 @@ int mt_cmd_compare(int argc, char **argv)
 			break;
 		case 'r':
 			repeat = strtol(optarg, &end, 10);
-			if (*end || repeat < 1 || repeat > MAX_RUNS)
+			if (*end || repeat < 1 || repeat > MT_MAX_RUNS)
 				return mt_usage_error(usage, "compare: --repeat needs a "
 							     "number from 1 to %d",
-						      MAX_RUNS);
+						      MT_MAX_RUNS);
 			break;
 		case 'j':
 			json = true;
@@ -296,7 +277,7 @@ int mt_cmd_compare(int argc, char **argv)
 	if (!mt_command_check("compare", argv[optind], &status))
 		return status;
 
-	struct backend_runs b[MAX_BACKENDS];
+	struct mt_runs b[MAX_BACKENDS];
 	size_t nb = usable_backends(list, b);
 	if (!nb) {
 		fprintf(stderr, "memtrace: compare: no backend to run on\n");
@@ -323,24 +304,16 @@ int mt_cmd_compare(int argc, char **argv)
 				double per = done ? (now_s() - started) / (double)done : 0;
 				fprintf(stderr, "\rmemtrace: compare: %s, run %ld of %ld, "
 						"about %.0f s left   ",
-					b[i].name, r + 1, repeat,
+					b[i].backend, r + 1, repeat,
 					per * (double)(total - done));
 			}
-			struct mt_launch l = {.backend = b[i].name, .quiet = true,
-					      .stdout_fd = devnull, .stderr_fd = -1};
-			struct mt_measured m;
-			if (mt_measure(&l, argv + optind, &m) && m.status == 0) {
-				b[i].summaries[b[i].n++] = json_incref(mt_measured_root(&m));
-			} else {
-				char how[64];
-				fprintf(stderr, "%smemtrace: compare: '%s' failed under %s "
-						"(%s)\n",
-					progress ? "\n" : "", argv[optind], b[i].name,
-					mt_status_text(m.status, m.signaled, how,
-						       sizeof how));
+			char failure[512];
+			if (!mt_runs_add(&b[i], argv + optind, NULL, devnull, failure,
+					 sizeof failure)) {
+				fprintf(stderr, "%smemtrace: compare: %s\n",
+					progress ? "\n" : "", failure);
 				failures++;
 			}
-			mt_measured_free(&m);
 			done++;
 		}
 	if (progress)
@@ -376,8 +349,7 @@ int mt_cmd_compare(int argc, char **argv)
 	}
 	free(regions);
 	for (size_t i = 0; i < nb; i++)
-		for (size_t k = 0; k < b[i].n; k++)
-			json_decref(b[i].summaries[k]);
+		mt_runs_release(&b[i]);
 	if (out != stdout && fclose(out) != 0) {
 		fprintf(stderr, "memtrace: compare: writing %s failed: %m\n", output);
 		return 1;

@@ -13,6 +13,7 @@
 #include "measure.h"
 #include "replay.h"
 #include "rules/rules.h"
+#include "runs.h"
 #include "sites.h"
 #include "symbolize.h"
 
@@ -51,9 +52,7 @@ struct context {
 
 /* Figures of each region under one backend: one run, or several combined. */
 struct measured {
-	const char *backend;
-	json_t *runs[MAX_RUNS];
-	size_t n;
+	struct mt_runs runs;
 	const char *source;  /* the file read, or NULL for runs made here */
 	const char *partial; /* a partial trace: why (owned by runs[0]) */
 };
@@ -87,49 +86,16 @@ static bool is_python(char **argv)
 static bool measure_runs(const struct context *cx, const char *backend,
 			 const char *setting, struct measured *out)
 {
-	char *env[2] = {(char *)setting, NULL};
-	struct mt_launch l = {.backend = backend, .quiet = true,
-			      .env = setting ? env : NULL,
-			      .stdout_fd = cx->devnull, .stderr_fd = -1};
-	out->backend = backend;
-	out->n = 0;
-	for (long r = 0; r < cx->repeat && out->n < MAX_RUNS; r++) {
-		struct mt_measured m;
-		char how[64];
-		if (mt_measure(&l, cx->argv, &m) && m.status == 0) {
-			out->runs[out->n] = json_incref(mt_measured_root(&m));
-			mt_sites_symbolize(out->runs[out->n++]);
-		}
+	out->runs = (struct mt_runs){.backend = backend};
+	for (long r = 0; r < cx->repeat; r++) {
+		char failure[512];
+		if (mt_runs_add(&out->runs, cx->argv, setting, cx->devnull, failure,
+				sizeof failure))
+			mt_sites_symbolize(out->runs.summaries[out->runs.n - 1]);
 		else
-			fprintf(stderr, "memtrace: explain: '%s' failed under %s%s%s "
-					"(%s)\n",
-				cx->argv[0], backend, setting ? " with " : "",
-				setting ? setting : "",
-				mt_status_text(m.status, m.signaled, how, sizeof how));
-		mt_measured_free(&m);
+			fprintf(stderr, "memtrace: explain: %s\n", failure);
 	}
-	return out->n > 0;
-}
-
-static void release(struct measured *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		json_decref(m->runs[i]);
-	m->n = 0;
-}
-
-static bool region_figures(const struct measured *m, const char *region,
-			   struct mt_call_figures *out)
-{
-	struct mt_call_figures runs[MAX_RUNS];
-	size_t n = 0;
-	for (size_t i = 0; i < m->n; i++)
-		if (mt_figures_of(m->runs[i], region, &runs[n]))
-			n++;
-	if (!n)
-		return false;
-	mt_figures_combine(runs, n, out);
-	return true;
+	return out->runs.n > 0;
 }
 
 /* A partial trace's whole-program figures (time, CPU, faults) are only
@@ -137,13 +103,13 @@ static bool region_figures(const struct measured *m, const char *region,
 static bool whole_program_recorded(const struct measured *m, const char *region)
 {
 	if (strcmp(region, MT_WHOLE_PROGRAM) != 0 ||
-	    !json_is_null(json_object_get(m->runs[0], "wall_s")))
+	    !json_is_null(json_object_get(m->runs.summaries[0], "wall_s")))
 		return true;
 	fprintf(stderr, "memtrace: explain: %s: the whole program is not analyzed: "
 			"its time, CPU and page faults are only known at exit, which "
 			"this recording lacks (%s); regions (memtrace_begin/end) are "
 			"measured call by call\n",
-		m->source ? m->source : m->backend, m->partial ? m->partial : "");
+		m->source ? m->source : m->runs.backend, m->partial ? m->partial : "");
 	return false;
 }
 
@@ -151,20 +117,20 @@ static bool whole_program_recorded(const struct measured *m, const char *region)
 static bool apply_rules(const struct context *cx, const struct measured *m,
 			struct findings *out)
 {
-	size_t max = json_array_size(json_object_get(m->runs[0], "regions")) + 1;
+	size_t max = json_array_size(json_object_get(m->runs.summaries[0], "regions")) + 1;
 	const char **regions = calloc(max, sizeof *regions);
-	size_t nr = regions ? mt_region_names(m->runs[0], regions, max) : 0;
+	size_t nr = regions ? mt_region_names(m->runs.summaries[0], regions, max) : 0;
 	bool ok = regions != NULL;
 
 	for (size_t r = 0; ok && r < nr; r++) {
 		struct mt_call_figures f;
 		if (!whole_program_recorded(m, regions[r]) ||
-		    !region_figures(m, regions[r], &f))
+		    !mt_runs_figures(&m->runs, regions[r], &f))
 			continue;
 		struct mt_rule_input in = {
-			.backend = m->backend,
+			.backend = m->runs.backend,
 			.f = &f,
-			.summary = m->runs[0],
+			.summary = m->runs.summaries[0],
 			.python = cx->python,
 			.page_size = sysconf(_SC_PAGESIZE),
 		};
@@ -195,7 +161,7 @@ static struct measured *trial_runs(const struct context *cx,
 	for (size_t i = 0; i < ntrials; i++)
 		if (strcmp(trials[i].backend, backend) == 0 &&
 		    strcmp(trials[i].setting, setting ? setting : "") == 0)
-			return trials[i].runs.n ? &trials[i].runs : NULL;
+			return trials[i].runs.runs.n ? &trials[i].runs : NULL;
 	if (ntrials == sizeof trials / sizeof *trials)
 		return NULL;
 	struct trial *t = &trials[ntrials++];
@@ -209,7 +175,7 @@ static void verify(const struct context *cx, const struct measured *base,
 		   struct mt_finding *x, struct mt_fix *fix)
 {
 	struct mt_call_figures before, after;
-	const char *backend = fix->kind == MT_FIX_BACKEND ? fix->backend : base->backend;
+	const char *backend = fix->kind == MT_FIX_BACKEND ? fix->backend : base->runs.backend;
 	/* (A backend may come with a setting of its own.) */
 	const char *setting = fix->setting[0] ? fix->setting : NULL;
 
@@ -218,15 +184,15 @@ static void verify(const struct context *cx, const struct measured *base,
 	struct measured *with = trial_runs(cx, backend, setting);
 	if (!with)
 		return;
-	if (region_figures(base, x->region, &before) &&
-	    region_figures(with, x->region, &after)) {
+	if (mt_runs_figures(&base->runs, x->region, &before) &&
+	    mt_runs_figures(&with->runs, x->region, &after)) {
 		double ratio = after.time_min_s / before.time_min_s;
 		json_t *v = json_object();
 		json_object_set_new(v, "time_s_per_call_before", json_real(before.time_min_s));
 		json_object_set_new(v, "time_s_per_call_after", json_real(after.time_min_s));
 		json_object_set_new(v, "page_faults_per_call_before", json_real(before.faults));
 		json_object_set_new(v, "page_faults_per_call_after", json_real(after.faults));
-		json_object_set_new(v, "runs", json_integer((json_int_t)with->n));
+		json_object_set_new(v, "runs", json_integer((json_int_t)with->runs.n));
 		bool memory = strcmp(x->id, "memory-kept") == 0;
 		if (memory) {
 			json_object_set_new(v, "kept_bytes_before", json_real(before.kept_bytes));
@@ -421,11 +387,11 @@ static bool load_summaries(char **files, int n, struct mt_pick pick,
 			json_decref(s);
 			return false;
 		}
-		m[*count].backend = json_string_value(
+		m[*count].runs.backend = json_string_value(
 			json_object_get(json_object_get(s, "backend"), "name"));
 		mt_sites_symbolize(s);
-		m[*count].runs[0] = s;
-		m[*count].n = 1;
+		m[*count].runs.summaries[0] = s;
+		m[*count].runs.n = 1;
 		m[*count].source = files[i];
 		m[*count].partial = json_is_true(json_object_get(s, "partial"))
 			? json_string_value(json_object_get(s, "partial_reason")) : NULL;
@@ -548,7 +514,7 @@ int mt_cmd_explain(int argc, char **argv)
 			for (int k = 0; k < found[i]->nfixes; k++) {
 				const struct measured *base = NULL;
 				for (int j = 0; j < nm; j++)
-					if (strcmp(m[j].backend, found[i]->backend) == 0)
+					if (strcmp(m[j].runs.backend, found[i]->backend) == 0)
 						base = &m[j];
 				if (base)
 					verify(&cx, base, found[i], &found[i]->fixes[k]);
@@ -577,10 +543,10 @@ int mt_cmd_explain(int argc, char **argv)
 		mt_finding_free(found[i]);
 	free(found);
 	for (int i = 0; i < nm; i++)
-		release(&m[i]);
+		mt_runs_release(&m[i].runs);
 	free(m);
 	for (size_t i = 0; i < ntrials; i++)
-		release(&trials[i].runs);
+		mt_runs_release(&trials[i].runs.runs);
 	if (cx.devnull >= 0)
 		close(cx.devnull);
 	if (out != stdout && fclose(out) != 0) {

@@ -1,0 +1,51 @@
+#include <stdio.h>
+
+#include "command.h"
+#include "measure.h"
+#include "runs.h"
+
+bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
+		 int stdout_fd, char *failure, size_t len)
+{
+	char *env[2] = {(char *)setting, NULL};
+	struct mt_launch l = {.backend = r->backend, .quiet = true,
+			      .env = setting ? env : NULL,
+			      .stdout_fd = stdout_fd, .stderr_fd = -1};
+	if (r->n == MT_MAX_RUNS) {
+		snprintf(failure, len, "more than %d runs", MT_MAX_RUNS);
+		return false;
+	}
+	struct mt_measured m;
+	bool ok = mt_measure(&l, argv, &m) && m.status == 0;
+	if (ok) {
+		r->summaries[r->n++] = json_incref(mt_measured_root(&m));
+	} else {
+		char how[64];
+		snprintf(failure, len, "'%s' failed under %s%s%s (%s)", argv[0],
+			 r->backend, setting ? " with " : "", setting ? setting : "",
+			 mt_status_text(m.status, m.signaled, how, sizeof how));
+	}
+	mt_measured_free(&m);
+	return ok;
+}
+
+bool mt_runs_figures(const struct mt_runs *r, const char *region,
+		     struct mt_call_figures *out)
+{
+	struct mt_call_figures each[MT_MAX_RUNS];
+	size_t n = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (mt_figures_of(r->summaries[i], region, &each[n]))
+			n++;
+	if (!n)
+		return false;
+	mt_figures_combine(each, n, out);
+	return true;
+}
+
+void mt_runs_release(struct mt_runs *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		json_decref(r->summaries[i]);
+	r->n = 0;
+}

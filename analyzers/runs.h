@@ -1,0 +1,33 @@
+/* Several runs of a command under one backend, and perhaps a setting:
+ * what compare sets side by side, and what explain reasons about and
+ * verifies its fixes with.  Each run is mt_measure's (measure.h). */
+#ifndef MEMTRACE_RUNS_H
+#define MEMTRACE_RUNS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "figures.h"
+
+enum { MT_MAX_RUNS = 64 };
+
+struct mt_runs {
+	const char *backend;
+	json_t *summaries[MT_MAX_RUNS]; /* the command's own, one per run */
+	size_t n;
+};
+
+/* One more run of argv under r's backend, with `setting` (NAME=VALUE, or
+ * NULL) in its environment and its output to stdout_fd.  False when it
+ * failed: then `failure` says how ("'CMD' failed under B with S (exit
+ * status 1)"). */
+bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
+		 int stdout_fd, char *failure, size_t len);
+/* The figures of `region` combined over the runs (mt_figures_combine);
+ * false when no run has it. */
+bool mt_runs_figures(const struct mt_runs *r, const char *region,
+		     struct mt_call_figures *out);
+void mt_runs_release(struct mt_runs *r);
+
+#endif
