@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "command.h"
 #include "figures.h"
+#include "format.h"
 #include "measure.h"
 #include "runs.h"
 
@@ -81,13 +82,9 @@ static double value_of(const struct metric *m, const struct mt_call_figures *f)
 static void format(char *buf, size_t len, const struct metric *m, double v)
 {
 	if (m->kind == TIME)
-		snprintf(buf, len, v >= 1 ? "%.3f s" : v >= 1e-3 ? "%.3f ms"
-					       : "%.1f us",
-			 v >= 1 ? v : v >= 1e-3 ? v * 1e3 : v * 1e6);
+		mt_format_seconds(v, buf, len);
 	else if (m->kind == BYTES)
-		snprintf(buf, len, v >= 1 << 20 ? "%.1f MiB" : v >= 1024 ? "%.1f KiB"
-								   : "%.0f B",
-			 v >= 1 << 20 ? v / (1 << 20) : v >= 1024 ? v / 1024 : v);
+		mt_format_bytes(v, buf, len);
 	else
 		snprintf(buf, len, v == (long long)v ? "%.0f" : "%.2f", v);
 }

@@ -308,10 +308,10 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 			char b[4][32];
 			fprintf(out, "      verified: memory kept %s -> %s, most "
 				     "anonymous memory resident %s -> %s: %s\n",
-				mt_bytes_text(json_real_value(json_object_get(v, "kept_bytes_before")), b[0], 32),
-				mt_bytes_text(json_real_value(json_object_get(v, "kept_bytes_after")), b[1], 32),
-				mt_bytes_text(json_real_value(json_object_get(v, "anon_resident_bytes_max_before")), b[2], 32),
-				mt_bytes_text(json_real_value(json_object_get(v, "anon_resident_bytes_max_after")), b[3], 32),
+				mt_format_bytes(json_real_value(json_object_get(v, "kept_bytes_before")), b[0], 32),
+				mt_format_bytes(json_real_value(json_object_get(v, "kept_bytes_after")), b[1], 32),
+				mt_format_bytes(json_real_value(json_object_get(v, "anon_resident_bytes_max_before")), b[2], 32),
+				mt_format_bytes(json_real_value(json_object_get(v, "anon_resident_bytes_max_after")), b[3], 32),
 				json_string_value(json_object_get(v, "verdict")));
 		} else if (fix->verified) {
 			json_t *v = fix->verified;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "explain.h"
+#include "format.h"
 #include "sites.h"
 
 struct mt_finding *mt_finding_new(const char *id, const struct mt_rule_input *in)
@@ -45,17 +46,6 @@ double mt_system_share(const struct mt_call_figures *f)
 	if (t <= 0)
 		return 0;
 	return f->system_s / t > 1 ? 1 : f->system_s / t;
-}
-
-const char *mt_bytes_text(double v, char *buf, size_t len)
-{
-	if (v >= 1 << 20)
-		snprintf(buf, len, "%.1f MiB", v / (1 << 20));
-	else if (v >= 1024)
-		snprintf(buf, len, "%.1f KiB", v / 1024);
-	else
-		snprintf(buf, len, "%.0f bytes", v);
-	return buf;
 }
 
 unsigned long long mt_pow2_at_least(double n)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "figures.h"
+#include "format.h"
 
 enum { MT_MAX_FIXES = 6, MT_TEXT = 1024 };
 
@@ -55,8 +56,6 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		      const char *const *keys);
 /* The share of a call's time that its system time accounts for. */
 double mt_system_share(const struct mt_call_figures *f);
-/* "7.6 MiB" */
-const char *mt_bytes_text(double bytes, char *buf, size_t len);
 /* The smallest power of two >= n. */
 unsigned long long mt_pow2_at_least(double n);
 

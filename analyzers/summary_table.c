@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "memtrace/events.h"
+#include "format.h"
 #include "summary_table.h"
 
 static uint64_t u64(json_t *obj, const char *key)
@@ -27,17 +28,6 @@ static const char *grouped(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-static const char *human_bytes(uint64_t v, char *buf, size_t len)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	double x = (double)v;
-	int u = 0;
-
-	while (x >= 1024 && u < 4)
-		x /= 1024, u++;
-	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", x, units[u]);
-	return buf;
-}
 
 static void row(FILE *out, uint64_t count, const char *name, const char *note)
 {
@@ -100,7 +90,7 @@ static void print_calls(FILE *out, json_t *s)
 		if (bytes) {
 			char b[32];
 			snprintf(note, sizeof note, "%s requested",
-				 human_bytes((uint64_t)json_integer_value(bytes),
+				 mt_format_bytes((double)(uint64_t)json_integer_value(bytes),
 					     b, sizeof b));
 		}
 		row(out, n, name, note);
@@ -114,13 +104,13 @@ static void print_bytes(FILE *out, json_t *s)
 
 	heading(out, "heap bytes (usable sizes)");
 	row(out, u64(b, "allocated"), "allocated",
-	    human_bytes(u64(b, "allocated"), h, sizeof h));
-	row(out, u64(b, "freed"), "freed", human_bytes(u64(b, "freed"), h, sizeof h));
+	    mt_format_bytes((double)u64(b, "allocated"), h, sizeof h));
+	row(out, u64(b, "freed"), "freed", mt_format_bytes((double)u64(b, "freed"), h, sizeof h));
 	row(out, u64(b, "live"), "live at exit",
-	    human_bytes(u64(b, "live"), h, sizeof h));
+	    mt_format_bytes((double)u64(b, "live"), h, sizeof h));
 	char note[64];
 	snprintf(note, sizeof note, "%s%s",
-		 human_bytes(u64(b, "peak_live"), h, sizeof h),
+		 mt_format_bytes((double)u64(b, "peak_live"), h, sizeof h),
 		 json_is_false(json_object_get(b, "peak_live_exact"))
 			 ? ", sampled across threads"
 			 : "");
@@ -162,12 +152,12 @@ static void print_syscalls(FILE *out, json_t *s)
 			snprintf(note, sizeof note,
 				 "%" PRIu64 " grow by %s, %" PRIu64 " shrink by %s",
 				 u64(brk, "grow"),
-				 human_bytes(u64(brk, "grow_bytes"), h1, sizeof h1),
+				 mt_format_bytes((double)u64(brk, "grow_bytes"), h1, sizeof h1),
 				 u64(brk, "shrink"),
-				 human_bytes(u64(brk, "shrink_bytes"), h2, sizeof h2));
+				 mt_format_bytes((double)u64(brk, "shrink_bytes"), h2, sizeof h2));
 		else if (i != MT_SYS_MPROTECT)
 			snprintf(note, sizeof note, "%s by interposed calls",
-				 human_bytes(u64(bytes, name), h1, sizeof h1));
+				 mt_format_bytes((double)u64(bytes, name), h1, sizeof h1));
 		row(out, u64(sys, name), label, note);
 	}
 	const char *key;

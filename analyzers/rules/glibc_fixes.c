@@ -42,8 +42,8 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 			 "leave up to %s free at its top before trimming (trim "
 			 "threshold); both must be set, because setting either "
 			 "one stops glibc from adjusting the other",
-			 mt_bytes_text((double)mmap, b1, sizeof b1),
-			 mt_bytes_text((double)trim, b2, sizeof b2));
+			 mt_format_bytes((double)mmap, b1, sizeof b1),
+			 mt_format_bytes((double)trim, b2, sizeof b2));
 	}
 	fix = mt_fix_add(x, MT_FIX_SETTING);
 	if (fix) {
@@ -54,7 +54,7 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 			 "but it also pins the mmap threshold at its 128 KiB "
 			 "default, so larger blocks are mapped and unmapped on "
 			 "every call instead",
-			 mt_bytes_text((double)trim, b1, sizeof b1));
+			 mt_format_bytes((double)trim, b1, sizeof b1));
 	}
 }
 

@@ -46,7 +46,7 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 			 "back %.0f times (brk), by %s each time on average. "
 			 "%s: %s",
 			 f->brk_grow, f->brk_shrink,
-			 mt_bytes_text(per_trim, b1, sizeof b1), mechanism,
+			 mt_format_bytes(per_trim, b1, sizeof b1), mechanism,
 			 mt_repetition_cost(f, &r, "the trims", cost,
 					    sizeof cost));
 	} else {
@@ -56,7 +56,7 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 			 "pages regrown and %.0f page faults per call, %.2f ms "
 			 "of system time, %.0f%% of the call's %.2f ms.",
 			 f->region, f->brk_grow, f->brk_shrink,
-			 mt_bytes_text(per_trim, b1, sizeof b1), mechanism,
+			 mt_format_bytes(per_trim, b1, sizeof b1), mechanism,
 			 pages, f->faults, f->system_s * 1e3, share * 100,
 			 f->time_median_s * 1e3);
 	}

@@ -130,13 +130,13 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 		 "allocator kept. %s. (From %.0f samples of /proc/self/statm "
 		 "beside the heap's live bytes; the most anonymous memory "
 		 "resident in any of them: %s.)",
-		 mt_bytes_text(f->anon_at_kept, b1, sizeof b1),
-		 mt_bytes_text(f->live_at_kept, b2, sizeof b2),
-		 mt_bytes_text(f->program_mapped_at_kept, b3, sizeof b3),
-		 mt_bytes_text(f->kept_bytes, b4, sizeof b4),
+		 mt_format_bytes(f->anon_at_kept, b1, sizeof b1),
+		 mt_format_bytes(f->live_at_kept, b2, sizeof b2),
+		 mt_format_bytes(f->program_mapped_at_kept, b3, sizeof b3),
+		 mt_format_bytes(f->kept_bytes, b4, sizeof b4),
 		 f->kept_bytes / f->anon_at_kept * 100, mechanism(in->backend),
 		 f->resident_samples,
-		 mt_bytes_text(f->anon_max, b1, sizeof b1));
+		 mt_format_bytes(f->anon_max, b1, sizeof b1));
 	fixes(x, in);
 	return x;
 }

@@ -90,7 +90,7 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 			 "Over the run, %s mapped %.0f blocks of memory and "
 			 "unmapped %.0f (%s each on average). %s: %s%s",
 			 allocators ? "the allocator" : "the program itself",
-			 maps, unmaps, mt_bytes_text(per_map, b1, sizeof b1),
+			 maps, unmaps, mt_format_bytes(per_map, b1, sizeof b1),
 			 allocators ? mechanism : own_mechanism,
 			 mt_repetition_cost(f, &r, "the unmappings", cost,
 					    sizeof cost),
@@ -112,7 +112,7 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 			 "faults per call, %.2f ms of system time, %.0f%% of the "
 			 "call.",
 			 f->region, maps, unmaps,
-			 mt_bytes_text(per_map, b1, sizeof b1), allocator,
+			 mt_format_bytes(per_map, b1, sizeof b1), allocator,
 			 mechanism, pages, f->faults, f->system_s * 1e3,
 			 share * 100);
 	}

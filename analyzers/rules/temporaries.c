@@ -60,7 +60,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 				       i ? ";" : "",
 				       mt_site_label(json_object_get(site, "stack"),
 						     label, sizeof label),
-				       n, mt_bytes_text(bytes / n, b1, sizeof b1),
+				       n, mt_format_bytes(bytes / n, b1, sizeof b1),
 				       (long long)live);
 	}
 	if (at > 0 && (size_t)at < sizeof x->explanation)
@@ -103,8 +103,8 @@ struct mt_finding *mt_rule_temporaries(const struct mt_rule_input *in)
 		 "%s (%s per call)%s; at most %.0f of them are live at "
 		 "the same time%s.",
 		 f->region, f->large_allocs,
-		 mt_bytes_text(size, b1, sizeof b1),
-		 mt_bytes_text(f->large_bytes, b2, sizeof b2),
+		 mt_format_bytes(size, b1, sizeof b1),
+		 mt_format_bytes(f->large_bytes, b2, sizeof b2),
 		 freed_inside ? " and frees them before it returns, so "
 				"they are temporaries"
 			      : ", and frees fewer than it allocates in "

@@ -37,8 +37,8 @@ static void threshold_fix(struct mt_finding *x, const struct mt_rule_input *in,
 		 "heap does), and keep the mmap threshold where glibc had moved "
 		 "it (%s): setting either one stops glibc from adjusting the "
 		 "other",
-		 mt_bytes_text((double)trim, b1, sizeof b1),
-		 mt_bytes_text(mmap, b2, sizeof b2));
+		 mt_format_bytes((double)trim, b1, sizeof b1),
+		 mt_format_bytes(mmap, b2, sizeof b2));
 }
 
 struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
@@ -76,7 +76,7 @@ struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
 			 "Over the run, glibc shrank its threads' heaps %.0f "
 			 "times, by %s each time on average, from inside "
 			 "free(). %s: %s",
-			 shrinks, mt_bytes_text(per_shrink, b1, sizeof b1),
+			 shrinks, mt_format_bytes(per_shrink, b1, sizeof b1),
 			 mechanism,
 			 mt_repetition_cost(f, &r, "the shrinks", cost,
 					    sizeof cost));
@@ -87,7 +87,7 @@ struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
 			 "page faults per call, %.2f ms of system time, %.0f%% "
 			 "of the call's %.2f ms.",
 			 f->region, shrinks,
-			 mt_bytes_text(per_shrink, b1, sizeof b1), mechanism,
+			 mt_format_bytes(per_shrink, b1, sizeof b1), mechanism,
 			 f->faults, f->system_s * 1e3, share * 100,
 			 f->time_median_s * 1e3);
 	}

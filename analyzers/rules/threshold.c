@@ -53,18 +53,18 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 			 "below it, so they come from the heap (%s are still "
 			 "mapped) and the heap is trimmed whenever more than %s "
 			 "is free at its top.",
-			 raises, mt_bytes_text(mmap, b1, sizeof b1),
-			 mt_bytes_text(trim, b2, sizeof b2),
-			 mt_bytes_text(block, b3, sizeof b3), where, counts,
-			 mt_bytes_text(trim, b2, sizeof b2));
+			 raises, mt_format_bytes(mmap, b1, sizeof b1),
+			 mt_format_bytes(trim, b2, sizeof b2),
+			 mt_format_bytes(block, b3, sizeof b3), where, counts,
+			 mt_format_bytes(trim, b2, sizeof b2));
 	else
 		snprintf(x->explanation, sizeof x->explanation,
 			 "glibc's thresholds are fixed by a setting (mmap %s, trim "
 			 "%s) and do not adapt: blocks of %s, as in %s, are %s "
 			 "(%s are mapped).",
-			 mt_bytes_text(mmap, b1, sizeof b1),
-			 mt_bytes_text(trim, b2, sizeof b2),
-			 mt_bytes_text(block, b3, sizeof b3), where,
+			 mt_format_bytes(mmap, b1, sizeof b1),
+			 mt_format_bytes(trim, b2, sizeof b2),
+			 mt_format_bytes(block, b3, sizeof b3), where,
 			 block >= mmap ? "mapped and unmapped on every use"
 				       : "served from the heap",
 			 counts);
