@@ -144,16 +144,47 @@ static bool library_file(const char *file)
 	       strstr(file, "/lib/python3");
 }
 
+/* Native code that is the runtime's or a library's templates: the C and
+ * C++ libraries, code inlined from system headers (std::vector). */
+static bool library_native(json_t *f)
+{
+	static const char *const runtime[] = {"libc.so", "libstdc++.so",
+					      "libgcc_s.so", "ld-linux"};
+	const char *file = json_string_value(json_object_get(f, "file"));
+	const char *object = base_name(json_string_value(json_object_get(f, "object")));
+	if (file && (!strncmp(file, "/usr/include/", 13) ||
+		     !strncmp(file, "/usr/lib/gcc/", 13)))
+		return true;
+	for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
+		if (!strncmp(object, runtime[i], strlen(runtime[i])))
+			return true;
+	return false;
+}
+
+bool mt_frame_is_library(json_t *f)
+{
+	const char *kind = json_string_value(json_object_get(f, "kind"));
+	if (kind && !strcmp(kind, "python"))
+		return library_file(json_string_value(json_object_get(f, "file")));
+	return library_native(f);
+}
+
 size_t mt_site_own_frame(json_t *stack)
 {
 	size_t i;
 	json_t *f;
+	bool python = false;
 	json_array_foreach(stack, i, f) {
 		const char *kind = json_string_value(json_object_get(f, "kind"));
-		if (!kind || strcmp(kind, "python") != 0)
-			break;
-		if (!library_file(json_string_value(json_object_get(f, "file"))))
+		if (kind && strcmp(kind, "python") == 0) {
+			python = true;
+			if (!library_file(json_string_value(json_object_get(f, "file"))))
+				return i;
+		} else if (python) {
+			break; /* (the native frame under Python code) */
+		} else if (!library_native(f)) {
 			return i;
+		}
 	}
 	return 0;
 }
@@ -161,8 +192,10 @@ size_t mt_site_own_frame(json_t *stack)
 const char *mt_site_label(json_t *stack, char *buf, size_t len)
 {
 	size_t own = mt_site_own_frame(stack);
+	json_t *first = json_array_get(stack, 0);
 	mt_frame_label(json_array_get(stack, own), buf, len);
-	if (own) {
+	if (own && !strcmp(json_string_value(json_object_get(first, "kind")) ?: "",
+			   "python")) {
 		/* and the library function it called (which allocated, or
 		 * called what did): the outermost with a file of its own
 		 * (NumPy's dispatch wrappers have none) */
@@ -270,10 +303,17 @@ void mt_sites_print(FILE *out, json_t *s)
 			(unsigned long long)caused_count(site, "purge"),
 			(unsigned long long)caused_count(site, "thread_heap_shrink"),
 			mt_site_label(stack, label, sizeof label));
-		size_t own = mt_site_own_frame(stack);
-		for (size_t d = own + 1; d < own + 3 && d < json_array_size(stack); d++)
-			fprintf(out, " < %s", mt_frame_label(json_array_get(stack, d),
-							     label, sizeof label));
+		/* two callers, the program's own (or the interpreter's) */
+		size_t own = mt_site_own_frame(stack), shown = 0;
+		for (size_t d = own + 1; shown < 2 && d < json_array_size(stack); d++) {
+			json_t *f = json_array_get(stack, d);
+			const char *kind = json_string_value(json_object_get(f, "kind"));
+			if ((!kind || strcmp(kind, "python") != 0) &&
+			    mt_frame_is_library(f))
+				continue;
+			fprintf(out, " < %s", mt_frame_label(f, label, sizeof label));
+			shown++;
+		}
 		fputc('\n', out);
 	}
 	json_decref(sites);

@@ -5,6 +5,7 @@
 #define MEMTRACE_SITES_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -24,6 +25,9 @@ json_t *mt_sites_by_bytes(json_t *s, size_t max);
 const char *mt_site_label(json_t *stack, char *buf, size_t len);
 /* The index of that frame in stack. */
 size_t mt_site_own_frame(json_t *stack);
+/* Code that is an interpreter's, a library's or the C/C++ runtime's (its
+ * templates inlined from system headers too), not the program's. */
+bool mt_frame_is_library(json_t *frame);
 /* A table of the sites of summary s, heaviest first, on out. */
 void mt_sites_print(FILE *out, json_t *s);
 /* The same for one frame. */

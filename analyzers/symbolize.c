@@ -8,8 +8,100 @@
 #include "symbolize.h"
 
 #ifdef MT_HAVE_LIBDW
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+
+/* C++ names as written (the C++ runtime's demangler, linked when there
+ * is one). */
+#ifdef MT_HAVE_CXA_DEMANGLE
+char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+#endif
+static void function_name(const char *name, char *out, size_t len)
+{
+#ifdef MT_HAVE_CXA_DEMANGLE
+	int status = -1;
+	char *plain = name[0] == '_' && name[1] == 'Z'
+			      ? __cxa_demangle(name, NULL, NULL, &status)
+			      : NULL;
+	if (plain && status == 0) {
+		snprintf(out, len, "%s", plain);
+		free(plain);
+		return;
+	}
+	free(plain);
+#endif
+	snprintf(out, len, "%s", name);
+}
+
+/* A file of the compiler's or the system's headers (the C++ library's
+ * templates), not the program's own source. */
+static bool system_file(const char *file)
+{
+	return !strncmp(file, "/usr/include/", 13) ||
+	       !strncmp(file, "/usr/lib/gcc/", 13);
+}
+
+/* Where code inlined from system headers (std::vector::push_back) was
+ * called from: the innermost call site, walking out through the inlined
+ * scopes at addr, that is in the program's own source; with the function
+ * it is in.  False when there is none (the code is all the library's). */
+static bool own_call_site(Dwfl_Module *module, GElf_Addr addr,
+			  struct mt_symbol *out)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(module, addr, &bias);
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Files *files;
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	bool found = false;
+	if (n <= 0 || dwarf_getsrcfiles(cu, &files, NULL) != 0) {
+		free(scopes);
+		return false;
+	}
+	/* The innermost scope's concrete chain: each inlined call, then the
+	 * function that holds them (as eu-addr2line -i walks it). */
+	Dwarf_Die innermost = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	if ((n = dwarf_getscopes_die(&innermost, &scopes)) <= 0) {
+		free(scopes);
+		return false;
+	}
+	for (int i = 0; i < n - 1 && !found; i++) {
+		Dwarf_Attribute a;
+		Dwarf_Word file, line;
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine ||
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a),
+				    &file) != 0 ||
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a),
+				    &line) != 0)
+			continue;
+		const char *path = dwarf_filesrc(files, file, NULL, NULL);
+		if (!path || system_file(path))
+			continue;
+		/* the function the call is in: the next scope that is one */
+		for (int k = i + 1; k < n; k++) {
+			int tag = dwarf_tag(&scopes[k]);
+			if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+				continue;
+			const char *name = dwarf_diename(&scopes[k]);
+			Dwarf_Attribute linkage;
+			const char *mangled = dwarf_formstring(dwarf_attr_integrate(
+				&scopes[k], DW_AT_linkage_name, &linkage));
+			if (mangled || name)
+				function_name(mangled ? mangled : name, out->function,
+					      sizeof out->function);
+			break;
+		}
+		snprintf(out->file, sizeof out->file, "%s", path);
+		out->line = (int)line;
+		found = true;
+	}
+	free(scopes);
+	return found;
+}
 
 /* One session per object, kept for the run of the command. */
 struct object {
@@ -80,13 +172,15 @@ bool mt_symbolize(const char *object, uint64_t offset, struct mt_symbol *out)
 	const char *name = dwfl_module_addrname(o->module, addr);
 	if (!name)
 		return false;
-	snprintf(out->function, sizeof out->function, "%s", name);
+	function_name(name, out->function, sizeof out->function);
 	Dwfl_Line *l = dwfl_module_getsrc(o->module, addr);
 	int line = 0;
 	const char *file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
 	if (file) {
 		snprintf(out->file, sizeof out->file, "%s", file);
 		out->line = line;
+		if (system_file(file))
+			own_call_site(o->module, addr, out);
 	}
 	return true;
 }

@@ -1,7 +1,7 @@
 /*
  * malloc_pairs: time malloc(size)+free() pairs, optionally in several threads.
  *
- *   malloc_pairs [--threads N] [--iterations N] [--clock] SIZE...
+ *   malloc_pairs [--threads N] [--iterations N] [--clock] [--depth N] SIZE...
  *
  * For each size, N threads (started together behind a barrier) each run a
  * tight loop of malloc, one byte written, free.  One line per size:
@@ -11,6 +11,9 @@
  * ns_per_pair is the wall time of the whole parallel run divided by the
  * iterations per thread.  Without --iterations the count is calibrated per
  * size (a short trial run) so one measurement takes roughly 75 ms.
+ *
+ * --depth N runs the loop N calls deep (the stack a profiler that unwinds
+ * it walks through).
  *
  * --clock reads the TSC before each malloc and each free, as a trace
  * writer that timestamps every event must: no shim, just what the clock
@@ -85,13 +88,26 @@ static void pairs(size_t size, uint64_t n)
 		pairs_loop(size, n, false);
 }
 
+static uint64_t depth;
+
+/* pairs(), `frames` calls down (not inlined, not a tail call). */
+static __attribute__((noinline)) void pairs_at(size_t size, uint64_t n,
+					       uint64_t frames)
+{
+	if (frames)
+		pairs_at(size, n, frames - 1);
+	else
+		pairs(size, n);
+	__asm__ volatile("" ::: "memory");
+}
+
 static void *worker(void *arg)
 {
 	struct run *r = arg;
 
-	pairs(r->size, r->iterations / 64 + 1); /* warm up caches, arenas */
+	pairs_at(r->size, r->iterations / 64 + 1, depth); /* warm up */
 	pthread_barrier_wait(&r->start);
-	pairs(r->size, r->iterations);
+	pairs_at(r->size, r->iterations, depth);
 	return NULL;
 }
 
@@ -145,7 +161,7 @@ static uint64_t calibrate(size_t size, int nthreads)
 static int usage(void)
 {
 	fprintf(stderr, "usage: malloc_pairs [--threads N] [--iterations N] "
-			"[--clock] SIZE...\n");
+			"[--clock] [--depth N] SIZE...\n");
 	return 2;
 }
 
@@ -171,7 +187,12 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "--threads") || !strcmp(a, "--iterations")) {
+		if (!strcmp(a, "--depth")) {
+			if (i + 1 >= argc || parse_u64(argv[++i], 1000, &depth)) {
+				fprintf(stderr, "malloc_pairs: bad value for %s\n", a);
+				return usage();
+			}
+		} else if (!strcmp(a, "--threads") || !strcmp(a, "--iterations")) {
 			bool is_threads = a[2] == 't';
 
 			if (i + 1 >= argc ||

@@ -11,12 +11,14 @@
 #include <unistd.h>
 
 #include "json_writer.h"
+#include "native_stack.h"
 #include "python_frames.h"
 #include "rawsys.h"
 #include "sites.h"
 
 enum {
 	MAX_PY_FRAMES = 8,
+	MAX_NATIVE = 6,		  /* frames outside Python code */
 	MAX_SITES = 4096,	  /* then new sites are not told apart */
 	SITE_SLOTS = 2 * MAX_SITES,
 	BLOCK_SLOTS = 1 << 16,	  /* live large blocks followed */
@@ -28,15 +30,22 @@ struct frame_name {
 	int line;
 };
 
+struct native_name {
+	const char *object, *symbol; /* (symbol: the nearest exported one
+					before the address) */
+	uintptr_t object_offset, symbol_offset;
+};
+
+/* A site's key: its Python frames, then its native ones (the address that
+ * called the allocator, or without Python frames the stack from there). */
 struct site {
 	uint64_t hash;
-	const void *caller;
+	const void *native[MAX_NATIVE];
+	unsigned nnative;
 	struct mt_pyframe raw[MAX_PY_FRAMES];
 	unsigned nframes;
 	struct frame_name names[MAX_PY_FRAMES];
-	const char *object, *symbol; /* the caller's (symbol: the nearest
-					exported one before it) */
-	uintptr_t object_offset, symbol_offset;
+	struct native_name natives[MAX_NATIVE];
 	unsigned function;	     /* the site of its innermost function */
 	uint64_t allocs, bytes, frees, live, max_live;
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
@@ -77,6 +86,7 @@ static void give(void)
 void mt_sites_init(void)
 {
 	mt_python_frames_init();
+	mt_native_stack_init();
 	tab = mt_raw_mmap(sizeof *tab);
 	mt_sites_on = tab != NULL;
 }
@@ -87,20 +97,26 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdull;
 }
 
-static uint64_t hash_of(const void *caller, const struct mt_pyframe *f,
-			unsigned n)
+static uint64_t hash_of(const void *const *native, unsigned nn,
+			const struct mt_pyframe *f, unsigned n)
 {
-	uint64_t h = mix(n, (uintptr_t)caller);
+	uint64_t h = mix(n, nn);
+	for (unsigned i = 0; i < nn; i++)
+		h = mix(h, (uintptr_t)native[i]);
 	for (unsigned i = 0; i < n; i++)
 		h = mix(mix(h, (uintptr_t)f[i].code), (uint64_t)f[i].offset);
 	return h;
 }
 
-static bool same(const struct site *s, uint64_t hash, const void *caller,
+static bool same(const struct site *s, uint64_t hash,
+		 const void *const *native, unsigned nn,
 		 const struct mt_pyframe *f, unsigned n)
 {
-	if (s->hash != hash || s->caller != caller || s->nframes != n)
+	if (s->hash != hash || s->nnative != nn || s->nframes != n)
 		return false;
+	for (unsigned i = 0; i < nn; i++)
+		if (s->native[i] != native[i])
+			return false;
 	for (unsigned i = 0; i < n; i++)
 		if (s->raw[i].code != f[i].code || s->raw[i].offset != f[i].offset)
 			return false;
@@ -108,12 +124,12 @@ static bool same(const struct site *s, uint64_t hash, const void *caller,
 }
 
 /* The slot of a site with this key, or the empty slot where it goes. */
-static unsigned *slot_of(uint64_t hash, const void *caller,
-			 const struct mt_pyframe *f, unsigned n)
+static unsigned *slot_of(uint64_t hash, const void *const *native,
+			 unsigned nn, const struct mt_pyframe *f, unsigned n)
 {
 	for (unsigned i = (unsigned)hash % SITE_SLOTS;; i = (i + 1) % SITE_SLOTS) {
 		unsigned *slot = &tab->site_slots[i];
-		if (!*slot || same(&tab->sites[*slot], hash, caller, f, n))
+		if (!*slot || same(&tab->sites[*slot], hash, native, nn, f, n))
 			return slot;
 	}
 }
@@ -133,32 +149,36 @@ static const char *keep_name(const char *s)
  * loader's lock, whose holder may be waiting for ours. */
 struct pending {
 	struct frame_name names[MAX_PY_FRAMES];
-	Dl_info object;
-	bool have_object;
-	char object_path[512];
+	Dl_info objects[MAX_NATIVE];
+	bool have[MAX_NATIVE];
+	char paths[MAX_NATIVE][512];
 };
 
-static void name_site(struct pending *p, const void *caller,
-		      const struct mt_pyframe *f, unsigned n)
+static void name_site(struct pending *p, const void *const *native,
+		      unsigned nn, const struct mt_pyframe *f, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		mt_python_frame_name(&f[i], &p->names[i].file,
 				     &p->names[i].function, &p->names[i].line);
-	p->have_object = dladdr(caller, &p->object) != 0;
-	/* The main program's name is as it was run ("build/tests/churn",
-	 * even ""): its absolute path, for whoever reads it elsewhere. */
-	const char *name = p->have_object ? p->object.dli_fname : NULL;
-	ssize_t got;
-	if (name && name[0] != '/' &&
-	    (got = readlink("/proc/self/exe", p->object_path,
-			    sizeof p->object_path - 1)) > 0)
-		p->object_path[got] = '\0';
-	else
-		snprintf(p->object_path, sizeof p->object_path, "%s",
-			 name ? name : "?");
+	for (unsigned k = 0; k < nn; k++) {
+		p->have[k] = dladdr(native[k], &p->objects[k]) != 0;
+		/* The main program's name is as it was run
+		 * ("build/tests/churn", even ""): its absolute path, for
+		 * whoever reads it elsewhere. */
+		const char *name = p->have[k] ? p->objects[k].dli_fname : NULL;
+		ssize_t got;
+		if (name && name[0] != '/' &&
+		    (got = readlink("/proc/self/exe", p->paths[k],
+				    sizeof p->paths[k] - 1)) > 0)
+			p->paths[k][got] = '\0';
+		else
+			snprintf(p->paths[k], sizeof p->paths[k], "%s",
+				 name ? name : "?");
+	}
 }
 
-static unsigned add_site(unsigned *slot, uint64_t hash, const void *caller,
+static unsigned add_site(unsigned *slot, uint64_t hash,
+			 const void *const *native, unsigned nn,
 			 const struct mt_pyframe *f, unsigned n,
 			 const struct pending *p)
 {
@@ -167,22 +187,26 @@ static unsigned add_site(unsigned *slot, uint64_t hash, const void *caller,
 	unsigned id = ++tab->nsites;
 	struct site *s = &tab->sites[id];
 	s->hash = hash;
-	s->caller = caller;
 	s->nframes = n;
-	for (unsigned i = 0; i < n; i++)
-		s->raw[i] = f[i];
 	for (unsigned i = 0; i < n; i++) {
+		s->raw[i] = f[i];
 		s->names[i].file = keep_name(p->names[i].file);
 		s->names[i].function = keep_name(p->names[i].function);
 		s->names[i].line = p->names[i].line;
 	}
-	if (p->have_object && p->object.dli_fname) {
-		s->object = keep_name(p->object_path);
-		s->object_offset = (uintptr_t)caller - (uintptr_t)p->object.dli_fbase;
-		if (p->object.dli_sname) {
-			s->symbol = keep_name(p->object.dli_sname);
-			s->symbol_offset = (uintptr_t)caller -
-					   (uintptr_t)p->object.dli_saddr;
+	s->nnative = nn;
+	for (unsigned k = 0; k < nn; k++) {
+		struct native_name *nm = &s->natives[k];
+		s->native[k] = native[k];
+		if (!p->have[k] || !p->objects[k].dli_fname)
+			continue;
+		nm->object = keep_name(p->paths[k]);
+		nm->object_offset =
+			(uintptr_t)native[k] - (uintptr_t)p->objects[k].dli_fbase;
+		if (p->objects[k].dli_sname) {
+			nm->symbol = keep_name(p->objects[k].dli_sname);
+			nm->symbol_offset = (uintptr_t)native[k] -
+					    (uintptr_t)p->objects[k].dli_saddr;
 		}
 	}
 	*slot = id;
@@ -191,12 +215,13 @@ static unsigned add_site(unsigned *slot, uint64_t hash, const void *caller,
 
 /* The site for this key; with `function`, the one of its innermost
  * function alone (the Python function, or the native caller). */
-static unsigned find_site(const void *caller, const struct mt_pyframe *f,
-			  unsigned n, const struct pending *p)
+static unsigned find_site(const void *const *native, unsigned nn,
+			  const struct mt_pyframe *f, unsigned n,
+			  const struct pending *p)
 {
-	uint64_t hash = hash_of(caller, f, n);
-	unsigned *slot = slot_of(hash, caller, f, n);
-	return *slot ? *slot : add_site(slot, hash, caller, f, n, p);
+	uint64_t hash = hash_of(native, nn, f, n);
+	unsigned *slot = slot_of(hash, native, nn, f, n);
+	return *slot ? *slot : add_site(slot, hash, native, nn, f, n, p);
 }
 
 static struct block *block_of(uintptr_t addr)
@@ -240,22 +265,25 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 		return;
 	mt_tls.in_sites = true;
 	unsigned n = (unsigned)mt_python_frames(f, MAX_PY_FRAMES);
+	/* With Python frames, the address that called the allocator; without,
+	 * the native stack from there. */
+	const void *native[MAX_NATIVE] = {caller};
+	unsigned nn = n ? 1 : mt_native_stack(caller, native, MAX_NATIVE);
 	/* The innermost function's own entry: its code, at no line, and no
-	 * caller (without Python frames, the site's own). */
+	 * native frame (without Python frames, the innermost native one). */
 	struct mt_pyframe fn = {n ? f[0].code : NULL, 0};
-	unsigned nf = n ? 1 : 0;
-	const void *fcaller = n ? NULL : caller;
+	unsigned nf = n ? 1 : 0, fnn = n ? 0 : 1;
 
-	uint64_t h = hash_of(caller, f, n), hf = hash_of(fcaller, &fn, nf);
+	uint64_t h = hash_of(native, nn, f, n), hf = hash_of(native, fnn, &fn, nf);
 	take();
-	if (!*slot_of(h, caller, f, n) || !*slot_of(hf, fcaller, &fn, nf)) {
+	if (!*slot_of(h, native, nn, f, n) || !*slot_of(hf, native, fnn, &fn, nf)) {
 		/* A new site: named outside the lock (see name_site). */
 		give();
-		name_site(&names, caller, f, n);
+		name_site(&names, native, nn, f, n);
 		take();
 	}
-	unsigned id = find_site(caller, f, n, &names);
-	unsigned fid = id ? find_site(fcaller, &fn, nf, &names) : 0;
+	unsigned id = find_site(native, nn, f, n, &names);
+	unsigned fid = id ? find_site(native, fnn, &fn, nf, &names) : 0;
 	struct block *b = block_of((uintptr_t)p);
 	if (id && !b->addr && tab->nblocks < BLOCK_SLOTS * 3 / 4) {
 		struct site *s = &tab->sites[id];
@@ -337,15 +365,20 @@ static void write_stack(struct mt_json_out *o, const struct site *s)
 		mt_json_end(&f);
 		mt_json_put(o, ", ");
 	}
-	struct mt_json_obj f = mt_json_begin(o, NULL);
-	mt_json_str(&f, "kind", "native");
-	mt_json_str(&f, "object", s->object ? s->object : "?");
-	mt_json_u64(&f, "offset", s->object_offset);
-	if (s->symbol) {
-		mt_json_str(&f, "symbol", s->symbol);
-		mt_json_u64(&f, "symbol_offset", s->symbol_offset);
+	for (unsigned k = 0; k < s->nnative; k++) {
+		const struct native_name *nm = &s->natives[k];
+		struct mt_json_obj f = mt_json_begin(o, NULL);
+		mt_json_str(&f, "kind", "native");
+		mt_json_str(&f, "object", nm->object ? nm->object : "?");
+		mt_json_u64(&f, "offset", nm->object_offset);
+		if (nm->symbol) {
+			mt_json_str(&f, "symbol", nm->symbol);
+			mt_json_u64(&f, "symbol_offset", nm->symbol_offset);
+		}
+		mt_json_end(&f);
+		if (k + 1 < s->nnative)
+			mt_json_put(o, ", ");
 	}
-	mt_json_end(&f);
 	mt_json_put(o, "]");
 }
 
@@ -379,15 +412,16 @@ static void sort(unsigned *v, unsigned n)
 			}
 }
 
-/* The most one site's JSON takes (8 frames with long paths). */
-#define SITE_JSON_MAX 4096
+/* Room kept for the closing bracket. */
+#define SITES_JSON_END 2
 
 size_t mt_sites_json(char *buf, size_t len)
 {
 	static unsigned order[MAX_SITES];
-	struct mt_json_out o = {buf, len, 0, false};
-	if (!mt_sites_on || len < 2 * SITE_JSON_MAX)
+	if (!mt_sites_on || len < 64)
 		return 0;
+	/* Sites are written while they fit; one that does not is taken back. */
+	struct mt_json_out o = {buf, len - SITES_JSON_END, 0, false};
 	take();
 	unsigned n = 0;
 	for (unsigned id = 1; id <= tab->nsites; id++)
@@ -395,11 +429,10 @@ size_t mt_sites_json(char *buf, size_t len)
 			order[n++] = id;
 	sort(order, n);
 	mt_json_put(&o, "[");
-	bool first = true;
-	for (unsigned k = 0; k < n && o.pos + SITE_JSON_MAX < len; k++) {
+	for (unsigned k = 0; k < n; k++) {
 		const struct site *s = &tab->sites[order[k]];
-		mt_json_put(&o, first ? "" : ", ");
-		first = false;
+		size_t before = o.pos;
+		mt_json_put(&o, k ? ", " : "");
 		struct mt_json_obj j = mt_json_begin(&o, NULL);
 		mt_json_key(&j, "stack");
 		write_stack(&o, s);
@@ -421,7 +454,13 @@ size_t mt_sites_json(char *buf, size_t len)
 		}
 		mt_json_end(&caused);
 		mt_json_end(&j);
+		if (o.overflow) {
+			o.pos = before;
+			o.overflow = false;
+			break;
+		}
 	}
+	o.len += SITES_JSON_END;
 	mt_json_put(&o, "]");
 	give();
 	return o.overflow ? 0 : o.pos;

@@ -46,6 +46,8 @@ struct mt_tls {
 	bool in_lttng;		  /* inside lttng-ust, emitting an event */
 	bool seen;		  /* counted in threads_seen (once: a thread
 				     attaches again in its teardown) */
+	bool in_cxx_new;	  /* inside C++'s operator new (cxx_new.c):
+				     its caller may be a std:: template */
 };
 extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 

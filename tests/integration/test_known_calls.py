@@ -152,3 +152,21 @@ def test_mallopt_fixes_the_thresholds_it_sets():
     assert s["glibc_thresholds"]["dynamic"] is False
     plain = summary([PYTHON, "-c", "pass"], "glibc")
     assert plain["glibc_thresholds"]["dynamic"] is True
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cxx_new_and_delete_on_every_backend(backend):
+    """C++'s operator new and delete: 5 of each per round, whichever
+    backend defines them (jemalloc, tcmalloc and mimalloc do, and then
+    call no malloc): counted as the mallocs and frees they are, exactly,
+    and every byte freed again."""
+    counts = {}
+    for rounds in (100, 300):
+        s = summary([program("cxx_new"), str(rounds)], backend)
+        c = s["calls"]
+        counts[rounds] = (c["malloc"] + c["aligned_alloc"], c["free"],
+                          s["bytes"]["live"], s["large"]["allocations"])
+    extra = [b - a for a, b in zip(counts[100], counts[300])]
+    assert extra[0] == 5 * 200 and extra[1] == 5 * 200, counts
+    assert extra[2] == 0, counts  # live bytes: nothing more left live
+    assert extra[3] == 200, counts  # the 200,000-byte block of each round

@@ -168,3 +168,21 @@ def test_a_c_site_is_named_with_its_line():
     rows = [row for row in r.stderr.splitlines() if "churn.c:" in row]
     assert rows and all(f"(churn.c:{line})" in row for row in rows), r.stderr
     assert any(" use (" in row or " main (" in row for row in rows)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cpp_site_is_the_programs_line(backend):
+    """C++: the allocator's caller is operator new, inside a std::vector
+    template: the site is the program's own line that grew the vector
+    (unwound past the C++ runtime; the inlined template's call site, from
+    the debug information), never operator new."""
+    src = os.path.join(HERE, "..", "unannotated", "cpp_vector_growth.cpp")
+    line = line_of(src, "samples.push_back(")
+    r = run([CLI, "stat", "--by-site", "--backend", backend, "--",
+             program("cpp_vector_growth")], clean_env())
+    rows = [row for row in r.stderr.splitlines()
+            if re.match(r"\s+\d+\s+[\d.]+\s", row)]
+    assert rows, r.stderr
+    assert f"(cpp_vector_growth.cpp:{line})" in rows[0], r.stderr
+    assert "load_and_summarize" in rows[0]
+    assert not [row for row in rows if "_Znwm" in row or "operator new" in row]

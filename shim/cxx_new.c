@@ -1,0 +1,136 @@
+/* C++'s operator new and delete.  jemalloc, tcmalloc and mimalloc define
+ * their own, which allocate without calling malloc: a C++ program on them
+ * would allocate out of the shim's sight.  So the shim defines them too
+ * (it is loaded first), forwards each new to the next definition, and
+ * counts it as the malloc it is; with glibc the next definition is the C++
+ * runtime's, which calls malloc (counted there), and is only forwarded.
+ * Every delete is the free it is (the backends' deletes are their free),
+ * through the shim's free.  The next definitions are found at the first
+ * call: a C++ library may be loaded after the program starts. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe.h"
+#include "visibility.h"
+
+#define CALLER __builtin_return_address(0)
+
+enum op { NEW, NEW_ARRAY, NEW_NOTHROW, NEW_ARRAY_NOTHROW, NEW_ALIGNED,
+	  NEW_ARRAY_ALIGNED, NEW_ALIGNED_NOTHROW, NEW_ARRAY_ALIGNED_NOTHROW,
+	  OPS };
+
+static const char *const names[OPS] = {
+	[NEW] = "_Znwm",
+	[NEW_ARRAY] = "_Znam",
+	[NEW_NOTHROW] = "_ZnwmRKSt9nothrow_t",
+	[NEW_ARRAY_NOTHROW] = "_ZnamRKSt9nothrow_t",
+	[NEW_ALIGNED] = "_ZnwmSt11align_val_t",
+	[NEW_ARRAY_ALIGNED] = "_ZnamSt11align_val_t",
+	[NEW_ALIGNED_NOTHROW] = "_ZnwmSt11align_val_tRKSt9nothrow_t",
+	[NEW_ARRAY_ALIGNED_NOTHROW] = "_ZnamSt11align_val_tRKSt9nothrow_t",
+};
+
+static struct {
+	void *fn;
+	bool counted; /* the backend's own: it calls no malloc */
+} next[OPS];
+
+static void *resolve(enum op op)
+{
+	void *fn = __atomic_load_n(&next[op].fn, __ATOMIC_ACQUIRE);
+	if (fn)
+		return fn;
+	mt_tls.hidden++;
+	fn = dlsym(RTLD_NEXT, names[op]);
+	Dl_info at;
+	bool runtime = fn && dladdr(fn, &at) && at.dli_fname &&
+		       (strstr(at.dli_fname, "libstdc++") ||
+			strstr(at.dli_fname, "libc++"));
+	mt_tls.hidden--;
+	if (!fn) /* (no C++ runtime: whoever calls this is not C++) */
+		abort();
+	next[op].counted = !runtime;
+	__atomic_store_n(&next[op].fn, fn, __ATOMIC_RELEASE);
+	return fn;
+}
+
+typedef void *new_fn(size_t);
+typedef void *new_nothrow_fn(size_t, const void *);
+typedef void *new_aligned_fn(size_t, size_t);
+typedef void *new_aligned_nothrow_fn(size_t, size_t, const void *);
+
+static void *counted(enum op op, void *p, size_t n, size_t align,
+		     const void *caller)
+{
+	if (!next[op].counted || !mt_program_call(caller))
+		return p;
+	mt_tls.in_cxx_new = true;
+	p = align ? mt_probe_aligned(MT_CALL_ALIGNED_ALLOC, align, n, p, caller)
+		  : mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
+	mt_tls.in_cxx_new = false;
+	return p;
+}
+
+#define NEW_ENTRY(name, op)                                                  \
+	MT_EXPORT void *name(size_t n)                                       \
+	{                                                                    \
+		void *p = ((new_fn *)resolve(op))(n);                        \
+		return counted(op, p, n, 0, CALLER);                         \
+	}
+#define NEW_NOTHROW_ENTRY(name, op)                                          \
+	MT_EXPORT void *name(size_t n, const void *nothrow)                  \
+	{                                                                    \
+		void *p = ((new_nothrow_fn *)resolve(op))(n, nothrow);       \
+		return counted(op, p, n, 0, CALLER);                         \
+	}
+#define NEW_ALIGNED_ENTRY(name, op)                                          \
+	MT_EXPORT void *name(size_t n, size_t align)                         \
+	{                                                                    \
+		void *p = ((new_aligned_fn *)resolve(op))(n, align);         \
+		return counted(op, p, n, align, CALLER);                     \
+	}
+#define NEW_ALIGNED_NOTHROW_ENTRY(name, op)                                  \
+	MT_EXPORT void *name(size_t n, size_t align, const void *nothrow)    \
+	{                                                                    \
+		void *p = ((new_aligned_nothrow_fn *)resolve(op))(n, align,  \
+								   nothrow); \
+		return counted(op, p, n, align, CALLER);                     \
+	}
+
+NEW_ENTRY(_Znwm, NEW)
+NEW_ENTRY(_Znam, NEW_ARRAY)
+NEW_NOTHROW_ENTRY(_ZnwmRKSt9nothrow_t, NEW_NOTHROW)
+NEW_NOTHROW_ENTRY(_ZnamRKSt9nothrow_t, NEW_ARRAY_NOTHROW)
+NEW_ALIGNED_ENTRY(_ZnwmSt11align_val_t, NEW_ALIGNED)
+NEW_ALIGNED_ENTRY(_ZnamSt11align_val_t, NEW_ARRAY_ALIGNED)
+NEW_ALIGNED_NOTHROW_ENTRY(_ZnwmSt11align_val_tRKSt9nothrow_t,
+			  NEW_ALIGNED_NOTHROW)
+NEW_ALIGNED_NOTHROW_ENTRY(_ZnamSt11align_val_tRKSt9nothrow_t,
+			  NEW_ARRAY_ALIGNED_NOTHROW)
+
+/* Every form of delete: free(p), as the C++ runtime's and the backends'
+ * are (the size and alignment they are told are not needed).  Through the
+ * exported free, so that it is counted once, as a program's free is. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define DELETE_ENTRY(name, ...)                                              \
+	MT_EXPORT void name(void *p, ##__VA_ARGS__)                          \
+	{                                                                    \
+		free(p);                                                     \
+	}
+
+DELETE_ENTRY(_ZdlPv)
+DELETE_ENTRY(_ZdaPv)
+DELETE_ENTRY(_ZdlPvm, size_t size)
+DELETE_ENTRY(_ZdaPvm, size_t size)
+DELETE_ENTRY(_ZdlPvRKSt9nothrow_t, const void *nothrow)
+DELETE_ENTRY(_ZdaPvRKSt9nothrow_t, const void *nothrow)
+DELETE_ENTRY(_ZdlPvSt11align_val_t, size_t align)
+DELETE_ENTRY(_ZdaPvSt11align_val_t, size_t align)
+DELETE_ENTRY(_ZdlPvmSt11align_val_t, size_t size, size_t align)
+DELETE_ENTRY(_ZdaPvmSt11align_val_t, size_t size, size_t align)
+DELETE_ENTRY(_ZdlPvSt11align_val_tRKSt9nothrow_t, size_t align,
+	     const void *nothrow)
+DELETE_ENTRY(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t align,
+	     const void *nothrow)
