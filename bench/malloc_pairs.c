@@ -188,7 +188,9 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--depth")) {
-			if (i + 1 >= argc || parse_u64(argv[++i], 1000, &depth)) {
+			/* (0: none, which parse_u64 refuses) */
+			if (i + 1 >= argc ||
+			    (strcmp(argv[++i], "0") && parse_u64(argv[i], 1000, &depth))) {
 				fprintf(stderr, "malloc_pairs: bad value for %s\n", a);
 				return usage();
 			}

@@ -19,10 +19,9 @@
 enum kind { UNKNOWN, USER, RUNTIME, SHIM };
 
 enum { SLOTS = 512, MAX_FRAMES = 48 };
-static struct {
-	uintptr_t pc;
-	unsigned char kind;
-} seen[SLOTS];
+/* pc << 2 | kind, one word: a slot is claimed whole or not at all (user
+ * addresses fit in 62 bits). */
+static uintptr_t seen[SLOTS];
 
 static bool starts(const char *name, const char *prefix)
 {
@@ -52,14 +51,17 @@ static enum kind kind_of(uintptr_t pc)
 {
 	size_t i = (pc * 0x9e3779b97f4a7c15ull) >> 55 & (SLOTS - 1);
 	for (size_t probe = 0; probe < 8; probe++, i = (i + 1) & (SLOTS - 1)) {
-		uintptr_t at = __atomic_load_n(&seen[i].pc, __ATOMIC_ACQUIRE);
-		if (at == pc)
-			return seen[i].kind;
+		uintptr_t at = __atomic_load_n(&seen[i], __ATOMIC_RELAXED);
+		if (at >> 2 == pc)
+			return (enum kind)(at & 3);
 		if (!at) {
 			enum kind k = classify(pc);
-			/* (Two threads may classify one pc: the same answer.) */
-			seen[i].kind = (unsigned char)k;
-			__atomic_store_n(&seen[i].pc, pc, __ATOMIC_RELEASE);
+			uintptr_t empty = 0;
+			/* (Another thread may have taken the slot meanwhile:
+			 * the answer holds all the same.) */
+			__atomic_compare_exchange_n(&seen[i], &empty, pc << 2 | k,
+						    false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
 			return k;
 		}
 	}

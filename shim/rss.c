@@ -39,21 +39,32 @@ static dev_t statm_dev;
 static ino_t statm_ino;
 static long page_size;
 
-/* The samples' figures, under a lock (samples are rare); and after the
- * exit sample, no more. */
+/* The samples' figures, under a lock; and after the exit sample, no more.
+ * A sample is skipped rather than waited for: the lock's holder may be
+ * the thread a signal handler interrupted, on this very thread. */
 static uintptr_t lock;
 static struct mt_resident figures;
 static bool finished;
 
-static void spin_lock(void)
+static bool try_lock(void)
 {
-	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
-		;
+	return !__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE);
 }
 
-static void spin_unlock(void)
+static void unlock(void)
 {
 	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+}
+
+/* At exit the last sample must close the samples (none after it, so that
+ * the summary and the trace hold the same ones): a sampler that holds the
+ * lock finishes within a sample's time; after a bounded wait, go on. */
+static bool lock_at_exit(void)
+{
+	for (int i = 0; i < 1000000; i++)
+		if (try_lock())
+			return true;
+	return false;
 }
 
 static uint64_t coarse_ns(void)
@@ -127,14 +138,16 @@ static void sample(struct mt_thread *t, bool at_exit)
 		.program_mapped_bytes = mapped > 0 ? (uint64_t)mapped : 0,
 		.at_exit = at_exit,
 	};
-	spin_lock();
+	bool locked = at_exit ? lock_at_exit() : try_lock();
+	if (!locked)
+		return;
 	if (!finished) {
 		finished = at_exit;
 		mt_resident_fold(&figures, &s);
 		MT_EMIT(event, t, MT_TAG_rss, (const uint64_t *)&s,
 			sizeof s / sizeof(uint64_t));
 	}
-	spin_unlock();
+	unlock();
 }
 
 void mt_rss_sample_after_free(struct mt_thread *t)
@@ -202,7 +215,8 @@ void mt_rss_at_exit(struct mt_thread *t)
 
 void mt_rss_figures(struct mt_resident *out)
 {
-	spin_lock();
+	bool locked = lock_at_exit();
 	*out = figures;
-	spin_unlock();
+	if (locked)
+		unlock();
 }
