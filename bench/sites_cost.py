@@ -3,9 +3,12 @@
 measured in one invocation, minimum of --repeats interleaved runs:
 
   * ns added per malloc+free pair of 1 MiB (a large block whose site is
-    followed: no Python frames, so the native stack is unwound, from a
+    followed: no Python frames; the program's own call, one frame, from a
     loop 3 and 20 calls deep) and of 16 B (no site: the cost of the check
-    alone), counting mode, sites on and off;
+    alone), and per C++ new+delete of 1 MiB (the caller is operator new:
+    the native stack is unwound past it), counting mode, sites on and
+    off, on glibc and on jemalloc (whose own operator new the shim
+    forwards);
   * the plain NumPy func1/func2 benchmark (tests/programs/numpy_plain.py),
     bare, counting with sites off, counting with sites on: the best time of
     each function, and func2/func1, which the shim must not tilt; and the
@@ -44,6 +47,23 @@ def pairs(bench, size, extra, depth=0):
     return float(re.search(r"ns_per_pair=([\d.]+)", out).group(1))
 
 
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
+
+def new_pairs(bench, backend, extra):
+    """ns per new char[1 MiB] + delete[]; bare jemalloc is preloaded, under
+    the shim it is the backend."""
+    e = dict(extra)
+    if backend == "jemalloc":
+        if "LD_PRELOAD" in e:
+            e["MEMTRACE_BACKEND"] = "jemalloc"
+        else:
+            e["LD_PRELOAD"] = JEMALLOC
+    out = subprocess.run([bench, str(1 << 20)], env=env(**e), check=True,
+                         capture_output=True, text=True).stdout
+    return float(re.search(r"ns_per_pair=([\d.]+)", out).group(1))
+
+
 def numpy_run(repeat, extra):
     """Best func1 and func2 time (s) of one run, and its wall time."""
     start = time.monotonic()
@@ -66,6 +86,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(BUILD, "bench", "malloc_pairs"))
     ap.add_argument("--shim", default=os.path.join(BUILD, "shim", "libmemtrace.so"))
+    ap.add_argument("--new-bench", default=os.path.join(BUILD, "bench", "new_pairs"))
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--numpy-repeat", type=int, default=200,
                     help="calls of each function per run")
@@ -86,6 +107,10 @@ def main():
                 best[key] = min(best.get(key, ns), ns)
             ns = pairs(a.bench, 1 << 20, extra, depth=20)
             best[(name, "deep")] = min(best.get((name, "deep"), ns), ns)
+            for backend in ("glibc", "jemalloc"):
+                ns = new_pairs(a.new_bench, backend, extra)
+                key = (name, "new", backend)
+                best[key] = min(best.get(key, ns), ns)
             f1, f2, wall = numpy_run(a.numpy_repeat, extra)
             for key, v in (((name, "f1"), f1), ((name, "f2"), f2),
                            ((name, "wall"), wall),
@@ -109,9 +134,14 @@ def main():
     own = best[("sites on", "wall")] / best[("sites off", "wall")]
     deep_ns = best[("sites on", "deep")] - best[("sites off", "deep")]
     print(f"a large block's site: {site_ns:+.1f} ns per malloc+free pair "
-          f"(native stack unwound from 3 calls deep), {deep_ns:+.1f} ns from "
-          f"20 calls deep (6 frames kept); a small block's check: "
-          f"{check_ns:+.2f} ns")
+          f"(the program's own call: one frame), {deep_ns:+.1f} ns from 20 "
+          f"calls deep; a small block's check: {check_ns:+.2f} ns")
+    for backend in ("glibc", "jemalloc"):
+        on, off = best[("sites on", "new", backend)], best[("sites off", "new", backend)]
+        print(f"C++ new+delete of 1 MiB on {backend}: {off:.1f} ns bare-shim "
+              f"(sites off), {on:.1f} with sites ({on - off:+.1f} ns: the "
+              f"stack unwound past operator new, up to 4 frames kept); bare "
+              f"{best[('bare', 'new', backend)]:.1f}")
     print(f"func2/func1 with sites against bare: {tilt * 100:+.1f}% (target "
           f"within 3%: {'met' if abs(tilt) <= 0.03 else 'NOT MET'})")
     print(f"whole run with sites: {wall:.3f}x bare (target at most 1.25x: "

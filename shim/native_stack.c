@@ -4,9 +4,10 @@
  * one dladdr.  The unwinder is libgcc's (DWARF CFI: Debian's libraries
  * have no frame pointers), loaded at start-up rather than linked; on
  * glibc 2.35 and later it finds frames with _dl_find_object: no lock, no
- * allocation.  A stack of a few frames costs one to three microseconds
- * (bench/sites_cost.py), paid only for large blocks that runtime code
- * allocated outside Python code; a program's own call is its site. */
+ * allocation.  A walk costs about 3 microseconds (bench/sites_cost.py:
+ * the FDE lookups and CFI of some ten frames, the shim's own among them),
+ * paid only for large blocks that runtime code or C++ new allocated
+ * outside Python code; a program's own call is its site. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>

@@ -18,7 +18,7 @@
 
 enum {
 	MAX_PY_FRAMES = 8,
-	MAX_NATIVE = 6,		  /* frames outside Python code */
+	MAX_NATIVE = 4,		  /* frames outside Python code */
 	MAX_SITES = 4096,	  /* then new sites are not told apart */
 	SITE_SLOTS = 2 * MAX_SITES,
 	BLOCK_SLOTS = 1 << 16,	  /* live large blocks followed */
