@@ -400,6 +400,34 @@ static bool load_summaries(char **files, int n, struct mt_pick pick,
 	return true;
 }
 
+json_t *mt_explain_summary(json_t *summary, const char *source)
+{
+	json_t *command = json_array_get(json_object_get(summary, "command"), 0);
+	char *argv0[2] = {(char *)(json_string_value(command) ?: ""), NULL};
+	struct context cx = {.argv = NULL, .python = is_python(argv0), .devnull = -1};
+	struct measured m = {
+		.runs = {.backend = json_string_value(json_object_get(
+				 json_object_get(summary, "backend"), "name")),
+			 .summaries = {summary},
+			 .n = 1},
+		.source = source,
+		.partial = json_is_true(json_object_get(summary, "partial"))
+				   ? json_string_value(json_object_get(summary,
+								     "partial_reason"))
+				   : NULL,
+	};
+	struct findings all = {0};
+	json_t *list = json_array();
+	mt_sites_symbolize(summary);
+	if (m.runs.backend && apply_rules(&cx, &m, &all))
+		for (size_t i = 0; i < all.n; i++)
+			json_array_append_new(list, finding_json(all.at[i]));
+	for (size_t i = 0; i < all.n; i++)
+		mt_finding_free(all.at[i]);
+	free(all.at);
+	return list;
+}
+
 int mt_cmd_explain(int argc, char **argv)
 {
 	static const struct option options[] = {

@@ -59,6 +59,10 @@ double mt_system_share(const struct mt_call_figures *f);
 /* The smallest power of two >= n. */
 unsigned long long mt_pow2_at_least(double n);
 
+/* explain --json's findings about one summary (a trace's, replayed):
+ * source names it in messages. */
+json_t *mt_explain_summary(json_t *summary, const char *source);
+
 /* The catalog, in the order findings are listed. */
 extern mt_rule *const mt_rules[];
 

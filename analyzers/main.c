@@ -15,6 +15,7 @@ static const char usage[] =
 	"  compare  run CMD under several allocators, figures side by side\n"
 	"  explain  find what the allocator costs CMD, and why\n"
 	"  dump     print a recorded trace, one event per line\n"
+	"  report   a recording as one HTML page: findings and charts\n"
 	"\n"
 	"'memtrace VERB --help' describes each verb.\n";
 
@@ -70,6 +71,7 @@ int main(int argc, char **argv)
 		{"compare", mt_cmd_compare},
 		{"explain", mt_cmd_explain},
 		{"dump", mt_cmd_dump},
+		{"report", mt_cmd_report},
 	};
 
 	if (argc < 2)

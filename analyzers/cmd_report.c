@@ -1,0 +1,177 @@
+/* memtrace report: a recording as one HTML page (report_page.c), its
+ * series (report_series.c), its summary and explain's findings. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "command.h"
+#include "explain.h"
+#include "launch.h"
+#include "replay.h"
+#include "report_page.h"
+#include "report_series.h"
+#include "trace_read.h"
+
+static const char usage[] =
+	"usage: memtrace report [-o FILE] [--pid PID[.N]] TRACE\n"
+	"       memtrace report [-o FILE] [--backend B] -- CMD ARGS...\n"
+	"\n"
+	"One HTML page that opens offline: the run, explain's findings with\n"
+	"their evidence and fixes, the regions, and charts over time of the\n"
+	"heap (the program break), resident and live memory, the memory\n"
+	"system calls and the sampled page faults, with the regions' calls\n"
+	"shaded.  Reads a trace (MEMTRACE_OUT, or the directory of an LTTng\n"
+	"trace), or records CMD's first.\n"
+	"\n"
+	"  -o, --output FILE   the page (default: report.html)\n"
+	"  -b, --backend B     the allocator to record CMD on (default: glibc)\n"
+	"  -p, --pid PID[.N]   the process of an LTTng trace (default: the\n"
+	"                      first one started); .N: its image after N execs\n"
+	"  -h, --help          this text\n";
+
+/* CMD recorded into a trace in dir; its path, or NULL. */
+static char *record(const char *backend, char *const argv[], const char *dir)
+{
+	char *path = NULL;
+	if (asprintf(&path, "%s/trace.mt", dir) < 0)
+		return NULL;
+	struct mt_launch l = {MT_LAUNCH_DEFAULTS, .backend = backend,
+			      .trace = path, .quiet = true};
+	if (!mt_launch_check(&l)) {
+		free(path);
+		return NULL;
+	}
+	pid_t child;
+	bool signaled;
+	int status = mt_launch_wait(&l, argv, &child, &signaled);
+	if (access(path, R_OK) != 0) {
+		fprintf(stderr, "memtrace: report: '%s' left no trace (exit status "
+				"%d)\n",
+			argv[0], status);
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+/* The recording's directory, and the traces in it (a forked child's too). */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[4096];
+		if (e->d_name[0] != '.' &&
+		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static int write_report(const char *trace, struct mt_pick pick, const char *output)
+{
+	char err[512];
+	struct mt_trace *t = mt_trace_open_process(trace, pick.pid, pick.image, err,
+						   sizeof err);
+	if (!t) {
+		fprintf(stderr, "memtrace: report: %s: %s\n", trace, err);
+		return 1;
+	}
+	char *text = mt_replay_summary(t, false, err, sizeof err);
+	json_t *summary = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	json_t *series = summary ? mt_report_series(t, err, sizeof err) : NULL;
+	mt_trace_close(t);
+	if (!summary || !series) {
+		fprintf(stderr, "memtrace: report: %s: %s\n", trace, err);
+		json_decref(summary);
+		return 1;
+	}
+	json_t *findings = mt_explain_summary(summary, trace);
+	FILE *out = fopen(output, "we");
+	bool ok = out && mt_report_page(out, summary, findings, series, MT_CHARTJS);
+	if (!out)
+		fprintf(stderr, "memtrace: report: cannot write %s: %m (choose a "
+				"writable path for -o)\n",
+			output);
+	if (out && fclose(out) != 0 && ok) {
+		fprintf(stderr, "memtrace: report: writing %s failed: %m\n", output);
+		ok = false;
+	}
+	json_decref(summary);
+	json_decref(series);
+	json_decref(findings);
+	if (ok)
+		fprintf(stderr, "memtrace: report: %s\n", output);
+	return ok ? 0 : 1;
+}
+
+int mt_cmd_report(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"backend", required_argument, NULL, 'b'},
+		{"pid", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *output = "report.html", *backend = NULL;
+	struct mt_pick pick = {0};
+	int opt, status;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+o:b:p:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'b':
+			backend = optarg;
+			break;
+		case 'p':
+			if (mt_parse_pick("report", usage, optarg, &pick))
+				return MT_EXIT_USAGE;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			return mt_usage_error(usage, "report: unknown or incomplete "
+						     "option '%s'",
+					      argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return mt_usage_error(usage, "report: give a trace or -- CMD");
+	bool with_cmd = strcmp(argv[optind - 1], "--") == 0;
+	if (!with_cmd) {
+		if (optind + 1 < argc)
+			return mt_usage_error(usage, "report: one trace at a time");
+		if (!mt_is_recording(argv[optind])) {
+			fprintf(stderr, "memtrace: report: %s is not a memtrace trace "
+					"(MEMTRACE_OUT or memtrace run -o write one)\n",
+				argv[optind]);
+			return 1;
+		}
+		return write_report(argv[optind], pick, output);
+	}
+	if (!mt_command_check("report", argv[optind], &status))
+		return status;
+	char dir[] = "/tmp/memtrace-report.XXXXXX";
+	if (!mkdtemp(dir)) {
+		perror("memtrace: report: cannot create a temporary directory");
+		return 1;
+	}
+	char *trace = record(backend, argv + optind, dir);
+	int rc = trace ? write_report(trace, pick, output) : 1;
+	free(trace);
+	remove_dir(dir);
+	return rc;
+}

@@ -1,0 +1,77 @@
+"""memtrace report: one page that opens offline, drawn in a real browser
+(Debian's chromium-headless-shell): no script error, the findings, the
+regions and the charts there."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from mt import CLI, PYTHON, clean_env, program, run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STORED = os.path.join(HERE, "..", "traces")
+NUMPY = os.path.join(HERE, "..", "..", "bench", "numpy_temporaries.py")
+CHROMIUM = shutil.which("chromium-headless-shell")
+
+needs_browser = pytest.mark.skipif(not CHROMIUM,
+                                   reason="needs chromium-headless-shell")
+
+
+def rendered(page):
+    """The page's DOM once its scripts ran."""
+    r = subprocess.run([CHROMIUM, "--no-sandbox", "--disable-gpu",
+                        "--dump-dom", f"file://{page}"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def charts(dom):
+    m = re.search(r'id="rendered" data-charts="(\d+)"', dom)
+    return int(m.group(1)) if m else None
+
+
+@needs_browser
+def test_a_stored_trace_with_regions(tmp_path):
+    page = tmp_path / "r.html"
+    r = run([CLI, "report", "-o", str(page), os.path.join(STORED, "numpy-regions.mt")],
+            clean_env())
+    assert r.returncode == 0, r.stderr
+    html = page.read_text()
+    assert "<script src" not in html and "http" not in html.split("<script>")[0]
+    dom = rendered(page)
+    assert '<div id="errors"></div>' in dom, dom[-2000:]
+    assert charts(dom) == 2  # memory, syscalls (no fault samples)
+    assert "[heap-trim-churn]" in dom and "region func2" in dom
+    assert "<td>func1</td>" in dom and "<td>func2</td>" in dom
+
+
+@needs_browser
+def test_a_command_recorded_then_drawn(tmp_path):
+    """-- CMD: recorded into a temporary trace (removed after), with its
+    resident-memory samples drawn."""
+    page = tmp_path / "r.html"
+    before = set(os.listdir("/tmp"))
+    r = run([CLI, "report", "-o", str(page), "--", PYTHON, NUMPY, "--epochs", "1",
+             "--repeats", "20"], clean_env())
+    assert r.returncode == 0, r.stderr
+    assert not [d for d in set(os.listdir("/tmp")) - before
+                if d.startswith("memtrace-report.")]
+    dom = rendered(page)
+    assert '<div id="errors"></div>' in dom
+    assert charts(dom) == 2
+    data = re.search(r'id="data">(.*?)</script>', page.read_text(), re.S).group(1)
+    assert '"anon_bytes": [[' in data or '"anon_bytes":[[' in data
+
+
+def test_bad_input_is_said(tmp_path):
+    r = run([CLI, "report", "-o", str(tmp_path / "r.html"), __file__], clean_env(),
+            check=False)
+    assert r.returncode == 1 and "is not a memtrace trace" in r.stderr
+    r = run([CLI, "report", "-o", "/nonexistent/dir/r.html",
+             os.path.join(STORED, "steady-tcmalloc.mt")], clean_env(), check=False)
+    assert r.returncode == 1 and "cannot write /nonexistent/dir/r.html" in r.stderr
+    r = run([CLI, "report"], clean_env(), check=False)
+    assert r.returncode == 2 and "give a trace or -- CMD" in r.stderr
