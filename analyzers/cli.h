@@ -14,6 +14,7 @@ int mt_cmd_compare(int argc, char **argv);
 int mt_cmd_explain(int argc, char **argv);
 int mt_cmd_dump(int argc, char **argv);
 int mt_cmd_report(int argc, char **argv);
+int mt_cmd_export(int argc, char **argv);
 
 /* "memtrace VERB: MESSAGE\nusage..." on stderr; returns MT_EXIT_USAGE. */
 int mt_usage_error(const char *usage, const char *fmt, ...)

@@ -16,6 +16,7 @@ static const char usage[] =
 	"  explain  find what the allocator costs CMD, and why\n"
 	"  dump     print a recorded trace, one event per line\n"
 	"  report   a recording as one HTML page: findings and charts\n"
+	"  export   a recording in another tool's format (flame graphs)\n"
 	"\n"
 	"'memtrace VERB --help' describes each verb.\n";
 
@@ -72,6 +73,7 @@ int main(int argc, char **argv)
 		{"explain", mt_cmd_explain},
 		{"dump", mt_cmd_dump},
 		{"report", mt_cmd_report},
+		{"export", mt_cmd_export},
 	};
 
 	if (argc < 2)

@@ -1,6 +1,7 @@
 """memtrace report: one page that opens offline, drawn in a real browser
 (Debian's chromium-headless-shell): no script error, the findings, the
 regions and the charts there."""
+import json
 import os
 import re
 import shutil
@@ -75,3 +76,20 @@ def test_bad_input_is_said(tmp_path):
     assert r.returncode == 1 and "cannot write /nonexistent/dir/r.html" in r.stderr
     r = run([CLI, "report"], clean_env(), check=False)
     assert r.returncode == 2 and "give a trace or -- CMD" in r.stderr
+
+
+def test_collapsed_stacks_add_up(tmp_path):
+    """export --format collapsed: one line per site, outermost frame first,
+    the values adding up to the sites' bytes in stat --json."""
+    trace = os.path.join(STORED, "numpy-plain.mt")
+    out = run([CLI, "export", "--format", "collapsed", trace], clean_env()).stdout
+    lines = [l.rsplit(" ", 1) for l in out.splitlines()]
+    assert lines and all(len(l) == 2 and l[1].isdigit() for l in lines)
+    summary = json.loads(run([CLI, "stat", "--json", trace], clean_env()).stdout)
+    assert sum(int(v) for _, v in lines) == \
+        sum(s["large"]["bytes"] for s in summary["sites"])
+    top = max(lines, key=lambda l: int(l[1]))[0].split(";")
+    assert top[0].startswith("<module> (numpy_plain.py:")
+    assert "func2 (numpy_plain.py:17)" in top
+    r = run([CLI, "export", "--format", "pprof", trace], clean_env(), check=False)
+    assert r.returncode == 2 and "collapsed" in r.stderr

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What stat, dump and explain say about the stored traces of tests/traces/,
+"""What stat, dump, explain and export say about the stored traces of tests/traces/,
 compared with what they said when the traces were recorded
 (tests/traces/expected/).  Nothing runs live: the readers, the replay and
 every rule are pinned on known input.
@@ -23,7 +23,10 @@ LARGE = [["stat"], ["stat", "--json"], ["explain"], ["explain", "--json"]]
 TRACES = {
     "numpy-regions.mt": LARGE,
     "numpy-plain.mt": LARGE + [["stat", "--by-site"],
-                               ["stat", "--by-site", "--depth", "1"]],
+                               ["stat", "--by-site", "--depth", "1"],
+                               ["export", "--format", "collapsed"],
+                               ["export", "--format", "collapsed", "--value",
+                                "caused"]],
     "thread-heaps.mt": LARGE,
     "churn-jemalloc.mt": LARGE,
     "steady-tcmalloc.mt": SMALL,

@@ -1,0 +1,181 @@
+/* memtrace export: a recording in another tool's format.  So far the
+ * folded stacks of flamegraph.pl and speedscope ("collapsed"): one line per
+ * call site of large blocks, its frames outermost first. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay.h"
+#include "sites.h"
+#include "symbolize.h"
+#include "trace_read.h"
+
+static const char usage[] =
+	"usage: memtrace export --format collapsed [--value V] [-o FILE]\n"
+	"                       [--pid PID[.N]] TRACE\n"
+	"\n"
+	"Writes a recording in another tool's format.  collapsed: the folded\n"
+	"stacks of flamegraph.pl and speedscope, one line per call site of\n"
+	"large blocks (128 KiB or more: the blocks whose sites the shim\n"
+	"follows), its frames outermost first, then the value:\n"
+	"\n"
+	"  -f, --format F     collapsed\n"
+	"  -v, --value V      bytes (allocated, the default), blocks, or\n"
+	"                     caused (the bytes the allocator gave back to or\n"
+	"                     took from the kernel on the site's account)\n"
+	"  -o, --output FILE  write there instead of stdout\n"
+	"  -p, --pid PID[.N]  the process of an LTTng trace (default: the first)\n"
+	"  -h, --help         this text\n";
+
+/* A frame's label, with the separators of the format taken out. */
+static void put_frame(FILE *out, json_t *frame)
+{
+	char label[512];
+	mt_frame_label(frame, label, sizeof label);
+	for (char *c = label; *c; c++)
+		if (*c == ';' || *c == '\n')
+			*c = ',';
+	fputs(label, out);
+}
+
+static double value_of(json_t *site, const char *value)
+{
+	json_t *large = json_object_get(site, "large");
+	if (!strcmp(value, "blocks"))
+		return json_number_value(json_object_get(large, "allocations"));
+	if (!strcmp(value, "bytes"))
+		return json_number_value(json_object_get(large, "bytes"));
+	double caused = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(site, "caused"), k, v) {
+		size_t n = strlen(k);
+		if (n > 6 && !strcmp(k + n - 6, "_bytes"))
+			caused += json_number_value(v);
+	}
+	return caused;
+}
+
+static int collapsed(FILE *out, json_t *summary, const char *value)
+{
+	size_t i;
+	json_t *site;
+	json_array_foreach(json_object_get(summary, "sites"), i, site) {
+		json_t *stack = json_object_get(site, "stack");
+		double v = value_of(site, value);
+		if (!json_array_size(stack) || v < 1)
+			continue;
+		/* The Python frames, outermost first, then the native ones
+		 * (innermost of all: the code that called the allocator). */
+		size_t n = json_array_size(stack), py = 0;
+		while (py < n && !strcmp(json_string_value(json_object_get(
+				       json_array_get(stack, py), "kind")) ?: "",
+				 "python"))
+			py++;
+		bool first = true;
+		for (size_t d = py; d-- > 0; first = false) {
+			fputs(first ? "" : ";", out);
+			put_frame(out, json_array_get(stack, d));
+		}
+		for (size_t d = n; d-- > py; first = false) {
+			fputs(first ? "" : ";", out);
+			put_frame(out, json_array_get(stack, d));
+		}
+		fprintf(out, " %.0f\n", v);
+	}
+	return ferror(out) ? 1 : 0;
+}
+
+int mt_cmd_export(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"value", required_argument, NULL, 'v'},
+		{"output", required_argument, NULL, 'o'},
+		{"pid", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *format = NULL, *value = "bytes", *output = NULL;
+	struct mt_pick pick = {0};
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "f:v:o:p:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'v':
+			value = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'p':
+			if (mt_parse_pick("export", usage, optarg, &pick))
+				return MT_EXIT_USAGE;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			return mt_usage_error(usage, "export: unknown or incomplete "
+						     "option '%s'",
+					      argv[optind - 1]);
+		}
+	}
+	if (!format || strcmp(format, "collapsed") != 0)
+		return mt_usage_error(usage, "export: --format collapsed is the "
+					     "format there is (got '%s')",
+				      format ? format : "none");
+	if (strcmp(value, "bytes") && strcmp(value, "blocks") && strcmp(value, "caused"))
+		return mt_usage_error(usage, "export: --value is bytes, blocks or "
+					     "caused (got '%s')",
+				      value);
+	if (optind != argc - 1)
+		return mt_usage_error(usage, "export: give one trace");
+	const char *path = argv[optind];
+	char err[512];
+	struct mt_trace *t = mt_is_recording(path)
+				     ? mt_trace_open_process(path, pick.pid, pick.image,
+							     err, sizeof err)
+				     : NULL;
+	if (!t) {
+		fprintf(stderr, "memtrace: export: %s: %s\n", path,
+			mt_is_recording(path) ? err
+					      : "not a memtrace trace (MEMTRACE_OUT "
+						"or memtrace run -o write one)");
+		return 1;
+	}
+	char *text = mt_replay_summary(t, false, err, sizeof err);
+	mt_trace_close(t);
+	json_t *summary = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	if (!summary) {
+		fprintf(stderr, "memtrace: export: %s: %s\n", path, err);
+		return 1;
+	}
+	if (!json_object_get(summary, "sites"))
+		fprintf(stderr, "memtrace: export: %s has no sites (recorded with "
+				"MEMTRACE_SITES=0, or without its closing record)\n",
+			path);
+	mt_sites_symbolize(summary);
+	FILE *out = output ? fopen(output, "we") : stdout;
+	if (!out) {
+		fprintf(stderr, "memtrace: export: cannot write %s: %m (choose a "
+				"writable path for -o)\n",
+			output);
+		json_decref(summary);
+		return 1;
+	}
+	int rc = collapsed(out, summary, value);
+	json_decref(summary);
+	if (out != stdout && fclose(out) != 0)
+		rc = 1;
+	return rc;
+}
