@@ -7,23 +7,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "export_perfetto.h"
 #include "replay.h"
 #include "sites.h"
 #include "symbolize.h"
 #include "trace_read.h"
 
 static const char usage[] =
-	"usage: memtrace export --format collapsed [--value V] [-o FILE]\n"
+	"usage: memtrace export --format collapsed|perfetto [--value V] [-o FILE]\n"
 	"                       [--pid PID[.N]] TRACE\n"
 	"\n"
-	"Writes a recording in another tool's format.  collapsed: the folded\n"
-	"stacks of flamegraph.pl and speedscope, one line per call site of\n"
-	"large blocks (128 KiB or more: the blocks whose sites the shim\n"
-	"follows), its frames outermost first, then the value:\n"
+	"Writes a recording in another tool's format.\n"
+	"collapsed: the folded stacks of flamegraph.pl and speedscope, one line\n"
+	"per call site of large blocks (128 KiB or more: the blocks whose sites\n"
+	"the shim follows), its frames outermost first, then the value.\n"
+	"perfetto: Perfetto's protobuf trace (open it in ui.perfetto.dev): a\n"
+	"track per thread with its regions' calls as slices and each memory\n"
+	"syscall as an instant event with its arguments, and counter tracks for\n"
+	"the heap's size, resident and live memory, and sampled page faults.\n"
 	"\n"
-	"  -f, --format F     collapsed\n"
+	"  -f, --format F     collapsed or perfetto\n"
 	"  -v, --value V      bytes (allocated, the default), blocks, or\n"
 	"                     caused (the bytes the allocator gave back to or\n"
 	"                     took from the kernel on the site's account)\n"
@@ -90,6 +96,30 @@ static int collapsed(FILE *out, json_t *summary, const char *value)
 	return ferror(out) ? 1 : 0;
 }
 
+static int to_perfetto(struct mt_trace *t, json_t *summary, const char *path,
+		       const char *output)
+{
+	char err[512];
+	if (!output && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "memtrace: export: a Perfetto trace is binary: "
+				"give -o FILE\n");
+		return MT_EXIT_USAGE;
+	}
+	FILE *out = output ? fopen(output, "we") : stdout;
+	if (!out) {
+		fprintf(stderr, "memtrace: export: cannot write %s: %m (choose a "
+				"writable path for -o)\n",
+			output);
+		return 1;
+	}
+	bool ok = mt_export_perfetto(out, t, summary, err, sizeof err);
+	if (!ok)
+		fprintf(stderr, "memtrace: export: %s: %s\n", path, err);
+	if (out != stdout && fclose(out) != 0)
+		ok = false;
+	return ok ? 0 : 1;
+}
+
 int mt_cmd_export(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -129,9 +159,10 @@ int mt_cmd_export(int argc, char **argv)
 					      argv[optind - 1]);
 		}
 	}
-	if (!format || strcmp(format, "collapsed") != 0)
-		return mt_usage_error(usage, "export: --format collapsed is the "
-					     "format there is (got '%s')",
+	bool perfetto = format && !strcmp(format, "perfetto");
+	if (!format || (!perfetto && strcmp(format, "collapsed") != 0))
+		return mt_usage_error(usage, "export: --format is collapsed or "
+					     "perfetto (got '%s')",
 				      format ? format : "none");
 	if (strcmp(value, "bytes") && strcmp(value, "blocks") && strcmp(value, "caused"))
 		return mt_usage_error(usage, "export: --value is bytes, blocks or "
@@ -153,13 +184,20 @@ int mt_cmd_export(int argc, char **argv)
 		return 1;
 	}
 	char *text = mt_replay_summary(t, false, err, sizeof err);
-	mt_trace_close(t);
 	json_t *summary = text ? json_loads(text, 0, NULL) : NULL;
 	free(text);
 	if (!summary) {
 		fprintf(stderr, "memtrace: export: %s: %s\n", path, err);
+		mt_trace_close(t);
 		return 1;
 	}
+	if (perfetto) {
+		int rc = to_perfetto(t, summary, path, output);
+		mt_trace_close(t);
+		json_decref(summary);
+		return rc;
+	}
+	mt_trace_close(t);
 	if (!json_object_get(summary, "sites"))
 		fprintf(stderr, "memtrace: export: %s has no sites (recorded with "
 				"MEMTRACE_SITES=0, or without its closing record)\n",

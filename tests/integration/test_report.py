@@ -93,3 +93,72 @@ def test_collapsed_stacks_add_up(tmp_path):
     assert "func2 (numpy_plain.py:17)" in top
     r = run([CLI, "export", "--format", "pprof", trace], clean_env(), check=False)
     assert r.returncode == 2 and "collapsed" in r.stderr
+
+
+def varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 127) << shift
+        shift += 7
+        if b < 128:
+            return v, i
+
+
+def fields(buf):
+    """(field, value) of a protobuf message; length-delimited values as
+    bytes."""
+    i = 0
+    while i < len(buf):
+        key, i = varint(buf, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = varint(buf, i)
+        elif wire == 2:
+            n, i = varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        elif wire == 1:
+            v, i = buf[i:i + 8], i + 8
+        else:
+            raise AssertionError(f"wire type {wire}")
+        yield field, v
+
+
+@pytest.mark.skipif(not shutil.which("protoc"), reason="needs protobuf-compiler")
+def test_perfetto_packets_match_the_trace(tmp_path):
+    """export --format perfetto: valid protobuf (protoc --decode_raw), a
+    slice per region call, an instant event per memory syscall the kernel
+    saw, counters for the heap; counted against stat and dump."""
+    trace = os.path.join(STORED, "numpy-regions.mt")
+    out = tmp_path / "t.pftrace"
+    run([CLI, "export", "--format", "perfetto", "-o", str(out), trace], clean_env())
+    data = out.read_bytes()
+    with open(out, "rb") as f:
+        assert subprocess.run(["protoc", "--decode_raw"], stdin=f,
+                              capture_output=True).returncode == 0
+    kinds, names, tracks = {}, {}, 0
+    for field, packet in fields(data):
+        assert field == 1
+        for f, v in fields(packet):
+            if f == 60:
+                tracks += 1
+            if f == 11:
+                event = dict(fields(v))
+                kinds[event[9]] = kinds.get(event[9], 0) + 1
+                if 23 in event:
+                    names[event[23].decode()] = names.get(event[23].decode(), 0) + 1
+    summary = json.loads(run([CLI, "stat", "--json", trace], clean_env()).stdout)
+    calls = sum(r["count"] for r in summary["regions"])
+    assert kinds[1] == kinds[2] == calls  # slice begin, end
+    assert names["func1"] == names["func2"] == 100
+    dump = run([CLI, "dump", trace], clean_env()).stdout
+    enters = [l.split()[4] for l in dump.splitlines()
+              if " kernel_call " in l and " enter " in l]
+    assert kinds[3] == len(enters)  # instant: each syscall at entry
+    for sys in ("brk", "mmap", "munmap", "madvise"):
+        assert names.get(sys, 0) == enters.count(f"sys={sys}"), sys
+    moves = sum(1 for l in dump.splitlines() if " heap_move " in l
+                and l.split()[3] != l.split()[4].replace("to=", "from="))
+    assert kinds[4] >= moves > 0  # counters: the heap at least
+    assert tracks >= 6  # the process, 5 counters, its threads
