@@ -6,7 +6,8 @@ once (start-up, libc's own first allocations) cancels out and what is left
 is exactly the rounds' calls."""
 import pytest
 
-from mt import BACKENDS, PYTHON, fixed_layout, program, summary
+from mt import (BACKENDS, PYTHON, bare_env, fixed_layout, program, run, shim_env,
+                summary)
 
 SHORT, LONG = 40, 140
 ROUNDS = LONG - SHORT
@@ -170,3 +171,16 @@ def test_cxx_new_and_delete_on_every_backend(backend):
     assert extra[0] == 5 * 200 and extra[1] == 5 * 200, counts
     assert extra[2] == 0, counts  # live bytes: nothing more left live
     assert extra[3] == 200, counts  # the 200,000-byte block of each round
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cxx_bad_alloc_passes_through(backend):
+    """A new that cannot succeed throws std::bad_alloc through the shim's
+    operator new as it does bare (or aborts, where the backend does bare:
+    mimalloc), and a nothrow new returns NULL."""
+    cmd = [program("cxx_new"), "1", "throw"]
+    bare = run(cmd, bare_env(backend), check=False)
+    shim = run(cmd, shim_env(backend, quiet=True), check=False)
+    assert (shim.returncode, shim.stdout) == (bare.returncode, bare.stdout)
+    if bare.returncode == 0:
+        assert shim.stdout == "bad_alloc caught\nnothrow: null\n"

@@ -2,7 +2,11 @@
 // deletes of every kind (plain, array, nothrow, aligned, sized): jemalloc,
 // tcmalloc and mimalloc define operator new and delete themselves, so the
 // shim must see them there as it sees malloc and free.
+// `cxx_new N throw`: then a new that cannot succeed, its std::bad_alloc
+// caught (thrown through the shim's operator new), and a nothrow one.
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <new>
 
 struct alignas(256) Wide {
@@ -31,6 +35,16 @@ int main(int argc, char **argv)
 		delete[] maybe;
 		delete wide;
 		delete[] wides;
+	}
+	if (argc > 2 && std::string(argv[2]) == "throw") {
+		try {
+			seen = new char[std::size_t(1) << 62];
+			std::puts("no bad_alloc");
+		} catch (const std::bad_alloc &) {
+			std::puts("bad_alloc caught");
+		}
+		char *none = new (std::nothrow) char[std::size_t(1) << 62];
+		std::puts(none ? "nothrow: a block" : "nothrow: null");
 	}
 	return 0;
 }
