@@ -445,7 +445,7 @@ static struct mt_trace_buf *recording(struct mt_thread *t)
  * against the table; a field left out is 0. */
 #define EVENT(t, name, ...)                                                  \
 	do {                                                                 \
-		_Static_assert(MT_WIRE_OF_##name ==                 \
+		_Static_assert(MT_WIRE_OF_##name ==                          \
 				       sizeof(struct mt_ev_##name) / 8,      \
 			       "a varint event");                            \
 		struct mt_trace_buf *b_ = recording(t);                      \
