@@ -11,13 +11,14 @@
 
 #include "cli.h"
 #include "export_perfetto.h"
+#include "export_pprof.h"
 #include "replay.h"
 #include "sites.h"
 #include "symbolize.h"
 #include "trace_read.h"
 
 static const char usage[] =
-	"usage: memtrace export --format collapsed|perfetto [--value V] [-o FILE]\n"
+	"usage: memtrace export --format collapsed|perfetto|pprof [--value V] [-o FILE]\n"
 	"                       [--pid PID[.N]] TRACE\n"
 	"\n"
 	"Writes a recording in another tool's format.\n"
@@ -28,8 +29,11 @@ static const char usage[] =
 	"track per thread with its regions' calls as slices and each memory\n"
 	"syscall as an instant event with its arguments, and counter tracks for\n"
 	"the heap's size, resident and live memory, and sampled page faults.\n"
+	"pprof: the call sites of large blocks as a gzipped profile.proto (for\n"
+	"pprof, speedscope, Perfetto): blocks, bytes, and the bytes the\n"
+	"allocator moved on their account, by stack (needs -o).\n"
 	"\n"
-	"  -f, --format F     collapsed or perfetto\n"
+	"  -f, --format F     collapsed, perfetto or pprof\n"
 	"  -v, --value V      bytes (allocated, the default), blocks, or\n"
 	"                     caused (the bytes the allocator gave back to or\n"
 	"                     took from the kernel on the site's account)\n"
@@ -160,10 +164,13 @@ int mt_cmd_export(int argc, char **argv)
 		}
 	}
 	bool perfetto = format && !strcmp(format, "perfetto");
-	if (!format || (!perfetto && strcmp(format, "collapsed") != 0))
-		return mt_usage_error(usage, "export: --format is collapsed or "
-					     "perfetto (got '%s')",
+	bool pprof = format && !strcmp(format, "pprof");
+	if (!format || (!perfetto && !pprof && strcmp(format, "collapsed") != 0))
+		return mt_usage_error(usage, "export: --format is collapsed, perfetto "
+					     "or pprof (got '%s')",
 				      format ? format : "none");
+	if (pprof && !output)
+		return mt_usage_error(usage, "export: --format pprof needs -o FILE");
 	if (strcmp(value, "bytes") && strcmp(value, "blocks") && strcmp(value, "caused"))
 		return mt_usage_error(usage, "export: --value is bytes, blocks or "
 					     "caused (got '%s')",
@@ -203,6 +210,13 @@ int mt_cmd_export(int argc, char **argv)
 				"MEMTRACE_SITES=0, or without its closing record)\n",
 			path);
 	mt_sites_symbolize(summary);
+	if (pprof) {
+		bool ok = mt_export_pprof(output, summary, err, sizeof err);
+		if (!ok)
+			fprintf(stderr, "memtrace: export: %s\n", err);
+		json_decref(summary);
+		return ok ? 0 : 1;
+	}
 	FILE *out = output ? fopen(output, "we") : stdout;
 	if (!out) {
 		fprintf(stderr, "memtrace: export: cannot write %s: %m (choose a "

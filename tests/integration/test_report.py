@@ -162,3 +162,45 @@ def test_perfetto_packets_match_the_trace(tmp_path):
                 and l.split()[3] != l.split()[4].replace("to=", "from="))
     assert kinds[4] >= moves > 0  # counters: the heap at least
     assert tracks >= 6  # the process, 5 counters, its threads
+
+
+def packed(buf):
+    i, out = 0, []
+    while i < len(buf):
+        v, i = varint(buf, i)
+        out.append(v)
+    return out
+
+
+@pytest.mark.skipif(not shutil.which("protoc"), reason="needs protobuf-compiler")
+def test_pprof_profile_of_the_sites(tmp_path):
+    """export --format pprof: a gzipped profile.proto (protoc --decode_raw
+    reads it), one sample per site, the leaf first, its values adding up to
+    the sites' blocks and bytes in stat --json."""
+    import gzip
+    trace = os.path.join(STORED, "numpy-plain.mt")
+    out = tmp_path / "p.pb.gz"
+    run([CLI, "export", "--format", "pprof", "-o", str(out), trace], clean_env())
+    data = gzip.decompress(out.read_bytes())
+    assert subprocess.run(["protoc", "--decode_raw"], input=data,
+                          capture_output=True).returncode == 0
+    samples, strings, functions = [], [], {}
+    for field, v in fields(data):
+        if field == 2:
+            s = dict(fields(v))
+            samples.append((packed(s[1]), packed(s[2])))
+        elif field == 6:
+            strings.append(v.decode())
+        elif field == 5:
+            f = dict(fields(v))
+            functions[f[1]] = f[2]
+    summary = json.loads(run([CLI, "stat", "--json", trace], clean_env()).stdout)
+    sites = summary["sites"]
+    assert strings[0] == "" and len(samples) == len(sites)
+    assert sum(v[0] for _, v in samples) == sum(s["large"]["allocations"] for s in sites)
+    assert sum(v[1] for _, v in samples) == sum(s["large"]["bytes"] for s in sites)
+    # the heaviest site's stack, leaf first: NumPy's C code, then func2
+    top = max(samples, key=lambda s: s[1][1])
+    names = [strings[functions[loc]] for loc in top[0]]
+    assert "func2" in names and names.index("func2") > 0
+    assert names[-1] == "<module>"
