@@ -130,7 +130,7 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 		struct mt_rule_input in = {
 			.backend = m->runs.backend,
 			.f = &f,
-			.summary = m->runs.summaries[0],
+			.sites = json_object_get(m->runs.summaries[0], "sites"),
 			.python = cx->python,
 			.page_size = sysconf(_SC_PAGESIZE),
 		};

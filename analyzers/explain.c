@@ -62,9 +62,9 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	char label[512];
 	/* Sites are the whole run's: a region's finding would be given
 	 * code outside the region. */
-	if (!in->f->whole || !json_object_get(in->summary, "sites"))
+	if (!in->f->whole || !in->sites)
 		return;
-	x->sites = mt_sites_ranked(in->summary, keys, 5);
+	x->sites = mt_sites_ranked(in->sites, keys, 5);
 	json_t *top = json_array_get(x->sites, 0);
 	if (!top)
 		return;

@@ -38,7 +38,7 @@ struct mt_finding {
 struct mt_rule_input {
 	const char *backend;
 	const struct mt_call_figures *f; /* per call, this region */
-	json_t *summary;		 /* the whole run */
+	json_t *sites; /* the whole run's call sites (sites.h), or NULL */
 	bool python;			 /* the command is a Python program */
 	long page_size;
 };
@@ -62,8 +62,5 @@ unsigned long long mt_pow2_at_least(double n);
 /* explain --json's findings about one summary (a trace's, replayed):
  * source names it in messages. */
 json_t *mt_explain_summary(json_t *summary, const char *source);
-
-/* The catalog, in the order findings are listed. */
-extern mt_rule *const mt_rules[];
 
 #endif

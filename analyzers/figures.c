@@ -142,6 +142,12 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->anon_exit = num(res, "anon_bytes_exit");
 	f->live_exit = num(res, "live_bytes_exit");
 	f->threads = num(s, "threads");
+	json_t *g = json_object_get(s, "glibc_thresholds");
+	f->glibc_thresholds = g != NULL;
+	f->mmap_threshold = num(g, "mmap");
+	f->trim_threshold = num(g, "trim");
+	f->threshold_raises = num(g, "raises");
+	f->thresholds_dynamic = json_is_true(json_object_get(g, "dynamic"));
 	return true;
 }
 

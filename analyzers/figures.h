@@ -44,6 +44,11 @@ struct mt_call_figures {
 	bool kernel;			/* syscalls come from the kernel */
 	bool whole;			/* the whole run, which has no regions */
 	const char *fault_source;
+	/* glibc's thresholds as the shim followed them (the summary's
+	 * "glibc_thresholds", glibc only): the run's, and of several runs
+	 * the first one's, not combined. */
+	bool glibc_thresholds, thresholds_dynamic;
+	double mmap_threshold, trim_threshold, threshold_raises;
 };
 
 /* The figures of region `name` in summary s (or of the whole program when

@@ -41,14 +41,14 @@ static int by_value_desc(const void *a, const void *b)
 }
 
 /* Folded sites weighed by weigh(site), ranked, with their shares. */
-static json_t *ranked(json_t *s, double (*weigh)(json_t *, const void *),
+static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 		      const void *arg, size_t max, double min_share)
 {
 	json_t *folded = json_object(), *out = json_array();
 	double total = 0;
 	size_t i;
 	json_t *site;
-	json_array_foreach(json_object_get(s, "sites"), i, site) {
+	json_array_foreach(sites, i, site) {
 		double v = weigh(site, arg);
 		char *key = fold_key(json_object_get(site, "stack"));
 		if (!key)
@@ -115,14 +115,14 @@ static double weigh_bytes(json_t *site, const void *unused)
 	return json_number_value(json_object_get(json_object_get(site, "large"), "bytes"));
 }
 
-json_t *mt_sites_ranked(json_t *s, const char *const *keys, size_t max)
+json_t *mt_sites_ranked(json_t *sites, const char *const *keys, size_t max)
 {
-	return ranked(s, weigh_caused, keys, max, 0.01);
+	return ranked(sites, weigh_caused, keys, max, 0.01);
 }
 
-json_t *mt_sites_by_bytes(json_t *s, size_t max)
+json_t *mt_sites_by_bytes(json_t *sites, size_t max)
 {
-	return ranked(s, weigh_bytes, NULL, max, 0.01);
+	return ranked(sites, weigh_bytes, NULL, max, 0.01);
 }
 
 static const char *base_name(const char *path)
@@ -272,7 +272,9 @@ static uint64_t caused_count(json_t *site, const char *key)
 
 void mt_sites_print(FILE *out, json_t *s)
 {
-	json_t *sites = ranked(s, weigh_all, NULL, SIZE_MAX, 0), *site;
+	json_t *sites = ranked(json_object_get(s, "sites"), weigh_all, NULL,
+			       SIZE_MAX, 0),
+	       *site;
 	char label[512];
 	size_t i;
 	fprintf(out, "\nsites of large blocks, pid %lld (what the allocator did "

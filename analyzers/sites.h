@@ -9,15 +9,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The sites of summary s ranked by the sum of their "caused" figures
- * named in `keys` (NULL-terminated), sites with the same Python frames
- * counted as one (their native callers differ), at most `max`, each at
- * least 1% of the total: [{"share": 0.82, "value": N, "stack": [...]}].
- * An empty array when s has no sites or none caused any. */
-json_t *mt_sites_ranked(json_t *s, const char *const *keys, size_t max);
+/* A summary's sites (its "sites" array) ranked by the sum of their
+ * "caused" figures named in `keys` (NULL-terminated), sites with the same
+ * Python frames counted as one (their native callers differ), at most
+ * `max`, each at least 1% of the total:
+ * [{"share": 0.82, "value": N, "stack": [...]}].  An empty array when
+ * sites is NULL or none caused any. */
+json_t *mt_sites_ranked(json_t *sites, const char *const *keys, size_t max);
 
 /* The same, ranked by their large blocks' bytes. */
-json_t *mt_sites_by_bytes(json_t *s, size_t max);
+json_t *mt_sites_by_bytes(json_t *sites, size_t max);
 
 /* "func2 (x.py:6)", or "memcpy+0x10 (libc.so.6)" for a site without
  * Python frames: its innermost frame of the program's own code (not the

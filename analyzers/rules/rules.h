@@ -4,6 +4,10 @@
 
 #include "explain.h"
 
+/* The catalog (catalog.c): every rule, NULL-terminated, in the order
+ * findings are listed. */
+extern mt_rule *const mt_rules[];
+
 mt_rule mt_rule_heap_trim_churn, mt_rule_mmap_churn, mt_rule_purge_churn,
 	mt_rule_temporaries, mt_rule_threshold, mt_rule_first_touch,
 	mt_rule_thread_heap_churn, mt_rule_memory_kept;

@@ -16,7 +16,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 	if (f->large_allocs < 10 || f->large_frees < 0.9 * f->large_allocs ||
 	    !mt_run_churns(in))
 		return NULL;
-	json_t *all = mt_sites_by_bytes(in->summary, 5), *sites = json_array();
+	json_t *all = mt_sites_by_bytes(in->sites, 5), *sites = json_array();
 	size_t i;
 	json_t *site;
 	json_array_foreach(all, i, site) {
@@ -81,7 +81,7 @@ struct mt_finding *mt_rule_temporaries(const struct mt_rule_input *in)
 	/* A temporary is short-lived within a unit of work: a call of a
 	 * region, or without regions, the function that allocates it. */
 	if (f->whole)
-		return json_object_get(in->summary, "sites") ? by_site(in) : NULL;
+		return in->sites ? by_site(in) : NULL;
 	if (f->large_allocs < 1)
 		return NULL;
 	struct mt_finding *x = mt_finding_new("temporaries", in);

@@ -18,9 +18,7 @@
 static void threshold_fix(struct mt_finding *x, const struct mt_rule_input *in,
 			  double per_shrink)
 {
-	json_t *g = json_object_get(in->summary, "glibc_thresholds");
-	double mmap = fmax(128 * 1024,
-			   json_number_value(json_object_get(g, "mmap")));
+	double mmap = fmax(128 * 1024, in->f->mmap_threshold);
 	unsigned long long trim =
 		mt_pow2_at_least(fmax(2 * per_shrink, in->f->peak_live));
 	char b1[32], b2[32];

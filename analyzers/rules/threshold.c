@@ -8,15 +8,13 @@
 struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
-	json_t *g = json_object_get(in->summary, "glibc_thresholds");
 	char b1[32], b2[32], b3[32];
 
-	if (!g || f->large_allocs < 1)
+	if (!f->glibc_thresholds || f->large_allocs < 1)
 		return NULL;
-	double mmap = json_number_value(json_object_get(g, "mmap"));
-	double trim = json_number_value(json_object_get(g, "trim"));
-	double raises = json_number_value(json_object_get(g, "raises"));
-	bool dynamic = json_is_true(json_object_get(g, "dynamic"));
+	double mmap = f->mmap_threshold, trim = f->trim_threshold;
+	double raises = f->threshold_raises;
+	bool dynamic = f->thresholds_dynamic;
 	double block = f->large_bytes / f->large_allocs;
 	if (dynamic && raises < 1)
 		return NULL; /* nothing moved */
