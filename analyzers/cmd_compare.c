@@ -86,7 +86,7 @@ static void format(char *buf, size_t len, const struct metric *m, double v)
 	else if (m->kind == BYTES)
 		mt_format_bytes(v, buf, len);
 	else
-		snprintf(buf, len, v == (long long)v ? "%.0f" : "%.2f", v);
+		mt_format_per_call(v, buf, len);
 }
 
 

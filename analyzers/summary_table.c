@@ -12,31 +12,16 @@ static uint64_t u64(json_t *obj, const char *key)
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 }
 
-/* 1234567 -> "1,234,567" */
-static const char *grouped(uint64_t v, char *buf, size_t len)
-{
-	char digits[32];
-	int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
-	size_t o = 0;
-
-	for (int i = 0; i < n && o < len - 1; i++) {
-		if (i && (n - i) % 3 == 0 && o < len - 2)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 
 static void row(FILE *out, uint64_t count, const char *name, const char *note)
 {
 	char num[40];
 	if (note && *note)
 		fprintf(out, "  %18s  %-30s  # %s\n",
-			grouped(count, num, sizeof num), name, note);
+			mt_format_count(count, num, sizeof num), name, note);
 	else
-		fprintf(out, "  %18s  %s\n", grouped(count, num, sizeof num), name);
+		fprintf(out, "  %18s  %s\n",
+			mt_format_count(count, num, sizeof num), name);
 }
 
 /* A figure the trace did not record (null): said, not shown as 0. */
