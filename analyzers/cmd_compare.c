@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backends.h"
@@ -191,13 +190,6 @@ static void print_csv(FILE *out, const char **regions, size_t nr,
 		}
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The backends of the list that are installed (a note for the others). */
 static size_t usable_backends(char *list, struct mt_runs *out)
 {
@@ -288,33 +280,9 @@ int mt_cmd_compare(int argc, char **argv)
 		return MT_EXIT_USAGE;
 	}
 
-	/* Interleaved, so that a slow spell of the machine hits every
-	 * backend alike. */
 	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	bool progress = isatty(STDERR_FILENO);
-	double started = now_s();
-	size_t done = 0, total = (size_t)repeat * nb;
-	int failures = 0;
-	for (long r = 0; r < repeat; r++)
-		for (size_t i = 0; i < nb; i++) {
-			if (progress) {
-				double per = done ? (now_s() - started) / (double)done : 0;
-				fprintf(stderr, "\rmemtrace: compare: %s, run %ld of %ld, "
-						"about %.0f s left   ",
-					b[i].backend, r + 1, repeat,
-					per * (double)(total - done));
-			}
-			char failure[512];
-			if (!mt_runs_add(&b[i], argv + optind, NULL, devnull, failure,
-					 sizeof failure)) {
-				fprintf(stderr, "%smemtrace: compare: %s\n",
-					progress ? "\n" : "", failure);
-				failures++;
-			}
-			done++;
-		}
-	if (progress)
-		fputs("\r\033[K", stderr);
+	int failures = mt_runs_repeat(b, nb, repeat, argv + optind, NULL, devnull,
+				      "compare", isatty(STDERR_FILENO));
 	if (devnull >= 0)
 		close(devnull);
 

@@ -87,14 +87,10 @@ static bool measure_runs(const struct context *cx, const char *backend,
 			 const char *setting, struct measured *out)
 {
 	out->runs = (struct mt_runs){.backend = backend};
-	for (long r = 0; r < cx->repeat; r++) {
-		char failure[512];
-		if (mt_runs_add(&out->runs, cx->argv, setting, cx->devnull, failure,
-				sizeof failure))
-			mt_sites_symbolize(out->runs.summaries[out->runs.n - 1]);
-		else
-			fprintf(stderr, "memtrace: explain: %s\n", failure);
-	}
+	mt_runs_repeat(&out->runs, 1, cx->repeat, cx->argv, setting, cx->devnull,
+		       "explain", false);
+	for (size_t i = 0; i < out->runs.n; i++)
+		mt_sites_symbolize(out->runs.summaries[i]);
 	return out->runs.n > 0;
 }
 

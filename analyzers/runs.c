@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <time.h>
 
 #include "command.h"
 #include "measure.h"
@@ -27,6 +28,45 @@ bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 	}
 	mt_measured_free(&m);
 	return ok;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Interleaved, so that a slow spell of the machine hits every backend
+ * alike. */
+int mt_runs_repeat(struct mt_runs *b, size_t nb, long repeat,
+		   char *const argv[], const char *setting, int stdout_fd,
+		   const char *verb, bool progress)
+{
+	double started = now_s();
+	size_t done = 0, total = (size_t)repeat * nb;
+	int failures = 0;
+	for (long r = 0; r < repeat; r++)
+		for (size_t i = 0; i < nb; i++) {
+			if (progress) {
+				double per = done ? (now_s() - started) / (double)done : 0;
+				fprintf(stderr, "\rmemtrace: %s: %s, run %ld of %ld, "
+						"about %.0f s left   ",
+					verb, b[i].backend, r + 1, repeat,
+					per * (double)(total - done));
+			}
+			char failure[512];
+			if (!mt_runs_add(&b[i], argv, setting, stdout_fd, failure,
+					 sizeof failure)) {
+				fprintf(stderr, "%smemtrace: %s: %s\n",
+					progress ? "\n" : "", verb, failure);
+				failures++;
+			}
+			done++;
+		}
+	if (progress)
+		fputs("\r\033[K", stderr);
+	return failures;
 }
 
 bool mt_runs_figures(const struct mt_runs *r, const char *region,

@@ -24,6 +24,14 @@ struct mt_runs {
  * status 1)"). */
 bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		 int stdout_fd, char *failure, size_t len);
+/* argv `repeat` times under each of the nb backends of b, interleaved
+ * (b[0], b[1], ..., b[0], b[1], ...), with `setting` and stdout_fd as for
+ * mt_runs_add.  Each failure is said on stderr ("memtrace: VERB: ...");
+ * with `progress`, a line there says how far it is.  Returns how many
+ * runs failed. */
+int mt_runs_repeat(struct mt_runs *b, size_t nb, long repeat,
+		   char *const argv[], const char *setting, int stdout_fd,
+		   const char *verb, bool progress);
 /* The figures of `region` combined over the runs (mt_figures_combine);
  * false when no run has it. */
 bool mt_runs_figures(const struct mt_runs *r, const char *region,
