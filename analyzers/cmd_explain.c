@@ -11,7 +11,7 @@
 #include "command.h"
 #include "explain.h"
 #include "measure.h"
-#include "replay.h"
+#include "replay_json.h"
 #include "rules/rules.h"
 #include "runs.h"
 #include "sites.h"

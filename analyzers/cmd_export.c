@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "export_perfetto.h"
 #include "export_pprof.h"
-#include "replay.h"
+#include "replay_json.h"
 #include "sites.h"
 #include "symbolize.h"
 #include "trace_read.h"

@@ -12,7 +12,7 @@
 #include "command.h"
 #include "explain.h"
 #include "launch.h"
-#include "replay.h"
+#include "replay_json.h"
 #include "report_page.h"
 #include "report_series.h"
 #include "trace_read.h"

@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "command.h"
 #include "launch.h"
-#include "replay.h"
+#include "replay_json.h"
 #include "measure.h"
 #include "sites.h"
 #include "symbolize.h"

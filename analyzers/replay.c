@@ -5,7 +5,6 @@
 #include "idmap.h"
 #include "recording.h"
 #include "replay.h"
-#include "summary.h"
 
 /* The live summary's median is over a region's first calls only
  * (shim/regions.c): the same here, or the two would differ. */
@@ -61,6 +60,10 @@ struct replay {
 	json_t *exit;
 	struct mt_recording rec;
 	bool failed; /* out of memory */
+	/* What the summary points into. */
+	const char **argv;
+	struct mt_region_summary *summaries;
+	char *sites;
 };
 
 static struct thread *thread_of(struct replay *r, uint32_t tid)
@@ -525,96 +528,47 @@ static struct mt_region_summary *region_list(struct replay *r, const struct mt_s
 }
 
 /* The command line of the metadata, NULL-terminated. */
-static const char **command(json_t *meta, size_t *bytes)
+static const char **command(json_t *meta)
 {
 	json_t *cmd = json_object_get(meta, "command"), *arg;
 	size_t n = 0, i;
 	const char **argv = calloc(json_array_size(cmd) + 1, sizeof *argv);
-	*bytes = 0;
 	if (!argv)
 		return NULL;
-	json_array_foreach(cmd, i, arg) if (json_string_value(arg)) {
+	json_array_foreach(cmd, i, arg) if (json_string_value(arg))
 		argv[n++] = json_string_value(arg);
-		*bytes += strlen(argv[n - 1]);
-	}
 	return argv;
 }
 
-/* The summary as the shim writes it, then what the recording lacks. */
-static char *summary_json(struct replay *r, struct mt_trace *t, char *err, size_t errlen)
+/* The summary of the events replayed, with the trace's metadata. */
+static bool fill_summary(struct replay *r, struct mt_trace *t, struct mt_summary *s)
 {
 	json_t *meta = mt_trace_metadata(t);
-	struct mt_summary s;
-	size_t argv_bytes = 0;
-	char *out = NULL;
 
-	memset(&s, 0, sizeof s);
-	s.pid = (long)u64(meta, "pid");
-	const char **argv = command(meta, &argv_bytes);
-	s.argv = argv;
+	memset(s, 0, sizeof *s);
+	s->pid = (long)u64(meta, "pid");
+	s->argv = r->argv = command(meta);
 	json_t *be = json_object_get(meta, "backend");
-	s.backend_name = json_string_value(json_object_get(be, "name"));
-	s.backend_library = json_string_value(json_object_get(be, "library"));
-	s.backend_version = json_string_value(json_object_get(be, "version"));
-	finish_threads(r, &s);
-	s.peak_live = r->peak > 0 ? (uint64_t)r->peak : 0;
-	char *sites = NULL;
+	s->backend_name = json_string_value(json_object_get(be, "name"));
+	s->backend_library = json_string_value(json_object_get(be, "library"));
+	s->backend_version = json_string_value(json_object_get(be, "version"));
+	finish_threads(r, s);
+	s->peak_live = r->peak > 0 ? (uint64_t)r->peak : 0;
 	if (r->exit) {
-		from_exit(r->exit, &s);
+		from_exit(r->exit, s);
 		/* The call sites are the shim's, at exit (sites.h). */
 		json_t *at = json_object_get(r->exit, "sites");
-		s.sites_json = sites = at ? json_dumps(at, JSON_COMPACT) : NULL;
+		s->sites_json = r->sites = at ? json_dumps(at, JSON_COMPACT) : NULL;
 	}
-	s.fault_samples = r->fault_samples;
-	s.fault_samples_lost = r->fault_samples_lost;
-	s.resident = r->resident;
-	struct mt_region_summary *regions = region_list(r, &s, &s.region_count);
-	s.regions = regions;
-
-	/* Escaped, a byte of the command takes at most 6. */
-	size_t size = 16384 + 6 * argv_bytes + (s.region_count + 1) * 8192 +
-		      (sites ? strlen(sites) : 0);
-	out = argv && regions ? malloc(size) : NULL;
-	if (!out || !mt_summary_json(&s, out, size)) {
-		free(out);
-		out = NULL;
-		snprintf(err, errlen, "out of memory");
-	}
-	free(regions);
-	free(argv);
-	free(sites);
-	if (!out || !mt_recording_noteworthy(&r->rec))
-		return out;
-
-	json_t *j = json_loads(out, 0, NULL);
-	free(out);
-	out = j && mt_recording_annotate(&r->rec, j) ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (!out)
-		snprintf(err, errlen, "out of memory");
-	return out;
+	s->fault_samples = r->fault_samples;
+	s->fault_samples_lost = r->fault_samples_lost;
+	s->resident = r->resident;
+	s->regions = r->summaries = region_list(r, s, &s->region_count);
+	return r->argv && r->summaries;
 }
 
-char *mt_replay_summary(struct mt_trace *t, bool salvage, char *err, size_t errlen)
+static void replay_free(struct replay *r)
 {
-	struct replay *r = calloc(1, sizeof *r);
-	char *out = NULL;
-
-	if (!r) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (!mt_trace_each(t, salvage, on_event, r, err, errlen) || r->failed) {
-		if (r->failed)
-			snprintf(err, errlen, "out of memory");
-		goto done;
-	}
-	r->rec.closed = r->exit != NULL;
-	r->rec.fault_sampled = r->exit && u64(r->exit, "fault_period");
-	r->rec.lost_samples = r->fault_samples_lost;
-	mt_recording_read(&r->rec, t);
-	out = summary_json(r, t, err, errlen);
-done:
 	for (size_t i = 0; i < r->regions.cap; i++) {
 		struct region *g = mt_idmap_at(&r->regions, i);
 		if (g) {
@@ -635,6 +589,45 @@ done:
 	mt_idmap_free(&r->threads);
 	json_decref(r->exit);
 	mt_recording_free(&r->rec);
+	free(r->argv);
+	free(r->summaries);
+	free(r->sites);
 	free(r);
-	return out;
+}
+
+bool mt_replay(struct mt_trace *t, bool salvage, struct mt_replayed *out,
+	       char *err, size_t errlen)
+{
+	struct replay *r = calloc(1, sizeof *r);
+
+	memset(out, 0, sizeof *out);
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	out->state = r;
+	if (!mt_trace_each(t, salvage, on_event, r, err, errlen) || r->failed) {
+		if (r->failed)
+			snprintf(err, errlen, "out of memory");
+		mt_replayed_free(out);
+		return false;
+	}
+	r->rec.closed = r->exit != NULL;
+	r->rec.fault_sampled = r->exit && u64(r->exit, "fault_period");
+	r->rec.lost_samples = r->fault_samples_lost;
+	mt_recording_read(&r->rec, t);
+	out->recording = &r->rec;
+	if (!fill_summary(r, t, &out->summary)) {
+		snprintf(err, errlen, "out of memory");
+		mt_replayed_free(out);
+		return false;
+	}
+	return true;
+}
+
+void mt_replayed_free(struct mt_replayed *r)
+{
+	if (r->state)
+		replay_free(r->state);
+	memset(r, 0, sizeof *r);
 }

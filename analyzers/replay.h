@@ -5,13 +5,26 @@
 #define MEMTRACE_REPLAY_H
 
 #include <stdbool.h>
-#include <stdio.h>
+#include <stddef.h>
 
+#include "recording.h"
+#include "summary.h"
 #include "trace_read.h"
 
-/* Replay the trace and write its summary as JSON (the MEMTRACE_SUMMARY
- * schema) into a new string.  NULL with err on failure. */
-char *mt_replay_summary(struct mt_trace *t, bool salvage, char *err,
-			size_t errlen);
+struct replay;
+
+/* What a replay gives: the summary, and how completely the trace recorded
+ * its process.  The summary's strings point into the trace's metadata
+ * (valid while the trace is open) and into `state`. */
+struct mt_replayed {
+	struct mt_summary summary;
+	const struct mt_recording *recording;
+	struct replay *state;
+};
+
+/* Replay every event of t.  False with err on failure (nothing to free). */
+bool mt_replay(struct mt_trace *t, bool salvage, struct mt_replayed *out,
+	       char *err, size_t errlen);
+void mt_replayed_free(struct mt_replayed *r);
 
 #endif

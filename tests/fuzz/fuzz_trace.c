@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "replay.h"
+#include "replay_json.h"
 #include "trace_read.h"
 
 static bool count(const struct mt_event *e, void *arg)
