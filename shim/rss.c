@@ -30,6 +30,7 @@
 #include "emit.h"
 #include "kcounters.h"
 #include "options.h"
+#include "rawsys.h"
 #include "rss.h"
 
 uint64_t mt_rss_due_ns = UINT64_MAX;
@@ -37,7 +38,6 @@ uint64_t mt_rss_due_ns = UINT64_MAX;
 static int statm_fd = -1;
 static dev_t statm_dev;
 static ino_t statm_ino;
-static long page_size;
 
 /* The samples' figures, under a lock; and after the exit sample, no more.
  * A sample is skipped rather than waited for: the lock's holder may be
@@ -86,7 +86,6 @@ static void open_statm(void)
 	}
 	statm_dev = st.st_dev;
 	statm_ino = st.st_ino;
-	page_size = sysconf(_SC_PAGESIZE);
 	__atomic_store_n(&statm_fd, fd, __ATOMIC_RELEASE);
 }
 
@@ -109,8 +108,8 @@ static bool read_statm(uint64_t *anon, uint64_t *file)
 	if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 ||
 	    shared > resident)
 		return false;
-	*anon = (resident - shared) * (uint64_t)page_size;
-	*file = shared * (uint64_t)page_size;
+	*anon = (resident - shared) * mt_page_size();
+	*file = shared * mt_page_size();
 	return true;
 }
 

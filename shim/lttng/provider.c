@@ -11,6 +11,7 @@
 #include <lttng/ust-fork.h>
 
 #include "../lttng_sink.h"
+#include "../visibility.h"
 #include "memtrace/events.h"
 #include "memtrace/trace_format.h"
 
@@ -176,7 +177,7 @@ static void after_fork_child(void)
 	lttng_ust_after_fork_child(&fork_sigset);
 }
 
-__attribute__((visibility("default"))) const struct mt_lttng_sink
+MT_EXPORT const struct mt_lttng_sink
 	memtrace_lttng_sink = {
 		.version = MT_LTTNG_SINK_VERSION,
 		.alloc = on_alloc,
