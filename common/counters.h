@@ -42,25 +42,26 @@ struct mt_counters {
 
 #define MT_LARGE_BYTES (128 * 1024)
 
-/* Only the owning thread writes a slot; others may read it at any time,
- * so it is stored whole.  Returns the new value. */
-static inline uint64_t mt_add(uint64_t *slot, uint64_t n)
-{
-	uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED) + n;
-	__atomic_store_n(slot, v, __ATOMIC_RELAXED);
-	return v;
-}
-
-/* The same without the result: one add to memory on x86-64 (the load and
- * store of mt_add are two more instructions, which the compiler does not
- * fuse for atomics), still a whole 64-bit store for a reader. */
+/* slot += n, in one instruction: only the owning thread writes a slot
+ * (others may read it at any time, so it is stored whole), and a signal
+ * handler that counts on the same thread runs before or after it, never
+ * between a load and a store that would overwrite its count. */
 static inline void mt_bump(uint64_t *slot, uint64_t n)
 {
 #if defined(__x86_64__)
 	__asm__("addq %1, %0" : "+m"(*slot) : "er"(n));
 #else
-	mt_add(slot, n);
+	__atomic_add_fetch(slot, n, __ATOMIC_RELAXED);
 #endif
+}
+
+/* The same, and the new value (which may include a count a signal handler
+ * made meanwhile: right too).  A load-add-store here lost a handler's
+ * malloc from the bytes allocated (tests/integration/test_hostile.py). */
+static inline uint64_t mt_add(uint64_t *slot, uint64_t n)
+{
+	mt_bump(slot, n);
+	return __atomic_load_n(slot, __ATOMIC_RELAXED);
 }
 
 static inline unsigned mt_size_bucket(size_t n)
