@@ -35,11 +35,13 @@ struct mt_call_figures {
 					   requests are of this power-of-two
 					   class or below (its lower bound) */
 	double peak_live, peak_rss;	/* whole process */
-	/* Resident memory as sampled (the summary's "resident"): the sample
-	 * before exit with the most anonymous memory that was neither live
-	 * nor the program's own mappings (kept_bytes), and at exit */
-	double resident_samples, kept_bytes, anon_at_kept, live_at_kept,
+	/* Resident memory as sampled (the summary's "resident", resident.h):
+	 * the sample before exit with the most memory kept (anonymous, not
+	 * the program's own mappings, and never live again), the most live
+	 * from then on, how long half of that much was kept, and at exit */
+	double resident_samples, kept_bytes, anon_at_kept, live_later,
 		program_mapped_at_kept, anon_max, anon_exit, live_exit;
+	double kept_s, sampled_s;
 	double threads;			/* the process's, over the run */
 	bool kernel;			/* syscalls come from the kernel */
 	bool whole;			/* the whole run, which has no regions */

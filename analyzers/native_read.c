@@ -27,6 +27,7 @@ struct native {
 	uint64_t size;			 /* of the file, when it was opened */
 	json_t *metadata;
 	uint64_t data_start;
+	unsigned minor; /* of the format */
 	/* The status record (1.8), when the file has a readable one. */
 	struct mt_trace_status status;
 	bool has_status, status_damaged;
@@ -114,6 +115,7 @@ static bool read_header(struct native *t, char *err, size_t errlen)
 		return mt_read_fail(err, errlen, "offset %zu: metadata is not JSON: %s",
 				    sizeof h, jerr.text);
 	t->data_start = t->offset = sizeof h + h.metadata_len;
+	t->minor = h.minor;
 	return true;
 }
 
@@ -446,6 +448,8 @@ static bool decode(struct native *t, const struct mt_chunk_header *h,
 		tsc += dt << MT_TSC_SHIFT;
 		e.ns = ticks_to_ns(t, tsc);
 		int count = fixed_fields(e.tag);
+		if (e.tag == MT_EV_RSS && t->minor < 10)
+			count = 5; /* no time_ms: added after the decoding */
 		bool has_text = count == MT_WIRE_TEXT;
 		if (has_text) {
 			count = (int)mt_event_kinds[e.tag].fields;
@@ -481,6 +485,8 @@ static bool decode(struct native *t, const struct mt_chunk_header *h,
 			e.nv++;
 		}
 		normalise(&e);
+		if (e.tag == MT_EV_RSS && e.nv == 5)
+			e.v[e.nv++] = e.ns / 1000000;
 		if ((e.tag == MT_EV_FAULT || e.tag == MT_EV_KCALL) && e.nv >= 3) {
 			/* A kernel sample: tid and time made absolute, and
 			 * given back in the order tid, which/addr..., time */

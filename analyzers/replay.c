@@ -56,7 +56,11 @@ struct replay {
 	struct mt_idmap regions; /* id -> region */
 	int64_t live, peak;
 	uint64_t fault_samples, fault_samples_lost;
-	struct mt_resident resident;
+	/* The rss events, folded at the end in the order the shim folded
+	 * them: by time (it takes, folds and records a sample under one
+	 * lock), which the threads' streams do not give back. */
+	struct rss_sample *rss;
+	size_t rss_len, rss_cap;
 	json_t *exit;
 	struct mt_recording rec;
 	bool failed; /* out of memory */
@@ -65,6 +69,49 @@ struct replay {
 	struct mt_region_summary *summaries;
 	char *sites;
 };
+
+struct rss_sample {
+	uint64_t ns, seq;
+	struct mt_ev_rss s;
+};
+
+static void keep_rss(struct replay *r, const struct mt_event *e)
+{
+	if (r->rss_len == r->rss_cap) {
+		size_t cap = r->rss_cap ? 2 * r->rss_cap : 64;
+		struct rss_sample *more = realloc(r->rss, cap * sizeof *more);
+		if (!more) {
+			r->failed = true;
+			return;
+		}
+		r->rss = more;
+		r->rss_cap = cap;
+	}
+	r->rss[r->rss_len] = (struct rss_sample){e->ns, r->rss_len, e->rss};
+	r->rss_len++;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct rss_sample *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void fold_rss(struct replay *r, struct mt_resident *out)
+{
+	struct mt_resident_series *series = calloc(1, sizeof *series);
+	if (!series) {
+		r->failed = true;
+		return;
+	}
+	qsort(r->rss, r->rss_len, sizeof *r->rss, by_time);
+	for (size_t i = 0; i < r->rss_len; i++)
+		mt_resident_fold(series, &r->rss[i].s);
+	mt_resident_figures(series, out);
+	free(series);
+}
 
 static struct thread *thread_of(struct replay *r, uint32_t tid)
 {
@@ -378,7 +425,7 @@ static bool on_event(const struct mt_event *e, void *arg)
 		r->fault_samples++;
 		break;
 	case MT_EV_RSS:
-		mt_resident_fold(&r->resident, &e->rss);
+		keep_rss(r, e);
 		break;
 	case MT_EV_SAMPLES_LOST:
 		r->fault_samples_lost += e->samples_lost.count;
@@ -562,7 +609,7 @@ static bool fill_summary(struct replay *r, struct mt_trace *t, struct mt_summary
 	}
 	s->fault_samples = r->fault_samples;
 	s->fault_samples_lost = r->fault_samples_lost;
-	s->resident = r->resident;
+	fold_rss(r, &s->resident);
 	s->regions = r->summaries = region_list(r, s, &s->region_count);
 	return r->argv && r->summaries;
 }
@@ -592,6 +639,7 @@ static void replay_free(struct replay *r)
 	free(r->argv);
 	free(r->summaries);
 	free(r->sites);
+	free(r->rss);
 	free(r);
 }
 

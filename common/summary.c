@@ -28,28 +28,3 @@ struct mt_figure mt_figures_faults(const struct mt_figures *s, bool major)
 					: s->rusage_minor_faults,
 				  "getrusage", true};
 }
-
-static uint64_t minus(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
-void mt_resident_fold(struct mt_resident *figures, const struct mt_ev_rss *s)
-{
-	figures->samples++;
-	if (s->at_exit) {
-		figures->anon_bytes_exit = s->anon_bytes;
-		figures->live_bytes_exit = s->live_bytes;
-		return;
-	}
-	if (s->anon_bytes > figures->anon_bytes_max)
-		figures->anon_bytes_max = s->anon_bytes;
-	uint64_t kept = minus(minus(s->anon_bytes, s->live_bytes),
-			      s->program_mapped_bytes);
-	if (kept > figures->kept_bytes_max || figures->samples == 1) {
-		figures->kept_bytes_max = kept;
-		figures->anon_bytes_at_kept_max = s->anon_bytes;
-		figures->live_bytes_at_kept_max = s->live_bytes;
-		figures->program_mapped_at_kept_max = s->program_mapped_bytes;
-	}
-}

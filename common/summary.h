@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "counters.h"
+#include "resident.h"
 #include "memtrace/trace_events.h"
 
 #define MT_SUMMARY_SCHEMA 1
@@ -34,25 +35,6 @@ struct mt_region_summary {
 	double wall_total_s, wall_min_s, wall_median_s;
 	struct mt_figures f;
 };
-
-/* Resident memory as sampled (the shim's rss.c, or the trace's rss
- * events), beside the heap's live bytes. */
-struct mt_resident {
-	uint64_t samples; /* 0: not sampled */
-	uint64_t anon_bytes_max;
-	/* The most anonymous resident memory that was neither live in the
-	 * heap nor mapped by the program itself, in a sample before exit;
-	 * and that sample's figures. */
-	uint64_t kept_bytes_max;
-	uint64_t anon_bytes_at_kept_max, live_bytes_at_kept_max,
-		program_mapped_at_kept_max;
-	/* The sample at exit. */
-	uint64_t anon_bytes_exit, live_bytes_exit;
-};
-
-/* One resident-memory sample (an rss event) folded into the figures: the
- * same computation live (shim/rss.c) and replayed (analyzers/replay.c). */
-void mt_resident_fold(struct mt_resident *figures, const struct mt_ev_rss *s);
 
 struct mt_summary {
 	long pid;

@@ -43,7 +43,8 @@ static ino_t statm_ino;
  * A sample is skipped rather than waited for: the lock's holder may be
  * the thread a signal handler interrupted, on this very thread. */
 static uintptr_t lock;
-static struct mt_resident figures;
+static struct mt_resident_series series;
+static uint64_t start_ns; /* of the samples' time_ms */
 static bool finished;
 
 static bool try_lock(void)
@@ -141,8 +142,10 @@ static void sample(struct mt_thread *t, bool at_exit)
 	if (!locked)
 		return;
 	if (!finished) {
+		/* Taken in the lock: the fold's times never go back. */
+		s.time_ms = (coarse_ns() - start_ns) / 1000000;
 		finished = at_exit;
-		mt_resident_fold(&figures, &s);
+		mt_resident_fold(&series, &s);
 		MT_EMIT(event, t, MT_TAG_rss, (const uint64_t *)&s,
 			sizeof s / sizeof(uint64_t));
 	}
@@ -182,6 +185,7 @@ void mt_rss_start(void)
 	open_statm();
 	if (statm_fd < 0)
 		return;
+	start_ns = coarse_ns();
 	sample(mt_self(), false); /* the first, at start-up */
 	if (!mt_tracing)
 		__atomic_store_n(&mt_rss_due_ns, coarse_ns(), __ATOMIC_RELAXED);
@@ -200,7 +204,7 @@ void mt_rss_restart_in_child(void)
 		close(statm_fd);
 	statm_fd = -1;
 	mt_rss_due_ns = UINT64_MAX;
-	memset(&figures, 0, sizeof figures);
+	memset(&series, 0, sizeof series);
 	finished = false;
 	lock = 0;
 	mt_rss_start();
@@ -215,7 +219,7 @@ void mt_rss_at_exit(struct mt_thread *t)
 void mt_rss_figures(struct mt_resident *out)
 {
 	bool locked = lock_at_exit();
-	*out = figures;
+	mt_resident_figures(&series, out);
 	if (locked)
 		unlock();
 }

@@ -1,17 +1,25 @@
 /* memory-kept: memory, not time.  Resident anonymous memory far above what
- * the program has live, because the allocator keeps what was freed: the
- * samples of resident memory (the summary's "resident") say how much of
- * it was neither live blocks of the heap nor mappings the program made
- * itself (files, an interpreter's arenas), at the sample before exit where
- * that was largest.  At exit itself a program may have freed everything
- * (an interpreter's teardown): that sample is not looked at. */
+ * the program needs, because the allocator keeps what was freed: the
+ * samples of resident memory (the summary's "resident", common/resident.h)
+ * say how much of it was neither mappings the program made itself (files,
+ * an interpreter's arenas) nor ever live in the heap again, at the sample
+ * where that was largest, and for how long.
+ *
+ * Memory kept for blocks the program allocates again is the allocator's
+ * cache at work, not kept: a loop that frees and allocates its temporaries
+ * has them counted as live.  And memory kept only for a moment costs
+ * nothing: an interpreter's teardown frees everything while the allocator
+ * still holds it, just before exit.  So the finding needs the memory kept
+ * for a fifth of the run at least. */
 #include <stdio.h>
 #include <string.h>
 
 #include "rules.h"
 
 /* Less than this kept is not worth a finding on any machine. */
-#define KEPT_MIN_BYTES (64.0 * 1024 * 1024)
+#define KEPT_MIN_BYTES (32.0 * 1024 * 1024)
+/* Nor kept for less than this share of the run (see above). */
+#define KEPT_MIN_SHARE_OF_RUN 0.2
 
 /* Why this allocator keeps freed memory resident, in words. */
 static const char *mechanism(const char *backend)
@@ -106,7 +114,8 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 
 	/* One figure for the whole process: said once, for the whole run. */
 	if (!f->whole || f->resident_samples < 3 || f->kept_bytes < KEPT_MIN_BYTES ||
-	    f->kept_bytes < f->anon_at_kept / 2)
+	    f->kept_bytes < f->anon_at_kept / 2 ||
+	    f->kept_s < KEPT_MIN_SHARE_OF_RUN * f->sampled_s)
 		return NULL;
 	struct mt_finding *x = mt_finding_new("memory-kept", in);
 	if (!x)
@@ -114,7 +123,9 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 	json_t *e = x->evidence;
 	json_object_set_new(e, "kept_bytes", json_real(f->kept_bytes));
 	json_object_set_new(e, "anon_resident_bytes", json_real(f->anon_at_kept));
-	json_object_set_new(e, "live_bytes", json_real(f->live_at_kept));
+	json_object_set_new(e, "live_bytes_later", json_real(f->live_later));
+	json_object_set_new(e, "kept_s", json_real(f->kept_s));
+	json_object_set_new(e, "sampled_s", json_real(f->sampled_s));
 	json_object_set_new(e, "program_mapped_bytes",
 			    json_real(f->program_mapped_at_kept));
 	json_object_set_new(e, "anon_resident_bytes_max", json_real(f->anon_max));
@@ -124,18 +135,20 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 
 	snprintf(x->explanation, sizeof x->explanation,
 		 "Memory, not time: at one point of the run the process had %s "
-		 "of anonymous memory resident, of which only %s were blocks "
-		 "the program still held (and %s mappings it made itself): "
+		 "of anonymous memory resident, but from then on the program "
+		 "never had more than %s of blocks live (and %s mapped itself): "
 		 "%s, %.0f%% of it, was memory the program had freed and the "
-		 "allocator kept. %s. (From %.0f samples of /proc/self/statm "
-		 "beside the heap's live bytes; the most anonymous memory "
-		 "resident in any of them: %s.)",
+		 "allocator kept, and at least half that much stayed kept for "
+		 "%.2f s of the %.2f s run (%.0f%%). %s. (From %.0f samples of "
+		 "/proc/self/statm beside the heap's live bytes; the most "
+		 "anonymous memory resident in any of them: %s.)",
 		 mt_format_bytes(f->anon_at_kept, b1, sizeof b1),
-		 mt_format_bytes(f->live_at_kept, b2, sizeof b2),
+		 mt_format_bytes(f->live_later, b2, sizeof b2),
 		 mt_format_bytes(f->program_mapped_at_kept, b3, sizeof b3),
 		 mt_format_bytes(f->kept_bytes, b4, sizeof b4),
-		 f->kept_bytes / f->anon_at_kept * 100, mechanism(in->backend),
-		 f->resident_samples,
+		 f->kept_bytes / f->anon_at_kept * 100, f->kept_s, f->sampled_s,
+		 f->sampled_s > 0 ? f->kept_s / f->sampled_s * 100 : 0,
+		 mechanism(in->backend), f->resident_samples,
 		 mt_format_bytes(f->anon_max, b1, sizeof b1));
 	fixes(x, in);
 	return x;

@@ -74,9 +74,11 @@
 	 * /proc/self/statm) and file-backed bytes, and at the same moment    \
 	 * the heap's live bytes and the bytes the program mapped itself (its \
 	 * mmaps less its munmaps, the allocator's apart); at_exit: the last  \
-	 * sample, taken at exit (every MEMTRACE_RSS ms before it) */         \
-	X(RSS, rss, 5, anon_bytes, file_bytes, live_bytes,                   \
-	  program_mapped_bytes, at_exit)
+	 * sample, taken at exit (every MEMTRACE_RSS ms before it); time_ms  \
+	 * (1.10): since the shim started, on the clock the shim's own fold  \
+	 * of the samples used (a 1.9 file: read from the event's time) */    \
+	X(RSS, rss, 6, anon_bytes, file_bytes, live_bytes,                   \
+	  program_mapped_bytes, at_exit, time_ms)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

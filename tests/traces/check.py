@@ -32,6 +32,8 @@ TRACES = {
     "steady-tcmalloc.mt": SMALL,
     "steady-lttng": LARGE,
     "sequence-1.4.mt": SMALL,
+    "kept-jemalloc.mt": LARGE,
+    "kept-jemalloc-1.9.mt": LARGE,
 }
 
 

@@ -10,7 +10,8 @@
 # binaries and name their code by object and offset, the same on every
 # machine.  sequence-1.4.mt is not re-recorded: it is the last trace of
 # format 1.4 (shim of commit f275590^, `tests/sequence`), kept to show old
-# files stay readable.
+# files stay readable; so is kept-jemalloc-1.9.mt, the last of format 1.9
+# (rss events without their time_ms; shim of c0e3298).
 set -euo pipefail
 build=$(realpath "${1:?usage: record.sh BUILD_DIR}")
 here=$(dirname "$(realpath "$0")")
@@ -30,7 +31,7 @@ record() { # NAME BACKEND [VAR=VALUE...] -- CMD...
 	    LD_PRELOAD="$shim" "$@" >/dev/null
 }
 
-for prog in churn thread_heaps; do
+for prog in churn thread_heaps c_fragments; do
 	cp "$build/tests/$prog" "$scratch/$prog"
 done
 
@@ -43,6 +44,8 @@ record numpy-plain glibc -- /usr/bin/python3 tests/programs/numpy_plain.py 100
 record thread-heaps glibc -- "$scratch/thread_heaps" churn 40
 # jemalloc purging large blocks, with every page fault sampled.
 record churn-jemalloc jemalloc MEMTRACE_FAULTS=sample -- "$scratch/churn" big 8
+# Memory kept: a cache mostly evicted, its pages kept by jemalloc.
+record kept-jemalloc jemalloc -- "$scratch/c_fragments"
 # A steady control on tcmalloc: nothing to find.
 record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
 # The same control as an LTTng trace (CTF, read through babeltrace2).

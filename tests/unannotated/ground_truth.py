@@ -54,6 +54,7 @@ PROGRAMS = [
     ("py_dicts", "py"),
     ("np_temporaries", "py"),
     ("np_inplace", "py"),
+    ("np_hold", "py"),
     ("c_thread_heaps", "c"),
     ("c_file_maps", "c"),
     ("c_fragments", "c"),

@@ -1,0 +1,106 @@
+#include "resident.h"
+
+#include <string.h>
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static uint64_t max(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Two neighbouring stretches as one: when it began, and the most of each
+ * figure in it. */
+static void merge(struct mt_resident_point *into,
+		  const struct mt_resident_point *a,
+		  const struct mt_resident_point *b)
+{
+	into->time_ms = a->time_ms;
+	into->anon_bytes = max(a->anon_bytes, b->anon_bytes);
+	into->live_bytes = max(a->live_bytes, b->live_bytes);
+	into->program_mapped_bytes =
+		max(a->program_mapped_bytes, b->program_mapped_bytes);
+}
+
+void mt_resident_fold(struct mt_resident_series *series,
+		      const struct mt_ev_rss *s)
+{
+	series->samples++;
+	if (s->at_exit) {
+		series->ended = true;
+		series->exit = *s;
+		return;
+	}
+	series->anon_bytes_max = max(series->anon_bytes_max, s->anon_bytes);
+	struct mt_resident_point point = {s->time_ms, s->anon_bytes,
+					  s->live_bytes, s->program_mapped_bytes};
+	if (!series->per_point)
+		series->per_point = 1;
+	if (series->n && series->in_last < series->per_point) {
+		struct mt_resident_point *last = &series->p[series->n - 1];
+		merge(last, last, &point);
+		series->in_last++;
+		return;
+	}
+	if (series->n == MT_RESIDENT_POINTS) {
+		for (uint32_t i = 0; i < MT_RESIDENT_POINTS / 2; i++)
+			merge(&series->p[i], &series->p[2 * i],
+			      &series->p[2 * i + 1]);
+		series->n = MT_RESIDENT_POINTS / 2;
+		series->per_point *= 2;
+	}
+	series->p[series->n++] = point;
+	series->in_last = 1;
+}
+
+/* Memory kept at point i, given the most live from it to the end. */
+static uint64_t kept_at(const struct mt_resident_point *p, uint64_t later)
+{
+	return minus(minus(p->anon_bytes, p->program_mapped_bytes), later);
+}
+
+void mt_resident_figures(const struct mt_resident_series *series,
+			 struct mt_resident *out)
+{
+	memset(out, 0, sizeof *out);
+	out->samples = series->samples;
+	out->anon_bytes_max = series->anon_bytes_max;
+	if (series->ended) {
+		out->anon_bytes_exit = series->exit.anon_bytes;
+		out->live_bytes_exit = series->exit.live_bytes;
+	}
+	uint32_t n = series->n;
+	if (!n)
+		return;
+	const struct mt_resident_point *p = series->p;
+	uint64_t end_ms = series->ended ? max(series->exit.time_ms,
+					      p[n - 1].time_ms)
+					: p[n - 1].time_ms;
+	out->sampled_ms = end_ms - p[0].time_ms;
+
+	/* Backwards, so that "the most live from then on" is at hand. */
+	uint64_t later = series->ended ? series->exit.live_bytes : 0;
+	for (uint32_t i = n; i-- > 0;) {
+		later = max(later, p[i].live_bytes);
+		uint64_t kept = kept_at(&p[i], later);
+		if (kept > out->kept_bytes_max || i == n - 1) {
+			out->kept_bytes_max = kept;
+			out->anon_bytes_at_kept_max = p[i].anon_bytes;
+			out->live_bytes_later = later;
+			out->program_mapped_at_kept_max =
+				p[i].program_mapped_bytes;
+		}
+	}
+	if (!out->kept_bytes_max)
+		return;
+	later = series->ended ? series->exit.live_bytes : 0;
+	for (uint32_t i = n; i-- > 0;) {
+		later = max(later, p[i].live_bytes);
+		uint64_t until = i + 1 < n ? p[i + 1].time_ms : end_ms;
+		if (kept_at(&p[i], later) * 2 >= out->kept_bytes_max)
+			out->kept_ms += until - p[i].time_ms;
+	}
+}

@@ -1,0 +1,57 @@
+/* Resident memory over a run, beside the heap's live bytes: how much of it
+ * the allocator kept after the program freed it, and for how long.  The
+ * shim folds its samples (shim/rss.c) and the trace reader folds the rss
+ * events (analyzers/replay.c) with the same code, so the two agree. */
+#ifndef MEMTRACE_RESIDENT_H
+#define MEMTRACE_RESIDENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memtrace/trace_events.h"
+
+/* The samples, in at most this many points: when they fill up, two
+ * neighbours become one (the larger of each figure), so a run of any
+ * length is kept at a resolution of 1/256 of its length or better. */
+#define MT_RESIDENT_POINTS 512
+
+struct mt_resident_point {
+	uint64_t time_ms, anon_bytes, live_bytes, program_mapped_bytes;
+};
+
+struct mt_resident_series {
+	uint64_t samples;
+	uint64_t anon_bytes_max;
+	uint32_t n, per_point, in_last; /* points; samples per point */
+	bool ended;			/* the exit sample came */
+	struct mt_ev_rss exit;
+	struct mt_resident_point p[MT_RESIDENT_POINTS];
+};
+
+/* What the samples say.  Memory kept at a sample: anonymous resident
+ * memory that was neither mapped by the program itself nor ever live in
+ * the heap again from that sample to the end (so memory the allocator
+ * holds for blocks the program allocates again soon is not counted: that
+ * is a cache in use, not memory kept). */
+struct mt_resident {
+	uint64_t samples; /* 0: not sampled */
+	uint64_t anon_bytes_max;
+	/* The sample before exit with the most memory kept, and its figures:
+	 * live_bytes_later is the most the heap had live from then on. */
+	uint64_t kept_bytes_max;
+	uint64_t anon_bytes_at_kept_max, live_bytes_later,
+		program_mapped_at_kept_max;
+	/* For how long at least half of kept_bytes_max was kept, and the
+	 * time from the first sample to the last (the exit's, if any). */
+	uint64_t kept_ms, sampled_ms;
+	/* The sample at exit. */
+	uint64_t anon_bytes_exit, live_bytes_exit;
+};
+
+/* One sample (an rss event) added; s->time_ms never goes back. */
+void mt_resident_fold(struct mt_resident_series *series,
+		      const struct mt_ev_rss *s);
+void mt_resident_figures(const struct mt_resident_series *series,
+			 struct mt_resident *out);
+
+#endif

@@ -1,0 +1,119 @@
+/* The fold of resident-memory samples (common/resident.c): memory kept is
+ * what the program never needed again, and for how long. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "resident.h"
+
+#define MiB (1024ull * 1024)
+
+static struct mt_resident_series series;
+
+static void sample(uint64_t ms, uint64_t anon, uint64_t live, bool at_exit)
+{
+	struct mt_ev_rss s = {.anon_bytes = anon, .live_bytes = live,
+			      .at_exit = at_exit, .time_ms = ms};
+	mt_resident_fold(&series, &s);
+}
+
+static struct mt_resident figures(void)
+{
+	struct mt_resident r;
+	mt_resident_figures(&series, &r);
+	memset(&series, 0, sizeof series);
+	return r;
+}
+
+/* A cache mostly evicted, then work for the rest of the run with what is
+ * left: kept from the eviction to the end. */
+static void freed_and_never_needed_again(void **state)
+{
+	(void)state;
+	sample(0, 10 * MiB, 1 * MiB, false);
+	sample(100, 210 * MiB, 200 * MiB, false);
+	for (uint64_t ms = 200; ms <= 1000; ms += 20)
+		sample(ms, 205 * MiB, 5 * MiB, false);
+	sample(1010, 205 * MiB, 5 * MiB, true);
+	struct mt_resident r = figures();
+	assert_int_equal(r.kept_bytes_max, 200 * MiB);
+	assert_int_equal(r.live_bytes_later, 5 * MiB);
+	assert_int_equal(r.kept_ms, 1010 - 200);
+	assert_int_equal(r.sampled_ms, 1010);
+}
+
+/* Temporaries freed and allocated again all run long: the allocator's
+ * cache is in use, nothing is kept. */
+static void a_cache_in_use_is_not_kept(void **state)
+{
+	(void)state;
+	for (uint64_t ms = 0; ms <= 1000; ms += 20)
+		sample(ms, 150 * MiB, ms % 40 ? 20 * MiB : 140 * MiB, false);
+	sample(1010, 150 * MiB, 20 * MiB, true);
+	struct mt_resident r = figures();
+	/* only the allocator's own overhead on the biggest set live */
+	assert_int_equal(r.kept_bytes_max, 10 * MiB);
+}
+
+/* An interpreter's teardown frees everything just before exit: kept, for
+ * a moment. */
+static void teardown_is_a_moment(void **state)
+{
+	(void)state;
+	for (uint64_t ms = 0; ms < 2000; ms += 20)
+		sample(ms, 160 * MiB, 150 * MiB, false);
+	sample(2000, 160 * MiB, 1 * MiB, false);
+	sample(2030, 160 * MiB, 1 * MiB, true);
+	struct mt_resident r = figures();
+	assert_int_equal(r.kept_bytes_max, 159 * MiB);
+	assert_int_equal(r.kept_ms, 30);
+	assert_int_equal(r.sampled_ms, 2030);
+}
+
+/* A long run: the points are halved as they fill, each keeping the most
+ * of its samples, so a long stretch kept is still seen whole. */
+static void long_runs_keep_their_shape(void **state)
+{
+	(void)state;
+	uint64_t n = 10 * MT_RESIDENT_POINTS;
+	for (uint64_t i = 0; i < n; i++)
+		sample(i * 20, 300 * MiB, i < n / 2 ? 290 * MiB : 10 * MiB, false);
+	sample(n * 20, 300 * MiB, 10 * MiB, true);
+	struct mt_resident r = figures();
+	assert_true(series.n == 0);
+	assert_int_equal(r.samples, n + 1);
+	assert_int_equal(r.kept_bytes_max, 290 * MiB);
+	assert_int_equal(r.sampled_ms, n * 20);
+	/* Half the run, give or take a merged point. */
+	assert_true(r.kept_ms >= n * 10 - n * 20 / (MT_RESIDENT_POINTS / 2));
+	assert_true(r.kept_ms <= n * 10);
+}
+
+/* A killed program has no exit sample: its last sample ends the run. */
+static void no_exit_sample(void **state)
+{
+	(void)state;
+	sample(0, 100 * MiB, 100 * MiB, false);
+	sample(500, 100 * MiB, 0, false);
+	sample(900, 100 * MiB, 0, false);
+	struct mt_resident r = figures();
+	assert_int_equal(r.kept_bytes_max, 100 * MiB);
+	assert_int_equal(r.kept_ms, 400);
+	assert_int_equal(r.sampled_ms, 900);
+	assert_int_equal(r.anon_bytes_exit, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(freed_and_never_needed_again),
+		cmocka_unit_test(a_cache_in_use_is_not_kept),
+		cmocka_unit_test(teardown_is_a_moment),
+		cmocka_unit_test(long_runs_keep_their_shape),
+		cmocka_unit_test(no_exit_sample),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
