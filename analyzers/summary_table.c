@@ -178,6 +178,29 @@ static void print_time(FILE *out, json_t *s)
 	seconds_row(out, json_object_get(s, "wall_s"), "wall");
 }
 
+/* Resident memory, where it was sampled (common/resident.h). */
+static void print_resident(FILE *out, json_t *s)
+{
+	json_t *r = json_object_get(s, "resident");
+	if (!u64(r, "samples"))
+		return;
+	char title[96], note[96], b[32];
+	snprintf(title, sizeof title,
+		 "resident memory (%" PRIu64 " samples of /proc/self/statm)",
+		 u64(r, "samples"));
+	heading(out, title);
+	row(out, u64(r, "anon_bytes_max"), "anonymous, most",
+	    mt_format_bytes((double)u64(r, "anon_bytes_max"), b, sizeof b));
+	row(out, u64(r, "anon_bytes_exit"), "anonymous at exit",
+	    mt_format_bytes((double)u64(r, "anon_bytes_exit"), b, sizeof b));
+	snprintf(note, sizeof note, "%s; half that for %.2f s of %.2f s",
+		 mt_format_bytes((double)u64(r, "kept_bytes_max"), b, sizeof b),
+		 u64(r, "kept_ms") / 1e3, u64(r, "sampled_ms") / 1e3);
+	row(out, u64(r, "kept_bytes_max"), "kept, most", note);
+	fputs("  (kept: anonymous memory neither mapped by the program nor "
+	      "live again later)\n", out);
+}
+
 /* A trace that does not cover the whole run says so first. */
 static void print_partial(FILE *out, json_t *s)
 {
@@ -208,5 +231,6 @@ void mt_summary_print_table(FILE *out, json_t *s)
 	print_bytes(out, s);
 	print_syscalls(out, s);
 	print_time(out, s);
+	print_resident(out, s);
 	fputc('\n', out);
 }
