@@ -130,17 +130,10 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 	if (allocators || !f->whole) {
 		mt_reuse_fix(x, in, false);
 	} else {
-		struct mt_fix *fix = in->python ? mt_fix_add(x, MT_FIX_SETTING) : NULL;
-		if (fix) {
-			snprintf(fix->setting, sizeof fix->setting,
-				 "PYTHONMALLOC=malloc");
-			snprintf(fix->text, sizeof fix->text,
-				 "CPython's small objects from malloc instead of "
-				 "its own 1 MiB arenas: the C allocator then "
-				 "decides when their memory goes back to the "
-				 "kernel (if the arenas are what churns)");
-		}
-		fix = mt_fix_add(x, MT_FIX_CODE);
+		/* No setting: PYTHONMALLOC=malloc, which moves CPython's
+		 * small objects to the C allocator, was measured to cost more
+		 * than the arenas' mappings it saves. */
+		struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
 		if (fix)
 			snprintf(fix->text, sizeof fix->text,
 				 "map the file or memory once and keep the "
