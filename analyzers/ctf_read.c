@@ -367,8 +367,10 @@ static bool on_event(struct pass *p, const bt_message *msg)
 	decode(m, payload, &e);
 	if (e.tag <= 0) /* an event of a later memtrace */
 		return true;
-	if (e.tag == MT_EV_RSS && e.nv == 5) /* before time_ms (1.10) */
+	if (e.tag == MT_EV_RSS && e.nv == 5) { /* before time_ms (1.10) */
 		e.v[e.nv++] = e.ns / 1000000;
+		e.v[e.nv++] = 0;
+	}
 	if (!p->fn(&e, p->arg))
 		p->stop = true;
 	return true;

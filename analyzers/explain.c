@@ -73,4 +73,21 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		 " %.0f%% of it comes from the blocks allocated at %s.",
 		 json_number_value(json_object_get(top, "share")) * 100,
 		 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
+	if (!mt_site_grows(top))
+		return;
+	json_t *large = json_object_get(top, "large");
+	char lo[32], hi[32];
+	at = strlen(x->explanation);
+	snprintf(x->explanation + at, sizeof x->explanation - at,
+		 " The blocks there grow: %.0f of its %.0f large allocations "
+		 "were larger than the one before, from %s to %s, a buffer "
+		 "grown step by step (realloc, a vector's push_back, a list or "
+		 "string appended to), each step a new block for the allocator "
+		 "to find room for and the kernel to fault in.",
+		 json_number_value(json_object_get(large, "grows")),
+		 json_number_value(json_object_get(large, "allocations")),
+		 mt_format_bytes(json_number_value(json_object_get(large, "min_bytes")),
+				 lo, sizeof lo),
+		 mt_format_bytes(json_number_value(json_object_get(large, "max_bytes")),
+				 hi, sizeof hi));
 }

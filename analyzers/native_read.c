@@ -449,7 +449,7 @@ static bool decode(struct native *t, const struct mt_chunk_header *h,
 		e.ns = ticks_to_ns(t, tsc);
 		int count = fixed_fields(e.tag);
 		if (e.tag == MT_EV_RSS && t->minor < 10)
-			count = 5; /* no time_ms: added after the decoding */
+			count = 5; /* no time_ms, freed_bytes: added below */
 		bool has_text = count == MT_WIRE_TEXT;
 		if (has_text) {
 			count = (int)mt_event_kinds[e.tag].fields;
@@ -485,8 +485,10 @@ static bool decode(struct native *t, const struct mt_chunk_header *h,
 			e.nv++;
 		}
 		normalise(&e);
-		if (e.tag == MT_EV_RSS && e.nv == 5)
+		if (e.tag == MT_EV_RSS && e.nv == 5) { /* 1.9 */
 			e.v[e.nv++] = e.ns / 1000000;
+			e.v[e.nv++] = 0;
+		}
 		if ((e.tag == MT_EV_FAULT || e.tag == MT_EV_KCALL) && e.nv >= 3) {
 			/* A kernel sample: tid and time made absolute, and
 			 * given back in the order tid, which/addr..., time */

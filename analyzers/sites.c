@@ -40,6 +40,18 @@ static int by_value_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
+/* The least and the most block size of two sites folded into one. */
+static void fold_sizes(json_t *sum, json_t *large)
+{
+	json_int_t lo = json_integer_value(json_object_get(large, "min_bytes"));
+	json_int_t hi = json_integer_value(json_object_get(large, "max_bytes"));
+	json_t *sum_lo = json_object_get(sum, "min_bytes");
+	if (lo && (!sum_lo || lo < json_integer_value(sum_lo)))
+		json_object_set_new(sum, "min_bytes", json_integer(lo));
+	if (hi > json_integer_value(json_object_get(sum, "max_bytes")))
+		json_object_set_new(sum, "max_bytes", json_integer(hi));
+}
+
 /* Folded sites weighed by weigh(site), ranked, with their shares. */
 static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 		      const void *arg, size_t max, double min_share)
@@ -55,12 +67,13 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 			continue;
 		json_t *e = json_object_get(folded, key);
 		if (!e) {
-			e = json_pack("{s:O, s:f, s:{s:I, s:I, s:I, s:I}, s:{}}",
+			e = json_pack("{s:O, s:f, s:{s:I, s:I, s:I, s:I, s:I}, s:{}}",
 				      "stack", json_object_get(site, "stack"),
 				      "value", 0.0, "large", "allocations",
 				      (json_int_t)0, "bytes", (json_int_t)0, "frees",
-				      (json_int_t)0, "max_live_in_function",
-				      (json_int_t)0, "caused");
+				      (json_int_t)0, "grows", (json_int_t)0,
+				      "max_live_in_function", (json_int_t)0,
+				      "caused");
 			json_object_set_new(folded, key, e);
 		}
 		free(key);
@@ -75,11 +88,12 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 				json_integer_value(cv)));
 		json_object_set_new(e, "value",
 				    json_real(json_number_value(json_object_get(e, "value")) + v));
-		const char *add[] = {"allocations", "bytes", "frees"};
-		for (int k = 0; k < 3; k++)
+		const char *add[] = {"allocations", "bytes", "frees", "grows"};
+		for (int k = 0; k < 4; k++)
 			json_object_set_new(sum, add[k], json_integer(
 				json_integer_value(json_object_get(sum, add[k])) +
 				json_integer_value(json_object_get(large, add[k]))));
+		fold_sizes(sum, large);
 		json_int_t most = json_integer_value(json_object_get(large, "function_max_live"));
 		if (most > json_integer_value(json_object_get(sum, "max_live_in_function")))
 			json_object_set_new(sum, "max_live_in_function", json_integer(most));
@@ -123,6 +137,16 @@ json_t *mt_sites_ranked(json_t *sites, const char *const *keys, size_t max)
 json_t *mt_sites_by_bytes(json_t *sites, size_t max)
 {
 	return ranked(sites, weigh_bytes, NULL, max, 0.01);
+}
+
+bool mt_site_grows(json_t *site)
+{
+	json_t *large = json_object_get(site, "large");
+	double grows = json_number_value(json_object_get(large, "grows"));
+	double allocs = json_number_value(json_object_get(large, "allocations"));
+	double lo = json_number_value(json_object_get(large, "min_bytes"));
+	double hi = json_number_value(json_object_get(large, "max_bytes"));
+	return grows >= 2 && 3 * grows >= allocs && lo > 0 && hi >= 4 * lo;
 }
 
 static const char *base_name(const char *path)

@@ -24,6 +24,12 @@ json_t *mt_sites_by_bytes(json_t *sites, size_t max);
  * Python frames: its innermost frame of the program's own code (not the
  * interpreter's or a library's: "<module> (frames.py:18) in pad", pad being the function it called). */
 const char *mt_site_label(json_t *stack, char *buf, size_t len);
+/* Does a ranked site's code grow a buffer step by step (realloc, a
+ * vector's doubling)?  At least two of its large blocks, and a third of
+ * them, were a quarter or more larger than the one before, and the
+ * largest is four times the smallest or more: growth, not one size over
+ * and over. */
+bool mt_site_grows(json_t *site);
 /* The index of that frame in stack. */
 size_t mt_site_own_frame(json_t *stack);
 /* Code that is an interpreter's, a library's or the C/C++ runtime's (its

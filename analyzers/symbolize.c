@@ -103,6 +103,34 @@ static bool own_call_site(Dwfl_Module *module, GElf_Addr addr,
 	return found;
 }
 
+/* The function the line at addr is in, when the compiler inlined it into
+ * its caller (the symbol table names only the caller): the innermost
+ * inlined scope's name. */
+static void inlined_function(Dwfl_Module *module, GElf_Addr addr,
+			     struct mt_symbol *out)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(module, addr, &bias);
+	Dwarf_Die *scopes = NULL;
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		Dwarf_Attribute linkage;
+		const char *mangled = dwarf_formstring(dwarf_attr_integrate(
+			&scopes[i], DW_AT_linkage_name, &linkage));
+		const char *name = dwarf_diename(&scopes[i]);
+		if (mangled || name)
+			function_name(mangled ? mangled : name, out->function,
+				      sizeof out->function);
+		break;
+	}
+	free(scopes);
+}
+
 /* One session per object, kept for the run of the command. */
 struct object {
 	char *path;
@@ -181,6 +209,8 @@ bool mt_symbolize(const char *object, uint64_t offset, struct mt_symbol *out)
 		out->line = line;
 		if (system_file(file))
 			own_call_site(o->module, addr, out);
+		else
+			inlined_function(o->module, addr, out);
 	}
 	return true;
 }

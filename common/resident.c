@@ -35,8 +35,11 @@ void mt_resident_fold(struct mt_resident_series *series,
 		return;
 	}
 	series->anon_bytes_max = max(series->anon_bytes_max, s->anon_bytes);
+	/* A sample right after a large free sees the live bytes at a low:
+	 * the block was live until then, and counts as live at the sample. */
 	struct mt_resident_point point = {s->time_ms, s->anon_bytes,
-					  s->live_bytes, s->program_mapped_bytes};
+					  s->live_bytes + s->freed_bytes,
+					  s->program_mapped_bytes};
 	if (!series->per_point)
 		series->per_point = 1;
 	if (series->n && series->in_last < series->per_point) {

@@ -16,6 +16,7 @@
 #define MT_RESIDENT_POINTS 512
 
 struct mt_resident_point {
+	/* live_bytes: with the block whose free took the sample, if any */
 	uint64_t time_ms, anon_bytes, live_bytes, program_mapped_bytes;
 };
 

@@ -45,6 +45,8 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted,
 		mt_probe_free(t, p, caller);
 	if (!p || mt_in_boot_arena(p))
 		return;
+	/* (other allocators come here only uncounted: no size needed) */
+	size_t usable = mt_glibc_chunks ? mt_chunk_usable(mt_chunk_head(p)) : 0;
 	if (mt_glibc_chunks && !(mt_chunk_head(p) & MT_CHUNK_MMAPPED))
 		mt_glibc_free_trimming(t, p, mt_real.free);
 	else {
@@ -52,7 +54,7 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted,
 		mt_probe_after_free();
 	}
 	mt_site_done();
-	mt_rss_after_large_free(t);
+	mt_rss_after_large_free(t, usable);
 }
 
 /* glibc's free of a chunk from a heap that may trim it; a large block's
@@ -65,7 +67,7 @@ static void free_heap_chunk(struct mt_thread *t, void *p, size_t usable)
 	mt_glibc_free_trimming(t, p, mt_real.free);
 	if (large) {
 		mt_site_done();
-		mt_rss_after_large_free(t);
+		mt_rss_after_large_free(t, usable);
 	}
 }
 
@@ -119,7 +121,7 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 		mt_site_free(p);
 		mt_real.free(p);
 		mt_site_done();
-		mt_rss_after_large_free(t);
+		mt_rss_after_large_free(t, usable);
 		return;
 	}
 	mt_real.free(p);

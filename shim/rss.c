@@ -119,7 +119,7 @@ static uint64_t minus(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-static void sample(struct mt_thread *t, bool at_exit)
+static void sample(struct mt_thread *t, bool at_exit, uint64_t freed)
 {
 	uint64_t anon, file;
 	if (!read_statm(&anon, &file))
@@ -137,6 +137,7 @@ static void sample(struct mt_thread *t, bool at_exit)
 		.live_bytes = minus(c.allocated, c.freed),
 		.program_mapped_bytes = mapped > 0 ? (uint64_t)mapped : 0,
 		.at_exit = at_exit,
+		.freed_bytes = freed,
 	};
 	bool locked = at_exit ? lock_at_exit() : try_lock();
 	if (!locked)
@@ -152,7 +153,7 @@ static void sample(struct mt_thread *t, bool at_exit)
 	unlock();
 }
 
-void mt_rss_sample_after_free(struct mt_thread *t)
+void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 {
 	uint64_t now = coarse_ns(), due = __atomic_load_n(&mt_rss_due_ns,
 							  __ATOMIC_RELAXED);
@@ -162,7 +163,7 @@ void mt_rss_sample_after_free(struct mt_thread *t)
 				 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
 	mt_tls.hidden++;
-	sample(t, false);
+	sample(t, false, freed);
 	mt_tls.hidden--;
 }
 
@@ -174,7 +175,7 @@ static void *sample_periodically(void *arg)
 		poll(NULL, 0, (int)mt_opt.rss_period_ms);
 		if (!mt_tracing || statm_fd < 0 || mt_shim_threads_paused())
 			return NULL;
-		sample(mt_self(), false);
+		sample(mt_self(), false, 0);
 	}
 }
 
@@ -186,7 +187,7 @@ void mt_rss_start(void)
 	if (statm_fd < 0)
 		return;
 	start_ns = coarse_ns();
-	sample(mt_self(), false); /* the first, at start-up */
+	sample(mt_self(), false, 0); /* the first, at start-up */
 	if (!mt_tracing)
 		__atomic_store_n(&mt_rss_due_ns, coarse_ns(), __ATOMIC_RELAXED);
 	else if (!mt_start_shim_thread(sample_periodically))
@@ -212,7 +213,7 @@ void mt_rss_restart_in_child(void)
 
 void mt_rss_at_exit(struct mt_thread *t)
 {
-	sample(t, true);
+	sample(t, true, 0);
 	__atomic_store_n(&mt_rss_due_ns, UINT64_MAX, __ATOMIC_RELAXED);
 }
 

@@ -26,14 +26,15 @@ void mt_rss_figures(struct mt_resident *out);
 /* CLOCK_MONOTONIC_COARSE ns when the next sample after a large free is
  * due (UINT64_MAX: not sampled that way). */
 extern MT_HIDDEN uint64_t mt_rss_due_ns;
-void mt_rss_sample_after_free(struct mt_thread *t);
+void mt_rss_sample_after_free(struct mt_thread *t, size_t freed);
 
-static inline void mt_rss_after_large_free(struct mt_thread *t)
+/* Just after a large block of `freed` usable bytes was freed. */
+static inline void mt_rss_after_large_free(struct mt_thread *t, size_t freed)
 {
 	if (__builtin_expect(__atomic_load_n(&mt_rss_due_ns, __ATOMIC_RELAXED) !=
 				     UINT64_MAX,
 			     0))
-		mt_rss_sample_after_free(t);
+		mt_rss_sample_after_free(t, freed);
 }
 
 #endif

@@ -48,6 +48,10 @@ struct site {
 	struct native_name natives[MAX_NATIVE];
 	unsigned function;	     /* the site of its innermost function */
 	uint64_t allocs, bytes, frees, live, max_live;
+	/* Its blocks' sizes: the least, the most, the last, and how many
+	 * were a quarter or more larger than the one before (a buffer grown
+	 * step by step, as realloc or a vector's doubling does). */
+	uint64_t min_bytes, max_bytes, last_bytes, grows;
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
 };
 
@@ -290,6 +294,13 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 		s->function = fid;
 		s->allocs++;
 		s->bytes += usable;
+		if (!s->min_bytes || usable < s->min_bytes)
+			s->min_bytes = usable;
+		if (usable > s->max_bytes)
+			s->max_bytes = usable;
+		if (s->last_bytes && usable >= s->last_bytes + s->last_bytes / 4)
+			s->grows++;
+		s->last_bytes = usable;
 		live_up(s);
 		if (fid != id)
 			live_up(&tab->sites[fid]);
@@ -441,6 +452,9 @@ size_t mt_sites_json(char *buf, size_t len)
 		mt_json_u64(&large, "bytes", s->bytes);
 		mt_json_u64(&large, "frees", s->frees);
 		mt_json_u64(&large, "max_live", s->max_live);
+		mt_json_u64(&large, "min_bytes", s->min_bytes);
+		mt_json_u64(&large, "max_bytes", s->max_bytes);
+		mt_json_u64(&large, "grows", s->grows);
 		mt_json_u64(&large, "function_max_live",
 			    s->function ? tab->sites[s->function].max_live
 					: s->max_live);

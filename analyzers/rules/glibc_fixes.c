@@ -6,6 +6,7 @@
 
 #include "explain.h"
 #include "rules.h"
+#include "sites.h"
 
 /* glibc refuses an mmap threshold above HEAP_MAX_SIZE / 2. */
 #define GLIBC_MMAP_THRESHOLD_MAX (32ull << 20)
@@ -94,6 +95,14 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 	struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
 	if (!fix)
 		return;
+	if (mt_site_grows(json_array_get(x->sites, 0))) {
+		snprintf(fix->text, sizeof fix->text,
+			 "give the buffer its final size once (reserve() a "
+			 "vector, size an array from a known or estimated "
+			 "count), or keep it and its capacity across uses, "
+			 "instead of growing a new one step by step");
+		return;
+	}
 	snprintf(fix->text, sizeof fix->text, "%s%s",
 		 in_place ? "write the result into a buffer that is already "
 			    "there instead of a new one, so one large block "

@@ -86,5 +86,6 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 	mt_finding_sites(x, in, purged);
 	keep_dirty_fixes(x, in->backend);
 	mt_backend_fixes(x, in->backend);
+	mt_reuse_fix(x, in, false);
 	return x;
 }

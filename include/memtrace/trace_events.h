@@ -76,9 +76,11 @@
 	 * mmaps less its munmaps, the allocator's apart); at_exit: the last  \
 	 * sample, taken at exit (every MEMTRACE_RSS ms before it); time_ms  \
 	 * (1.10): since the shim started, on the clock the shim's own fold  \
-	 * of the samples used (a 1.9 file: read from the event's time) */    \
-	X(RSS, rss, 6, anon_bytes, file_bytes, live_bytes,                   \
-	  program_mapped_bytes, at_exit, time_ms)
+	 * of the samples used (a 1.9 file: read from the event's time);      \
+	 * freed_bytes (1.10): the large block whose free took this sample,  \
+	 * live until just before it (0: a periodic sample) */               \
+	X(RSS, rss, 7, anon_bytes, file_bytes, live_bytes,                   \
+	  program_mapped_bytes, at_exit, time_ms, freed_bytes)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

@@ -186,3 +186,36 @@ def test_a_cpp_site_is_the_programs_line(backend):
     assert f"(cpp_vector_growth.cpp:{line})" in rows[0], r.stderr
     assert "load_and_summarize" in rows[0]
     assert not [row for row in rows if "_Znwm" in row or "operator new" in row]
+
+
+def explain_json(cmd, backend):
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--backend", backend,
+             "--"] + cmd, clean_env())
+    return json.loads(r.stdout)["findings"]
+
+
+def test_a_buffer_grown_step_by_step_is_named_as_growth():
+    """A buffer doubled by realloc from 128 KiB to 16 MiB, each round (on
+    jemalloc, which purges each freed block at once): the churn is put on
+    the realloc's line, in the function the compiler inlined (append, not
+    main), said to grow, with the growth's fix; a 16 MiB buffer allocated
+    whole each round churns as much, and is not said to grow."""
+    grow_c = os.path.join(HERE, "..", "programs", "grow.c")
+    line = line_of(grow_c, "buf = realloc(buf, *cap);")
+    churn = [f for f in explain_json([program("grow"), "grow", "60"], "jemalloc")
+             if f["id"] == "purge-churn"]
+    assert churn, churn
+    text = churn[0]["explanation"]
+    assert f"allocated at append (grow.c:{line})" in text, text
+    assert "The blocks there grow" in text and "to 16.0 MiB" in text, text
+    top = churn[0]["sites"][0]["large"]
+    assert top["grows"] >= 2 * top["allocations"] / 3, top
+    code = [x["description"] for x in churn[0]["fixes"] if x["kind"] == "code"]
+    assert code and "final size" in code[0], code
+
+    churn = [f for f in explain_json([program("grow"), "fixed", "60"], "jemalloc")
+             if f["id"] == "purge-churn"]
+    assert churn, churn
+    assert "The blocks there grow" not in churn[0]["explanation"]
+    code = [x["description"] for x in churn[0]["fixes"] if x["kind"] == "code"]
+    assert code and "final size" not in code[0], code

@@ -13,6 +13,14 @@
 
 static struct mt_resident_series series;
 
+static void sample_after_free(uint64_t ms, uint64_t anon, uint64_t live,
+			      uint64_t freed)
+{
+	struct mt_ev_rss s = {.anon_bytes = anon, .live_bytes = live,
+			      .time_ms = ms, .freed_bytes = freed};
+	mt_resident_fold(&series, &s);
+}
+
 static void sample(uint64_t ms, uint64_t anon, uint64_t live, bool at_exit)
 {
 	struct mt_ev_rss s = {.anon_bytes = anon, .live_bytes = live,
@@ -92,6 +100,20 @@ static void long_runs_keep_their_shape(void **state)
 	assert_true(r.kept_ms <= n * 10);
 }
 
+/* Without a trace the samples are taken right after a large free, when
+ * the heap is at its lowest: the block freed counts as live there, or a
+ * buffer used and freed over and over would look kept. */
+static void a_sample_after_a_free_counts_the_block(void **state)
+{
+	(void)state;
+	for (uint64_t ms = 0; ms < 1000; ms += 20)
+		sample_after_free(ms, 40 * MiB, 4096, 32 * MiB);
+	sample(1000, 40 * MiB, 4096, true);
+	struct mt_resident r = figures();
+	assert_int_equal(r.kept_bytes_max, 8 * MiB - 4096);
+	assert_int_equal(r.live_bytes_later, 32 * MiB + 4096);
+}
+
 /* A killed program has no exit sample: its last sample ends the run. */
 static void no_exit_sample(void **state)
 {
@@ -113,6 +135,7 @@ int main(void)
 		cmocka_unit_test(a_cache_in_use_is_not_kept),
 		cmocka_unit_test(teardown_is_a_moment),
 		cmocka_unit_test(long_runs_keep_their_shape),
+		cmocka_unit_test(a_sample_after_a_free_counts_the_block),
 		cmocka_unit_test(no_exit_sample),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
