@@ -106,7 +106,8 @@ static void fold_rss(struct replay *r, struct mt_resident *out)
 		r->failed = true;
 		return;
 	}
-	qsort(r->rss, r->rss_len, sizeof *r->rss, by_time);
+	if (r->rss_len)
+		qsort(r->rss, r->rss_len, sizeof *r->rss, by_time);
 	for (size_t i = 0; i < r->rss_len; i++)
 		mt_resident_fold(series, &r->rss[i].s);
 	mt_resident_figures(series, out);
