@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "backends.h"
+#include "exec_counts.h"
 #include "launch.h"
 #include "memtrace/events.h"
 
@@ -204,15 +205,29 @@ int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child,
 {
 	int status;
 	hold_tracepoints();
+	/* With exec counts, the child waits at `go` until they are open. */
+	int go[2] = {-1, -1};
+	if (l->exec_counts && pipe2(go, O_CLOEXEC) != 0)
+		go[0] = go[1] = -1;
 	pid_t pid = fork();
 
 	if (signaled)
 		*signaled = false;
 	if (pid < 0) {
 		fprintf(stderr, "memtrace: fork: %s\n", strerror(errno));
+		if (go[0] >= 0) {
+			close(go[0]);
+			close(go[1]);
+		}
 		return 127;
 	}
 	if (pid == 0) {
+		if (go[0] >= 0) {
+			char byte;
+			close(go[1]);
+			while (read(go[0], &byte, 1) < 0 && errno == EINTR)
+				;
+		}
 		if (l->stdout_fd >= 0)
 			dup2(l->stdout_fd, STDOUT_FILENO);
 		if (l->stderr_fd >= 0)
@@ -221,15 +236,28 @@ int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child,
 		_exit(127);
 	}
 	*child = pid;
+	if (go[0] >= 0) {
+		mt_exec_counts_open(l->exec_counts, pid);
+		close(go[0]);
+		close(go[1]); /* the child reads the end of the pipe: go */
+	} else if (l->exec_counts) {
+		l->exec_counts->valid = false;
+		for (int k = 0; k < MT_SYS_COUNT; k++)
+			l->exec_counts->fd[k] = -1;
+	}
 	/* Like time(1): the terminal's ^C goes to the child; we wait for it
 	 * to finish and then report. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return 127;
+		if (errno != EINTR) {
+			status = 127 << 8;
+			break;
+		}
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
+	if (l->exec_counts)
+		mt_exec_counts_read(l->exec_counts);
 	if (WIFSIGNALED(status)) {
 		if (signaled)
 			*signaled = true;

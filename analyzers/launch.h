@@ -14,7 +14,12 @@ struct mt_launch {
 	bool lttng;	     /* MEMTRACE_LTTNG: events to LTTng-UST too */
 	char *const *env;    /* more NAME=VALUE settings, or NULL */
 	int stdout_fd, stderr_fd; /* the command's, or -1 for ours */
+	/* mt_launch_wait: when not NULL, the command's memory syscalls
+	 * from its exec on, counted by the kernel (exec_counts.h) */
+	struct mt_exec_counts *exec_counts;
 };
+
+struct mt_exec_counts;
 
 #define MT_LAUNCH_DEFAULTS .stdout_fd = -1, .stderr_fd = -1
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "exec_counts.h"
 #include "measure.h"
 
 /* Every summary in dir into an array, the one of pid `root` first; the
@@ -78,12 +79,24 @@ bool mt_measure(const struct mt_launch *l, char *const argv[],
 	}
 	snprintf(tmpl, sizeof tmpl, "%s/%%p.json", dir);
 	run.summary = tmpl;
+	struct mt_exec_counts counts;
+	run.exec_counts = &counts;
 	out->status = mt_launch_wait(&run, argv, &child, &out->signaled);
 	out->processes = collect(dir, (long)child);
 	rmdir(dir);
 	if (json_array_size(out->processes) == 0) {
 		no_summary(argv[0], out);
 		return false;
+	}
+	/* One process: its summary can be put beside the kernel's count of
+	 * everything from the exec on (several: the count is of them all). */
+	if (counts.valid && json_array_size(out->processes) == 1) {
+		json_t *from_exec = json_object();
+		for (int k = 0; k < MT_SYS_COUNT; k++)
+			json_object_set_new(from_exec, mt_sys_names[k],
+					    json_integer((json_int_t)counts.n[k]));
+		json_object_set_new(mt_measured_root(out), "syscalls_from_exec",
+				    from_exec);
 	}
 	return true;
 }

@@ -178,6 +178,32 @@ static void print_time(FILE *out, json_t *s)
 	seconds_row(out, json_object_get(s, "wall_s"), "wall");
 }
 
+/* Beside strace -f: the kernel's count from the exec on (when memtrace ran
+ * the command), and what of it came before the shim's counters. */
+static void print_from_exec(FILE *out, json_t *s)
+{
+	json_t *exec = json_object_get(s, "syscalls_from_exec");
+	json_t *counted = json_object_get(s, "syscalls");
+	json_t *shim = json_object_get(s, "shim_syscalls");
+	if (!json_is_object(exec))
+		return;
+	heading(out, "memory system calls from the exec on, as strace -f counts "
+		     "them (kernel)");
+	for (int k = 0; k < MT_SYS_COUNT; k++) {
+		const char *name = mt_sys_names[k];
+		uint64_t all = u64(exec, name), seen = u64(counted, name) +
+						      u64(shim, name);
+		char note[96];
+		snprintf(note, sizeof note,
+			 "%" PRIu64 " before the counters started",
+			 all > seen ? all - seen : 0);
+		row(out, all, name, note);
+	}
+	fputs("  (before: the loader mapping the libraries, start-up, and "
+	      "the shim's own calls; the rest as above, and the shim's own "
+	      "calls after)\n", out);
+}
+
 /* Resident memory, where it was sampled (common/resident.h). */
 static void print_resident(FILE *out, json_t *s)
 {
@@ -230,6 +256,7 @@ void mt_summary_print_table(FILE *out, json_t *s)
 	print_calls(out, s);
 	print_bytes(out, s);
 	print_syscalls(out, s);
+	print_from_exec(out, s);
 	print_time(out, s);
 	print_resident(out, s);
 	fputc('\n', out);

@@ -4,11 +4,13 @@ count (the loader before the shim starts, glibc malloc's internal calls,
 the shim's own calls, reported apart) stays the same however many rounds
 the program makes."""
 import os
+import re
 import tempfile
 
 import pytest
 
-from mt import BACKENDS, program, shim_env, strace_counts
+from mt import (BACKENDS, CLI, clean_env, fixed_layout, program, run,
+                shim_env, strace_counts)
 import json
 
 SYSCALLS = ("brk", "mmap", "munmap", "mremap", "madvise")
@@ -44,3 +46,44 @@ def test_shim_never_counts_more_than_the_kernel_saw(backend):
     kernel, counted = traced(backend, SHORT)
     for name in SYSCALLS:
         assert counted[name] <= kernel[name], name
+
+
+def strace_alone(cmd, env, syscalls):
+    """strace -f -c of cmd alone: its environment set by strace (-E), so
+    that no other program (env, setarch) is exec'd and counted."""
+    base = clean_env()
+    setenv = [a for k, v in env.items() if base.get(k) != v
+              for a in ("-E", f"{k}={v}")]
+    with tempfile.NamedTemporaryFile("r", suffix=".strace") as out:
+        run(fixed_layout(["strace", "-f", "-c", "-o", out.name, "-e",
+                          "trace=" + ",".join(syscalls)] + setenv + list(cmd)),
+            base)
+        counts = dict.fromkeys(syscalls, 0)
+        for line in out.read().splitlines():
+            m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", line)
+            if m and m.group(2) in counts:
+                counts[m.group(2)] = int(m.group(1))
+        return counts
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stat_counts_from_the_exec_as_strace_does(backend):
+    """What memtrace stat puts beside the shim's counts when it runs the
+    command (the kernel's count from the exec on, the loader's work before
+    the shim's counters included) is strace -f -c's count of the same
+    program, call for call (with the same address-space layout: tcmalloc's
+    sbrk count depends on where the break starts)."""
+    cmd = [program("known_calls"), str(SHORT)]
+    r = run(fixed_layout([CLI, "stat", "--json", "--backend", backend, "--"] + cmd),
+            clean_env())
+    s = json.loads(r.stderr.splitlines()[-1])
+    from_exec = s["syscalls_from_exec"]
+    with tempfile.TemporaryDirectory() as d:
+        kernel = strace_alone(cmd, shim_env(backend, summary=os.path.join(d, "s.json")),
+                              SYSCALLS + ("mprotect",))
+    assert {k: from_exec[k] for k in kernel} == kernel
+    # and what came before the counters is the loader's and start-up's:
+    # mappings, no mremap
+    before = {k: from_exec[k] - s["syscalls"][k] - s["shim_syscalls"][k]
+              for k in kernel}
+    assert before["mmap"] > 0 and before["mremap"] == 0, before
