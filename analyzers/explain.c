@@ -56,6 +56,43 @@ unsigned long long mt_pow2_at_least(double n)
 	return p;
 }
 
+/* The run's total of one of the sites' "caused" figures. */
+static double run_total(const struct mt_call_figures *f, const char *key)
+{
+	if (!strcmp(key, "brk_grow_bytes"))
+		return f->brk_grow_bytes;
+	if (!strcmp(key, "brk_shrink_bytes"))
+		return f->brk_shrink_bytes;
+	if (!strcmp(key, "mmap_bytes"))
+		return f->syscall_bytes[MT_SYS_MMAP];
+	if (!strcmp(key, "munmap_bytes"))
+		return f->syscall_bytes[MT_SYS_MUNMAP];
+	if (!strcmp(key, "purge_bytes"))
+		return f->purged_bytes;
+	if (!strcmp(key, "thread_heap_shrink_bytes"))
+		return f->thread_heap_shrink_bytes;
+	return 0;
+}
+
+/* Sites are kept for large blocks only.  The memory the allocator moved
+ * while one was allocated or freed can be far more than the block (a trim
+ * that gives back a whole tree of small nodes when the last large array
+ * among them is freed): the large blocks can account for at most as much
+ * as went through them, allocated and freed.  That bound over what the
+ * finding is about: how much of it the sites can stand for. */
+static double large_blocks_bound(const struct mt_call_figures *f,
+				 const char *const *keys)
+{
+	double moved = 0;
+	for (size_t k = 0; keys[k]; k++)
+		moved += run_total(f, keys[k]);
+	double freed = f->large_allocs > 0
+			       ? f->large_frees * f->large_bytes / f->large_allocs
+			       : 0;
+	double through = f->large_bytes + freed;
+	return moved > through ? through / moved : 1;
+}
+
 void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		      const char *const *keys)
 {
@@ -65,10 +102,32 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	if (!in->f->whole || !in->sites)
 		return;
 	x->sites = mt_sites_ranked(in->sites, keys, 5);
+	double bound = large_blocks_bound(in->f, keys);
+	size_t i;
+	json_t *site;
+	json_array_foreach(x->sites, i, site) json_object_set_new(
+		site, "share",
+		json_real(json_number_value(json_object_get(site, "share")) * bound));
 	json_t *top = json_array_get(x->sites, 0);
+	size_t at = strlen(x->explanation);
+	if (bound < 0.5) {
+		x->small_blocks = true;
+		char share[32];
+		if (bound < 0.01)
+			snprintf(share, sizeof share, "less than 1%%");
+		else
+			snprintf(share, sizeof share, "at most %.0f%%", bound * 100);
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 " Blocks of 128 KiB or more, whose call sites memtrace "
+			 "records, went through the allocator for %s of that "
+			 "memory: the rest is smaller blocks, many of them freed "
+			 "and allocated again together, whose sites are not "
+			 "recorded.",
+			 share);
+		return;
+	}
 	if (!top)
 		return;
-	size_t at = strlen(x->explanation);
 	snprintf(x->explanation + at, sizeof x->explanation - at,
 		 " %.0f%% of it comes from the blocks allocated at %s.",
 		 json_number_value(json_object_get(top, "share")) * 100,

@@ -30,8 +30,11 @@ struct mt_finding {
 	/* The run's recording did not cover it all (a partial trace): why,
 	 * or NULL.  Owned by the run's summary. */
 	const char *caveat;
-	/* The code whose blocks the finding is about (sites.h), or NULL. */
+	/* The code whose blocks the finding is about (sites.h), or NULL;
+	 * small_blocks: most of the memory went through blocks too small to
+	 * have a site. */
 	json_t *sites;
+	bool small_blocks;
 };
 
 /* What a rule looks at. */

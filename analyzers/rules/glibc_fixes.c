@@ -95,6 +95,17 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 	struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
 	if (!fix)
 		return;
+	if (x->small_blocks) {
+		snprintf(fix->text, sizeof fix->text,
+			 "keep the many small objects for reuse instead of "
+			 "freeing them all and allocating them again: reuse the "
+			 "structure itself, or its nodes from a free list or "
+			 "pool%s",
+			 in->python ? " (in Python: keep and clear the "
+				      "containers rather than building new ones)"
+				    : "");
+		return;
+	}
 	if (mt_site_grows(json_array_get(x->sites, 0))) {
 		snprintf(fix->text, sizeof fix->text,
 			 "give the buffer its final size once (reserve() a "

@@ -36,8 +36,8 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 
 	static const char mechanism[] =
 		"When more than the trim threshold is free at the top of the "
-		"heap, free() gives it back to the kernel, and the next large "
-		"allocation asks for it again. The kernel hands back fresh "
+		"heap, free() gives it back to the kernel, and the allocations "
+		"that follow ask for it again. The kernel hands back fresh "
 		"pages, which fault on first touch";
 	if (f->whole) {
 		mt_repetition_evidence(e, &r);

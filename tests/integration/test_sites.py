@@ -219,3 +219,22 @@ def test_a_buffer_grown_step_by_step_is_named_as_growth():
     assert "The blocks there grow" not in churn[0]["explanation"]
     code = [x["description"] for x in churn[0]["fixes"] if x["kind"] == "code"]
     assert code and "final size" not in code[0], code
+
+
+def test_small_blocks_churn_is_not_put_on_a_large_blocks_site():
+    """A structure of 200,000 small nodes freed each round, then its one
+    large index: glibc trims the heap at the index's free, but what it
+    gives back is the nodes'.  No site is named as the cause (sites are
+    kept for large blocks only), the finding says how little of the memory
+    went through large blocks, and its code fix is about the small
+    objects."""
+    churn = [f for f in explain_json([program("small_tree"), "40"], "glibc")
+             if f["id"] == "heap-trim-churn"]
+    assert churn, churn
+    text = churn[0]["explanation"]
+    assert "comes from the blocks allocated at" not in text, text
+    m = re.search(r"went through the allocator for (?:at most (\d+)%|less than 1%)", text)
+    assert m and (m.group(1) is None or int(m.group(1)) < 50), text
+    assert all(s["share"] < 0.5 for s in churn[0].get("sites") or []), churn[0]["sites"]
+    code = [x["description"] for x in churn[0]["fixes"] if x["kind"] == "code"]
+    assert code and "small objects" in code[0], code
