@@ -213,6 +213,28 @@ static void verify(const struct context *cx, const struct measured *base,
 	}
 }
 
+/* Where a fix goes once verified: the ones that help first, then the code
+ * changes (not run), then those that did nothing clear, then those that
+ * hurt; in the rule's order otherwise. */
+static int rank(const struct mt_fix *fix)
+{
+	const char *v = json_string_value(json_object_get(fix->verified, "verdict"));
+	if (!v)
+		return fix->kind == MT_FIX_CODE ? 1 : 2;
+	return !strcmp(v, "helps") ? 0 : !strcmp(v, "hurts") ? 3 : 2;
+}
+
+static void order_fixes(struct mt_finding *x)
+{
+	for (int i = 1; i < x->nfixes; i++) {
+		struct mt_fix fix = x->fixes[i];
+		int j = i;
+		for (; j > 0 && rank(&x->fixes[j - 1]) > rank(&fix); j--)
+			x->fixes[j] = x->fixes[j - 1];
+		x->fixes[j] = fix;
+	}
+}
+
 static const char *kind_name(int kind)
 {
 	return kind == MT_FIX_SETTING ? "setting"
@@ -534,7 +556,7 @@ int mt_cmd_explain(int argc, char **argv)
 	struct mt_finding **found = all.at;
 	size_t n = all.n;
 	if (do_verify)
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			for (int k = 0; k < found[i]->nfixes; k++) {
 				const struct measured *base = NULL;
 				for (int j = 0; j < nm; j++)
@@ -543,6 +565,8 @@ int mt_cmd_explain(int argc, char **argv)
 				if (base)
 					verify(&cx, base, found[i], &found[i]->fixes[k]);
 			}
+			order_fixes(found[i]);
+		}
 
 	if (json) {
 		json_t *list_json = json_array();

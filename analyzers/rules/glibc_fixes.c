@@ -1,6 +1,7 @@
 /* The glibc settings that keep large blocks on the heap and the heap from
  * being trimmed under them, sized from the measured figures.  Shared by the
  * churn and threshold rules. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,11 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 	bool capped = mmap > GLIBC_MMAP_THRESHOLD_MAX;
 	if (capped)
 		mmap = GLIBC_MMAP_THRESHOLD_MAX;
+	/* Most blocks that churn above the ceiling: no threshold keeps them
+	 * on the heap (measured: no change on a program of 48 MiB blocks). */
+	if (capped && f->large_bytes / fmax(f->large_allocs, 1) >
+			      (double)GLIBC_MMAP_THRESHOLD_MAX)
+		return;
 
 	struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
 	if (fix) {
