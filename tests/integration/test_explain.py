@@ -147,3 +147,19 @@ def test_numpy_reference_story():
     assert "heap-trim-churn" not in ids(report, "func1", "glibc")
     assert finding(report, "temporaries", "func1")["evidence"]["max_live"] == 1
     assert finding(report, "temporaries", "func2")["evidence"]["max_live"] == 2
+
+
+def test_verified_fixes_come_in_the_order_the_runs_showed():
+    """--verify runs each fix: those that help come first, then the code
+    changes (not run), then those without a clear effect, then those that
+    hurt.  (c_mmap_churn on jemalloc: keeping dirty pages helps, the
+    oversize setting does nothing measurable for its single thread.)"""
+    r = run([CLI, "explain", "--json", "--verify", "--repeat", "1",
+             "--backend", "jemalloc", "--", program("c_mmap_churn")], clean_env())
+    findings = json.loads(r.stdout)["findings"]
+    churn = [f for f in findings if f["id"] == "purge-churn"]
+    assert churn, findings
+    rank = {"helps": 0, None: 1, "no clear effect": 2, "hurts": 3}
+    ranks = [rank[(x["verified"] or {}).get("verdict")] for x in churn[0]["fixes"]]
+    assert ranks == sorted(ranks), churn[0]["fixes"]
+    assert ranks[0] == 0, churn[0]["fixes"]
