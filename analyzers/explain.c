@@ -149,4 +149,16 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 				 lo, sizeof lo),
 		 mt_format_bytes(json_number_value(json_object_get(large, "max_bytes")),
 				 hi, sizeof hi));
+	if (in->f->realloc_moves >= 1) {
+		at = strlen(x->explanation);
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 " Over the run realloc moved %.0f blocks to a new place, "
+			 "the allocator copying %s for them%s.",
+			 in->f->realloc_moves,
+			 mt_format_bytes(in->f->realloc_copied_bytes, lo, sizeof lo),
+			 !strcmp(in->backend, "glibc")
+				 ? " (glibc moves a mapped block with mremap, "
+				   "which copies nothing)"
+				 : "");
+	}
 }

@@ -128,6 +128,9 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->large_allocs = num(large, "allocations") / calls;
 	f->large_bytes = num(large, "bytes") / calls;
 	f->large_frees = num(large, "frees") / calls;
+	json_t *moves = json_object_get(r, "realloc_moves");
+	f->realloc_moves = num(moves, "count") / calls;
+	f->realloc_copied_bytes = num(moves, "copied_bytes") / calls;
 	f->large_max_live = num(large, "max_live");
 	f->large_p95 = large_p95(json_object_get(r, "size_histogram"));
 	f->peak_live = num(json_object_get(s, "bytes"), "peak_live");

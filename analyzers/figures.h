@@ -30,6 +30,7 @@ struct mt_call_figures {
 	double thread_heap_shrinks, thread_heap_shrink_bytes;
 	double allocations, bytes_allocated;
 	double large_allocs, large_bytes, large_frees;
+	double realloc_moves, realloc_copied_bytes; /* copies of moved blocks */
 	double large_max_live;		/* not per call: at once */
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two

@@ -35,6 +35,7 @@ struct thread {
 	struct mark *marks;
 	unsigned open, cap;
 	bool ending; /* a region end waits for its counters */
+	bool remapped; /* its realloc in progress mremapped a mapped chunk */
 };
 
 struct region {
@@ -309,11 +310,13 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 {
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
 	struct mt_counters c;
-	/* The counters, then the peak of live bytes.  Format 1.8's counters
-	 * are today's without sys_bytes_by_allocator (the last field); older
-	 * layouts differ inside, and are not read. */
-	size_t before_1_9 = n - MT_SYS_COUNT;
-	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_9 + 1)
+	/* The counters, then the peak of live bytes.  Format 1.9's counters
+	 * are today's without the realloc moves (the last two fields), 1.8's
+	 * also without sys_bytes_by_allocator; older layouts differ inside,
+	 * and are not read. */
+	size_t before_1_10 = n - 2, before_1_9 = before_1_10 - MT_SYS_COUNT;
+	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_10 + 1 &&
+	    (size_t)e->nv != before_1_9 + 1)
 		return;
 	n = (size_t)e->nv - 1;
 	memset(&c, 0, sizeof c);
@@ -354,6 +357,15 @@ static bool on_event(const struct mt_event *e, void *arg)
 			release(r, t, e->free.usable);
 		break;
 	case MT_EV_REALLOC:
+		if (e->realloc.old_freed && e->realloc.ptr &&
+		    e->realloc.ptr != e->realloc.old_ptr) {
+			uint64_t copied = e->realloc.old_usable < e->realloc.size
+						  ? e->realloc.old_usable
+						  : e->realloc.size;
+			mt_count_realloc_move(counters(r, t),
+					      t->remapped ? 0 : copied);
+		}
+		t->remapped = false;
 		if (e->realloc.old_freed)
 			release(r, t, e->realloc.old_usable);
 		alloc(r, t, (int)e->realloc.entry, e->realloc.size,
@@ -382,6 +394,8 @@ static bool on_event(const struct mt_event *e, void *arg)
 		mt_count_brk_move(counters(r, t), e->heap_move.from, e->heap_move.to);
 		break;
 	case MT_EV_CHUNK_MAP:
+		/* (mremap: the shim's, inside a realloc that moves nothing) */
+		t->remapped = e->chunk_map.sys == MT_SYS_MREMAP;
 		if (e->chunk_map.sys < MT_SYS_COUNT)
 			mt_count_inferred(counters(r, t),
 					  (enum mt_sys)e->chunk_map.sys,

@@ -100,6 +100,13 @@ static void print_bytes(FILE *out, json_t *s)
 			 ? ", sampled across threads"
 			 : "");
 	row(out, u64(b, "peak_live"), "peak live", note);
+	json_t *moves = json_object_get(s, "realloc_moves");
+	if (u64(moves, "count")) {
+		snprintf(note, sizeof note, "%s copied by the allocator",
+			 mt_format_bytes((double)u64(moves, "copied_bytes"), h,
+					 sizeof h));
+		row(out, u64(moves, "count"), "moved by realloc", note);
+	}
 }
 
 static bool listed(json_t *array, const char *value)

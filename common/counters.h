@@ -38,6 +38,10 @@ struct mt_counters {
 	/* The part of sys_bytes[] the allocator's own calls asked for (1.9;
 	 * last, so that an older trace's baseline is a prefix). */
 	uint64_t sys_bytes_by_allocator[MT_SYS_COUNT];
+	/* reallocs that moved the block, and the bytes the allocator copied
+	 * for them (not for glibc's mapped chunks, which mremap moves
+	 * without a copy) (1.10; last, as above) */
+	uint64_t realloc_moves, realloc_copied_bytes;
 };
 
 #define MT_LARGE_BYTES (128 * 1024)
@@ -85,6 +89,13 @@ static inline uint64_t mt_count_alloc(struct mt_counters *c, enum mt_call call,
 	mt_bump(&c->requested[call], requested);
 	mt_bump(&c->size_hist[mt_size_bucket(requested)], 1);
 	return mt_add(&c->allocated, usable);
+}
+
+/* A realloc moved its block, copying `copied` bytes. */
+static inline void mt_count_realloc_move(struct mt_counters *c, uint64_t copied)
+{
+	mt_bump(&c->realloc_moves, 1);
+	mt_bump(&c->realloc_copied_bytes, copied);
 }
 
 static inline void mt_count_call(struct mt_counters *c, enum mt_call call)

@@ -179,6 +179,11 @@ static void write_figures(struct mt_json_obj *top, const struct mt_figures *f,
 	mt_json_u64(&large, "max_live", f->large_max_live);
 	mt_json_end(&large);
 
+	struct mt_json_obj moves = mt_json_nested(top, "realloc_moves");
+	mt_json_u64(&moves, "count", c->realloc_moves);
+	mt_json_u64(&moves, "copied_bytes", c->realloc_copied_bytes);
+	mt_json_end(&moves);
+
 	write_histogram(top, c);
 	write_syscalls(top, f);
 

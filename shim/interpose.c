@@ -192,6 +192,17 @@ static void *realloc_from_arena(void *old, size_t n)
 	return p;
 }
 
+/* A realloc that moved its block: what the allocator copied.  glibc moves
+ * a mapped chunk into a mapping with mremap, which copies nothing. */
+static void count_move(size_t old_head, const void *p, size_t old_usable,
+		       size_t requested)
+{
+	bool remapped = mt_glibc_chunks && (old_head & MT_CHUNK_MMAPPED) &&
+			(mt_chunk_head(p) & MT_CHUNK_MMAPPED);
+	size_t copied = old_usable < requested ? old_usable : requested;
+	mt_count_realloc_move(&mt_self()->c, remapped ? 0 : copied);
+}
+
 /* realloc and reallocarray: `requested` bytes, forwarded as (old, x, y). */
 static void *realloc_common(const void *caller, enum mt_call call, void *old,
 			    size_t requested,
@@ -214,6 +225,8 @@ static void *realloc_common(const void *caller, enum mt_call call, void *old,
 			mt_probe_release(old, old_usable);
 			if (mt_glibc_chunks)
 				mt_glibc_chunk_moved(mt_self(), old_head, p);
+			if (p && p != old)
+				count_move(old_head, p, old_usable, requested);
 			MT_EMIT(realloc, mt_self(), call, old, old_usable,
 					 true, requested, p, mt_usable(p));
 			return mt_probe_realloc(call, requested, p, caller);
