@@ -11,10 +11,16 @@
 #include "backends.h"
 #include "cli.h"
 #include "command.h"
+#include "compare_page.h"
 #include "figures.h"
 #include "format.h"
 #include "measure.h"
+#include "record_run.h"
+#include "replay_json.h"
+#include "report_page.h"
+#include "report_series.h"
 #include "runs.h"
+#include "trace_read.h"
 
 static const char usage[] =
 	"usage: memtrace compare [--backends B,B...] [--repeat N] [--json | "
@@ -32,6 +38,9 @@ static const char usage[] =
 	"  -j, --json           the figures as JSON\n"
 	"  -c, --csv            the figures as CSV (region,metric,backend,value)\n"
 	"  -o, --output FILE    write there instead of stdout\n"
+	"  -H, --html FILE      also one HTML page: the table, and one run of\n"
+	"                       each backend recorded and drawn over time, on\n"
+	"                       the same axes\n"
 	"  -h, --help           this text\n";
 
 enum { MAX_BACKENDS = 8 };
@@ -146,6 +155,15 @@ static void print_ratios(FILE *out, const char **regions, size_t nr,
 	}
 }
 
+static void print_tables(FILE *out, const char **regions, size_t nr,
+			 struct mt_runs *b, size_t nb, long repeat)
+{
+	fprintf(out, "memtrace compare: %zu backends x %ld runs\n", nb, repeat);
+	for (size_t r = 0; r < nr; r++)
+		print_table(out, regions[r], b, nb);
+	print_ratios(out, regions, nr, b, nb);
+}
+
 static json_t *as_json(const char **regions, size_t nr,
 		       const struct mt_runs *b, size_t nb)
 {
@@ -191,6 +209,69 @@ static void print_csv(FILE *out, const char **regions, size_t nr,
 }
 
 /* The backends of the list that are installed (a note for the others). */
+/* One more run of argv on a backend, recorded: its summary and series. */
+static json_t *recorded_run(const char *backend, char *const argv[])
+{
+	char dir[] = "/tmp/memtrace-compare.XXXXXX", err[512];
+	if (!mkdtemp(dir)) {
+		perror("memtrace: compare: cannot create a temporary directory");
+		return NULL;
+	}
+	json_t *run = NULL;
+	char *trace = mt_record_run("compare", backend, argv, dir);
+	struct mt_trace *t = trace ? mt_trace_open(trace, err, sizeof err) : NULL;
+	if (trace && !t)
+		fprintf(stderr, "memtrace: compare: %s: %s\n", trace, err);
+	if (t) {
+		char *text = mt_replay_summary(t, false, err, sizeof err);
+		json_t *summary = text ? json_loads(text, 0, NULL) : NULL;
+		free(text);
+		json_t *series = summary ? mt_report_series(t, err, sizeof err) : NULL;
+		if (summary && series)
+			run = json_pack("{s:s, s:O, s:O}", "backend", backend,
+					"summary", summary, "series", series);
+		else
+			fprintf(stderr, "memtrace: compare: %s: %s\n", trace, err);
+		json_decref(summary);
+		json_decref(series);
+		mt_trace_close(t);
+	}
+	free(trace);
+	mt_remove_run_dir(dir);
+	return run;
+}
+
+/* --html: the table and a recorded run of each backend that ran. */
+static bool write_html(const char *path, const char *table, struct mt_runs *b,
+		       size_t nb, char *const argv[])
+{
+	json_t *runs = json_array();
+	for (size_t i = 0; i < nb; i++) {
+		if (!b[i].n)
+			continue;
+		fprintf(stderr, "memtrace: compare: recording a run on %s for "
+				"the page\n",
+			b[i].backend);
+		json_t *run = recorded_run(b[i].backend, argv);
+		if (run)
+			json_array_append_new(runs, run);
+	}
+	FILE *out = fopen(path, "we");
+	bool ok = out && mt_compare_page(out, table, runs, MT_CHARTJS);
+	if (!out)
+		fprintf(stderr, "memtrace: compare: cannot write %s: %m (choose a "
+				"writable path for --html)\n",
+			path);
+	if (out && fclose(out) != 0 && ok) {
+		fprintf(stderr, "memtrace: compare: writing %s failed: %m\n", path);
+		ok = false;
+	}
+	json_decref(runs);
+	if (ok)
+		fprintf(stderr, "memtrace: compare: %s\n", path);
+	return ok;
+}
+
 static size_t usable_backends(char *list, struct mt_runs *out)
 {
 	size_t n = 0;
@@ -215,18 +296,19 @@ int mt_cmd_compare(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"csv", no_argument, NULL, 'c'},
 		{"output", required_argument, NULL, 'o'},
+		{"html", required_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	char default_list[] = "glibc,jemalloc,tcmalloc,mimalloc";
 	char *list = default_list;
-	const char *output = NULL;
+	const char *output = NULL, *html = NULL;
 	long repeat = 3;
 	bool json = false, csv = false;
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:r:jco:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:r:jco:H:h", options, NULL)) != -1) {
 		char *end;
 		switch (opt) {
 		case 'b':
@@ -247,6 +329,9 @@ int mt_cmd_compare(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'H':
+			html = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -307,10 +392,19 @@ int mt_cmd_compare(int argc, char **argv)
 	} else if (csv) {
 		print_csv(out, regions, nr, b, nb);
 	} else {
-		fprintf(out, "memtrace compare: %zu backends x %ld runs\n", nb, repeat);
-		for (size_t r = 0; r < nr; r++)
-			print_table(out, regions[r], b, nb);
-		print_ratios(out, regions, nr, b, nb);
+		print_tables(out, regions, nr, b, nb, repeat);
+	}
+	bool drawn = true;
+	if (html) {
+		char *table = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&table, &len);
+		if (mem) {
+			print_tables(mem, regions, nr, b, nb, repeat);
+			fclose(mem);
+		}
+		drawn = table && write_html(html, table, b, nb, argv + optind);
+		free(table);
 	}
 	free(regions);
 	for (size_t i = 0; i < nb; i++)
@@ -319,5 +413,5 @@ int mt_cmd_compare(int argc, char **argv)
 		fprintf(stderr, "memtrace: compare: writing %s failed: %m\n", output);
 		return 1;
 	}
-	return failures ? 1 : 0;
+	return failures || !drawn ? 1 : 0;
 }

@@ -1,7 +1,6 @@
 /* memtrace report: a recording as one HTML page (report_page.c), its
  * series (report_series.c), its summary and explain's findings. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include "command.h"
 #include "explain.h"
 #include "launch.h"
+#include "record_run.h"
 #include "replay_json.h"
 #include "report_page.h"
 #include "report_series.h"
@@ -33,47 +33,6 @@ static const char usage[] =
 	"  -p, --pid PID[.N]   the process of an LTTng trace (default: the\n"
 	"                      first one started); .N: its image after N execs\n"
 	"  -h, --help          this text\n";
-
-/* CMD recorded into a trace in dir; its path, or NULL. */
-static char *record(const char *backend, char *const argv[], const char *dir)
-{
-	char *path = NULL;
-	if (asprintf(&path, "%s/trace.mt", dir) < 0)
-		return NULL;
-	struct mt_launch l = {MT_LAUNCH_DEFAULTS, .backend = backend,
-			      .trace = path, .quiet = true};
-	if (!mt_launch_check(&l)) {
-		free(path);
-		return NULL;
-	}
-	pid_t child;
-	bool signaled;
-	int status = mt_launch_wait(&l, argv, &child, &signaled);
-	if (access(path, R_OK) != 0) {
-		fprintf(stderr, "memtrace: report: '%s' left no trace (exit status "
-				"%d)\n",
-			argv[0], status);
-		free(path);
-		return NULL;
-	}
-	return path;
-}
-
-/* The recording's directory, and the traces in it (a forked child's too). */
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char path[4096];
-		if (e->d_name[0] != '.' &&
-		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
 
 static int write_report(const char *trace, struct mt_pick pick, const char *output)
 {
@@ -169,9 +128,9 @@ int mt_cmd_report(int argc, char **argv)
 		perror("memtrace: report: cannot create a temporary directory");
 		return 1;
 	}
-	char *trace = record(backend, argv + optind, dir);
+	char *trace = mt_record_run("report", backend, argv + optind, dir);
 	int rc = trace ? write_report(trace, pick, output) : 1;
 	free(trace);
-	remove_dir(dir);
+	mt_remove_run_dir(dir);
 	return rc;
 }

@@ -156,8 +156,7 @@ static const char script[] =
 	"document.body.appendChild(done);\n"
 	"</script>\n</body></html>\n";
 
-/* Text inside <script>: "</" would end it. */
-static bool put_script_text(FILE *out, const char *s)
+bool mt_page_script_text(FILE *out, const char *s)
 {
 	for (; *s; s++) {
 		if (s[0] == '<' && s[1] == '/')
@@ -168,13 +167,13 @@ static bool put_script_text(FILE *out, const char *s)
 	return !ferror(out);
 }
 
-static bool inline_file(FILE *out, const char *path)
+bool mt_page_inline_script(FILE *out, const char *path, const char *who)
 {
 	FILE *f = fopen(path, "re");
 	if (!f) {
-		fprintf(stderr, "memtrace: report: cannot read %s: %m (install "
+		fprintf(stderr, "memtrace: %s: cannot read %s: %m (install "
 				"Debian's libjs-chart.js)\n",
-			path);
+			who, path);
 		return false;
 	}
 	char buf[65536];
@@ -199,10 +198,10 @@ bool mt_report_page(FILE *out, json_t *summary, json_t *findings,
 		return false;
 	}
 	fputs(head, out);
-	bool ok = inline_file(out, chartjs);
+	bool ok = mt_page_inline_script(out, chartjs, "report");
 	if (ok) {
 		fputs("<script type=\"application/json\" id=\"data\">", out);
-		ok = put_script_text(out, text);
+		ok = mt_page_script_text(out, text);
 		fputs("</script>\n", out);
 		fputs(script, out);
 	}

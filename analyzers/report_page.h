@@ -16,4 +16,10 @@
 bool mt_report_page(FILE *out, json_t *summary, json_t *findings,
 		    json_t *series, const char *chartjs);
 
+/* What both pages share: a file inlined as a <script> (a message naming
+ * `who` when it cannot be read), and text written inside a <script>
+ * ("</" escaped, which would end it). */
+bool mt_page_inline_script(FILE *out, const char *path, const char *who);
+bool mt_page_script_text(FILE *out, const char *s);
+
 #endif

@@ -67,6 +67,37 @@ def test_a_command_recorded_then_drawn(tmp_path):
     assert '"anon_bytes": [[' in data or '"anon_bytes":[[' in data
 
 
+def test_compare_draws_each_backend_on_the_same_axes(tmp_path):
+    """compare --html: the table as compare prints it, and one recorded run
+    of each backend drawn (memory and system calls), every chart on the
+    same time axis; no temporary trace left behind."""
+    page = tmp_path / "c.html"
+    before = set(os.listdir("/tmp"))
+    r = run([CLI, "compare", "--backends", "glibc,tcmalloc", "--repeat", "1",
+             "--html", str(page), "--", program("churn"), "trim", "20"],
+            clean_env())
+    assert r.returncode == 0, r.stderr
+    assert "region trim" in r.stdout
+    assert not [d for d in set(os.listdir("/tmp")) - before
+                if d.startswith("memtrace-compare.")]
+    dom = rendered(page)
+    assert '<div id="errors"></div>' in dom
+    assert charts(dom) == 4
+    assert "region trim" in dom and "glibc: wall" in dom and "tcmalloc: wall" in dom
+    data = json.loads(re.search(r'id="data">(.*?)</script>', page.read_text(),
+                                re.S).group(1).replace("<\\/", "</"))
+    assert [x["backend"] for x in data["runs"]] == ["glibc", "tcmalloc"]
+    # glibc's heap grows and is trimmed every call: brk calls drawn
+    assert data["runs"][0]["series"]["syscalls"]["brk"]
+
+
+def test_compare_html_to_an_unwritable_path_is_said(tmp_path):
+    r = run([CLI, "compare", "--backends", "glibc", "--repeat", "1", "--html",
+             "/nonexistent/dir/c.html", "--", program("churn"), "steady", "2"],
+            clean_env(), check=False)
+    assert r.returncode == 1 and "cannot write /nonexistent/dir/c.html" in r.stderr
+
+
 def test_bad_input_is_said(tmp_path):
     r = run([CLI, "report", "-o", str(tmp_path / "r.html"), __file__], clean_env(),
             check=False)
