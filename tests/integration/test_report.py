@@ -67,6 +67,24 @@ def test_a_command_recorded_then_drawn(tmp_path):
     assert '"anon_bytes": [[' in data or '"anon_bytes":[[' in data
 
 
+def test_the_sites_are_drawn_as_an_icicle(tmp_path):
+    """The call sites of large blocks, outermost frame at the top, each as
+    wide as its share of the bytes: the NumPy benchmark written plainly
+    has func1's and func2's lines under the timeit frames."""
+    page = tmp_path / "r.html"
+    trace = os.path.join(os.path.dirname(__file__), "..", "traces", "numpy-plain.mt")
+    r = run([CLI, "report", "-o", str(page), trace], clean_env())
+    assert r.returncode == 0, r.stderr
+    dom = rendered(page)
+    assert '<div id="errors"></div>' in dom
+    m = re.search(r'data-flame="(\d+)"', dom)
+    assert m and int(m.group(1)) >= 5, dom[-2000:]
+    boxes = re.findall(r'<text[^>]*>([^<]*)</text>', dom)
+    assert boxes[0] == "all" and boxes[1].startswith("&lt;module&gt;"), boxes
+    assert any(b.startswith("func2 (numpy_plain.py:") for b in boxes), boxes
+    assert any(b.startswith("func1 (numpy_plain.py:") for b in boxes), boxes
+
+
 def test_compare_draws_each_backend_on_the_same_axes(tmp_path):
     """compare --html: the table as compare prints it, and one recorded run
     of each backend drawn (memory and system calls), every chart on the
