@@ -42,7 +42,7 @@ struct mt_call_figures {
 	 * from then on, how long half of that much was kept, and at exit */
 	double resident_samples, kept_bytes, anon_at_kept, live_later,
 		program_mapped_at_kept, anon_max, anon_exit, live_exit;
-	double kept_s, sampled_s;
+	double kept_sustained, kept_s, sampled_s;
 	double threads;			/* the process's, over the run */
 	bool kernel;			/* syscalls come from the kernel */
 	bool whole;			/* the whole run, which has no regions */

@@ -226,10 +226,13 @@ static void print_resident(FILE *out, json_t *s)
 	    mt_format_bytes((double)u64(r, "anon_bytes_max"), b, sizeof b));
 	row(out, u64(r, "anon_bytes_exit"), "anonymous at exit",
 	    mt_format_bytes((double)u64(r, "anon_bytes_exit"), b, sizeof b));
-	snprintf(note, sizeof note, "%s; half that for %.2f s of %.2f s",
-		 mt_format_bytes((double)u64(r, "kept_bytes_max"), b, sizeof b),
+	row(out, u64(r, "kept_bytes_max"), "kept, most",
+	    mt_format_bytes((double)u64(r, "kept_bytes_max"), b, sizeof b));
+	snprintf(note, sizeof note, "%s, for %.2f s of %.2f s",
+		 mt_format_bytes((double)u64(r, "kept_bytes_sustained"), b, sizeof b),
 		 u64(r, "kept_ms") / 1e3, u64(r, "sampled_ms") / 1e3);
-	row(out, u64(r, "kept_bytes_max"), "kept, most", note);
+	row(out, u64(r, "kept_bytes_sustained"), "kept, a fifth of the time",
+	    note);
 	fputs("  (kept: anonymous memory neither mapped by the program nor "
 	      "live again later)\n", out);
 }

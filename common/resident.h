@@ -14,6 +14,8 @@
  * neighbours become one (the larger of each figure), so a run of any
  * length is kept at a resolution of 1/256 of its length or better. */
 #define MT_RESIDENT_POINTS 512
+/* "Sustained": kept for at least this share of the time sampled. */
+#define MT_KEPT_SUSTAINED_SHARE 0.2
 
 struct mt_resident_point {
 	/* live_bytes: with the block whose free took the sample, if any */
@@ -42,9 +44,11 @@ struct mt_resident {
 	uint64_t kept_bytes_max;
 	uint64_t anon_bytes_at_kept_max, live_bytes_later,
 		program_mapped_at_kept_max;
-	/* For how long at least half of kept_bytes_max was kept, and the
-	 * time from the first sample to the last (the exit's, if any). */
-	uint64_t kept_ms, sampled_ms;
+	/* The most memory kept for at least a fifth of the time sampled (a
+	 * moment, an interpreter's teardown, is not what a program pays
+	 * for), for how long that much was kept, and the time from the first
+	 * sample to the last (the exit's, if any). */
+	uint64_t kept_bytes_sustained, kept_ms, sampled_ms;
 	/* The sample at exit. */
 	uint64_t anon_bytes_exit, live_bytes_exit;
 };

@@ -263,6 +263,7 @@ static void write_resident(struct mt_json_obj *top, const struct mt_resident *r)
 	mt_json_u64(&o, "live_bytes_later", r->live_bytes_later);
 	mt_json_u64(&o, "program_mapped_bytes_at_kept_max",
 		    r->program_mapped_at_kept_max);
+	mt_json_u64(&o, "kept_bytes_sustained", r->kept_bytes_sustained);
 	mt_json_u64(&o, "kept_ms", r->kept_ms);
 	mt_json_u64(&o, "sampled_ms", r->sampled_ms);
 	mt_json_u64(&o, "anon_bytes_exit", r->anon_bytes_exit);

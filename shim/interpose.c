@@ -19,6 +19,7 @@
 #include "lifecycle.h"
 #include "probe.h"
 #include "rawsys.h"
+#include "rss.h"
 #include "visibility.h"
 #include "trace.h"
 #include "trace_buf.h"
@@ -227,6 +228,10 @@ static void *realloc_common(const void *caller, enum mt_call call, void *old,
 				mt_glibc_chunk_moved(mt_self(), old_head, p);
 			if (p && p != old)
 				count_move(old_head, p, old_usable, requested);
+			/* Both blocks were live a moment ago: the most a
+			 * buffer grown this way needs. */
+			if (old_usable >= MT_LARGE_BYTES)
+				mt_rss_after_large_free(mt_self(), old_usable);
 			MT_EMIT(realloc, mt_self(), call, old, old_usable,
 					 true, requested, p, mt_usable(p));
 			return mt_probe_realloc(call, requested, p, caller);

@@ -153,15 +153,29 @@ static void sample(struct mt_thread *t, bool at_exit, uint64_t freed)
 	unlock();
 }
 
+/* The most live bytes (with the block just freed) a sample after a free
+ * has seen: a free that finds this thread's own live bytes an eighth above
+ * it is sampled before its time, so that a burst (a buffer doubled several
+ * times within one period) has its peak sampled, at a cost of at most one
+ * sample per eighth of growth. */
+static uint64_t sampled_high;
+
 void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 {
 	uint64_t now = coarse_ns(), due = __atomic_load_n(&mt_rss_due_ns,
 							  __ATOMIC_RELAXED);
-	if (now < due || !__atomic_compare_exchange_n(
-				 &mt_rss_due_ns, &due,
-				 now + mt_opt.rss_period_ms * 1000000ull, false,
-				 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	int64_t own = (int64_t)(t->c.allocated - t->c.freed);
+	uint64_t before = (own > 0 ? (uint64_t)own : 0) + freed,
+		 high = __atomic_load_n(&sampled_high, __ATOMIC_RELAXED);
+	bool higher = before > high + high / 8;
+	if (!higher &&
+	    (now < due || !__atomic_compare_exchange_n(
+				   &mt_rss_due_ns, &due,
+				   now + mt_opt.rss_period_ms * 1000000ull, false,
+				   __ATOMIC_RELAXED, __ATOMIC_RELAXED)))
 		return;
+	if (higher)
+		__atomic_store_n(&sampled_high, before, __ATOMIC_RELAXED);
 	mt_tls.hidden++;
 	sample(t, false, freed);
 	mt_tls.hidden--;
@@ -205,6 +219,7 @@ void mt_rss_restart_in_child(void)
 		close(statm_fd);
 	statm_fd = -1;
 	mt_rss_due_ns = UINT64_MAX;
+	sampled_high = 0;
 	memset(&series, 0, sizeof series);
 	finished = false;
 	lock = 0;

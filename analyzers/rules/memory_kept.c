@@ -9,17 +9,16 @@
  * cache at work, not kept: a loop that frees and allocates its temporaries
  * has them counted as live.  And memory kept only for a moment costs
  * nothing: an interpreter's teardown frees everything while the allocator
- * still holds it, just before exit.  So the finding needs the memory kept
- * for a fifth of the run at least. */
+ * still holds it, just before exit.  So the finding rests on the most
+ * memory kept for a fifth of the run at least (kept_bytes_sustained). */
 #include <stdio.h>
 #include <string.h>
 
 #include "rules.h"
 
-/* Less than this kept is not worth a finding on any machine. */
+/* Less than this kept is not worth a finding on any machine, nor less
+ * than a third of the process's anonymous memory at its most. */
 #define KEPT_MIN_BYTES (32.0 * 1024 * 1024)
-/* Nor kept for less than this share of the run (see above). */
-#define KEPT_MIN_SHARE_OF_RUN 0.2
 
 /* Why this allocator keeps freed memory resident, in words. */
 static const char *mechanism(const char *backend)
@@ -110,17 +109,18 @@ static void fixes(struct mt_finding *x, const struct mt_rule_input *in)
 struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
 
 	/* One figure for the whole process: said once, for the whole run. */
-	if (!f->whole || f->resident_samples < 3 || f->kept_bytes < KEPT_MIN_BYTES ||
-	    f->kept_bytes < f->anon_at_kept / 2 ||
-	    f->kept_s < KEPT_MIN_SHARE_OF_RUN * f->sampled_s)
+	if (!f->whole || f->resident_samples < 3 ||
+	    f->kept_sustained < KEPT_MIN_BYTES ||
+	    f->kept_sustained < f->anon_max / 3)
 		return NULL;
 	struct mt_finding *x = mt_finding_new("memory-kept", in);
 	if (!x)
 		return NULL;
 	json_t *e = x->evidence;
+	json_object_set_new(e, "kept_bytes_sustained", json_real(f->kept_sustained));
 	json_object_set_new(e, "kept_bytes", json_real(f->kept_bytes));
 	json_object_set_new(e, "anon_resident_bytes", json_real(f->anon_at_kept));
 	json_object_set_new(e, "live_bytes_later", json_real(f->live_later));
@@ -131,23 +131,24 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 	json_object_set_new(e, "anon_resident_bytes_max", json_real(f->anon_max));
 	json_object_set_new(e, "samples", json_real(f->resident_samples));
 	json_object_set_new(e, "share_kept",
-			    json_real(f->kept_bytes / f->anon_at_kept));
+			    json_real(f->kept_sustained / f->anon_max));
 
 	snprintf(x->explanation, sizeof x->explanation,
-		 "Memory, not time: at one point of the run the process had %s "
-		 "of anonymous memory resident, but from then on the program "
+		 "Memory, not time: for %.2f s of the %.2f s run (%.0f%%) the "
+		 "allocator kept at least %s of memory the program had freed "
+		 "and did not use again. At the worst point the process had %s "
+		 "of anonymous memory resident, while from then on the program "
 		 "never had more than %s of blocks live (and %s mapped itself): "
-		 "%s, %.0f%% of it, was memory the program had freed and the "
-		 "allocator kept, and at least half that much stayed kept for "
-		 "%.2f s of the %.2f s run (%.0f%%). %s. (From %.0f samples of "
-		 "/proc/self/statm beside the heap's live bytes; the most "
-		 "anonymous memory resident in any of them: %s.)",
+		 "%s was kept. %s. (From %.0f samples of /proc/self/statm beside "
+		 "the heap's live bytes; the most anonymous memory resident in "
+		 "any of them: %s.)",
+		 f->kept_s, f->sampled_s,
+		 f->sampled_s > 0 ? f->kept_s / f->sampled_s * 100 : 0,
+		 mt_format_bytes(f->kept_sustained, b5, sizeof b5),
 		 mt_format_bytes(f->anon_at_kept, b1, sizeof b1),
 		 mt_format_bytes(f->live_later, b2, sizeof b2),
 		 mt_format_bytes(f->program_mapped_at_kept, b3, sizeof b3),
 		 mt_format_bytes(f->kept_bytes, b4, sizeof b4),
-		 f->kept_bytes / f->anon_at_kept * 100, f->kept_s, f->sampled_s,
-		 f->sampled_s > 0 ? f->kept_s / f->sampled_s * 100 : 0,
 		 mechanism(in->backend), f->resident_samples,
 		 mt_format_bytes(f->anon_max, b1, sizeof b1));
 	fixes(x, in);

@@ -48,6 +48,7 @@ static void freed_and_never_needed_again(void **state)
 	sample(1010, 205 * MiB, 5 * MiB, true);
 	struct mt_resident r = figures();
 	assert_int_equal(r.kept_bytes_max, 200 * MiB);
+	assert_int_equal(r.kept_bytes_sustained, 200 * MiB);
 	assert_int_equal(r.live_bytes_later, 5 * MiB);
 	assert_int_equal(r.kept_ms, 1010 - 200);
 	assert_int_equal(r.sampled_ms, 1010);
@@ -77,8 +78,26 @@ static void teardown_is_a_moment(void **state)
 	sample(2030, 160 * MiB, 1 * MiB, true);
 	struct mt_resident r = figures();
 	assert_int_equal(r.kept_bytes_max, 159 * MiB);
-	assert_int_equal(r.kept_ms, 30);
+	/* kept 10 MiB all run (the allocator's own), 159 MiB for 30 ms */
+	assert_int_equal(r.kept_bytes_sustained, 10 * MiB);
+	assert_int_equal(r.kept_ms, 2030);
 	assert_int_equal(r.sampled_ms, 2030);
+}
+
+/* A buffer rebuilt batch after batch (48 MiB at its most) in 68 MiB
+ * resident: 20 MiB kept all along, 36 MiB only after the last batch. The
+ * figure is what was kept for a fifth of the time at least. */
+static void sustained_not_the_last_moment(void **state)
+{
+	(void)state;
+	for (uint64_t ms = 0; ms < 1000; ms += 20)
+		sample_after_free(ms, 68 * MiB, 32 * MiB, 16 * MiB);
+	sample_after_free(1000, 68 * MiB, 0, 32 * MiB);
+	sample(1030, 68 * MiB, 0, true);
+	struct mt_resident r = figures();
+	assert_int_equal(r.kept_bytes_max, 36 * MiB);
+	assert_int_equal(r.kept_bytes_sustained, 20 * MiB);
+	assert_int_equal(r.kept_ms, 1030);
 }
 
 /* A long run: the points are halved as they fill, each keeping the most
@@ -94,6 +113,7 @@ static void long_runs_keep_their_shape(void **state)
 	assert_true(series.n == 0);
 	assert_int_equal(r.samples, n + 1);
 	assert_int_equal(r.kept_bytes_max, 290 * MiB);
+	assert_int_equal(r.kept_bytes_sustained, 290 * MiB);
 	assert_int_equal(r.sampled_ms, n * 20);
 	/* Half the run, give or take a merged point. */
 	assert_true(r.kept_ms >= n * 10 - n * 20 / (MT_RESIDENT_POINTS / 2));
@@ -123,6 +143,7 @@ static void no_exit_sample(void **state)
 	sample(900, 100 * MiB, 0, false);
 	struct mt_resident r = figures();
 	assert_int_equal(r.kept_bytes_max, 100 * MiB);
+	assert_int_equal(r.kept_bytes_sustained, 100 * MiB);
 	assert_int_equal(r.kept_ms, 400);
 	assert_int_equal(r.sampled_ms, 900);
 	assert_int_equal(r.anon_bytes_exit, 0);
@@ -134,6 +155,7 @@ int main(void)
 		cmocka_unit_test(freed_and_never_needed_again),
 		cmocka_unit_test(a_cache_in_use_is_not_kept),
 		cmocka_unit_test(teardown_is_a_moment),
+		cmocka_unit_test(sustained_not_the_last_moment),
 		cmocka_unit_test(long_runs_keep_their_shape),
 		cmocka_unit_test(a_sample_after_a_free_counts_the_block),
 		cmocka_unit_test(no_exit_sample),
