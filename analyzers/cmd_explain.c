@@ -191,8 +191,11 @@ static void verify(const struct context *cx, const struct measured *base,
 		json_object_set_new(v, "runs", json_integer((json_int_t)with->runs.n));
 		bool memory = strcmp(x->id, "memory-kept") == 0;
 		if (memory) {
-			json_object_set_new(v, "kept_bytes_before", json_real(before.kept_bytes));
-			json_object_set_new(v, "kept_bytes_after", json_real(after.kept_bytes));
+			/* what the finding rests on: kept for a fifth of the run */
+			json_object_set_new(v, "kept_bytes_before",
+					    json_real(before.kept_sustained));
+			json_object_set_new(v, "kept_bytes_after",
+					    json_real(after.kept_sustained));
 			json_object_set_new(v, "anon_resident_bytes_max_before",
 					    json_real(before.anon_max));
 			json_object_set_new(v, "anon_resident_bytes_max_after",
@@ -202,7 +205,7 @@ static void verify(const struct context *cx, const struct measured *base,
 			json_object_set_new(v, "anon_resident_bytes_exit_after",
 					    json_real(after.anon_exit));
 			/* Memory kept is what this finding is about. */
-			ratio = (after.kept_bytes + 1) / (before.kept_bytes + 1);
+			ratio = (after.kept_sustained + 1) / (before.kept_sustained + 1);
 		}
 		/* A change inside the machine's noise is no evidence. */
 		json_object_set_new(v, "verdict",
