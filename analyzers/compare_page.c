@@ -4,8 +4,6 @@
  * per second, since each run's intervals have a width of their own).  As
  * in report_page.c, text is set with textContent, and the tests look for
  * <div id="rendered" data-charts="N"> and <div id="errors">. */
-#include <stdlib.h>
-
 #include "compare_page.h"
 #include "report_page.h"
 
@@ -24,12 +22,8 @@ static const char head[] =
 	"ones of the table.  Shaded: the calls of each region.</p>\n"
 	"<div id=\"runs\"></div>\n<div id=\"errors\"></div>\n";
 
+/* after mt_page_write's prologue (report_page.h) */
 static const char script[] =
-	"<script>\n"
-	"window.onerror = function (m) {\n"
-	"  document.getElementById('errors').textContent += 'script error: ' + m;\n"
-	"};\n"
-	"const D = JSON.parse(document.getElementById('data').textContent);\n"
 	"function el(tag, text) {\n"
 	"  const e = document.createElement(tag);\n"
 	"  if (text !== undefined) e.textContent = text;\n"
@@ -107,20 +101,7 @@ bool mt_compare_page(FILE *out, const char *table, json_t *runs,
 		     const char *chartjs)
 {
 	json_t *data = json_pack("{s:s, s:O}", "table", table, "runs", runs);
-	char *text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+	bool ok = mt_page_write(out, "compare", head, data, script, chartjs);
 	json_decref(data);
-	if (!text) {
-		fprintf(stderr, "memtrace: compare: out of memory\n");
-		return false;
-	}
-	fputs(head, out);
-	bool ok = mt_page_inline_script(out, chartjs, "compare");
-	if (ok) {
-		fputs("<script type=\"application/json\" id=\"data\">", out);
-		ok = mt_page_script_text(out, text);
-		fputs("</script>\n", out);
-		fputs(script, out);
-	}
-	free(text);
-	return ok && !ferror(out);
+	return ok;
 }

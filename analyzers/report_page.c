@@ -37,12 +37,8 @@ static const char head[] =
 	"gave back to the kernel on their account</option></select></p>\n"
 	"<div id=\"flame\"></div>\n<div id=\"errors\"></div>\n";
 
+/* after mt_page_write's prologue (report_page.h) */
 static const char script[] =
-	"<script>\n"
-	"window.onerror = function (m) {\n"
-	"  document.getElementById('errors').textContent += 'script error: ' + m;\n"
-	"};\n"
-	"const D = JSON.parse(document.getElementById('data').textContent);\n"
 	"const S = D.summary, R = D.series;\n"
 	"function el(tag, text, cls) {\n"
 	"  const e = document.createElement(tag);\n"
@@ -235,7 +231,8 @@ static const char script[] =
 	"document.body.appendChild(done);\n"
 	"</script>\n</body></html>\n";
 
-bool mt_page_script_text(FILE *out, const char *s)
+/* Text inside <script>: "</" would end it. */
+static bool script_text(FILE *out, const char *s)
 {
 	for (; *s; s++) {
 		if (s[0] == '<' && s[1] == '/')
@@ -246,7 +243,7 @@ bool mt_page_script_text(FILE *out, const char *s)
 	return !ferror(out);
 }
 
-bool mt_page_inline_script(FILE *out, const char *path, const char *who)
+static bool inline_script(FILE *out, const char *path, const char *who)
 {
 	FILE *f = fopen(path, "re");
 	if (!f) {
@@ -265,25 +262,42 @@ bool mt_page_inline_script(FILE *out, const char *path, const char *who)
 	return !ferror(out);
 }
 
+/* Every page's script starts so: a script error is shown in #errors,
+ * and the data is D. */
+static const char prologue[] =
+	"<script>\n"
+	"window.onerror = function (m) {\n"
+	"  document.getElementById('errors').textContent += 'script error: ' + m;\n"
+	"};\n"
+	"const D = JSON.parse(document.getElementById('data').textContent);\n";
+
+bool mt_page_write(FILE *out, const char *who, const char *page_head,
+		   json_t *data, const char *page_script, const char *chartjs)
+{
+	char *text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+	if (!text) {
+		fprintf(stderr, "memtrace: %s: out of memory\n", who);
+		return false;
+	}
+	fputs(page_head, out);
+	bool ok = inline_script(out, chartjs, who);
+	if (ok) {
+		fputs("<script type=\"application/json\" id=\"data\">", out);
+		ok = script_text(out, text);
+		fputs("</script>\n", out);
+		fputs(prologue, out);
+		fputs(page_script, out);
+	}
+	free(text);
+	return ok && !ferror(out);
+}
+
 bool mt_report_page(FILE *out, json_t *summary, json_t *findings,
 		    json_t *series, const char *chartjs)
 {
 	json_t *data = json_pack("{s:O, s:O, s:O}", "summary", summary, "findings",
 				 findings, "series", series);
-	char *text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+	bool ok = mt_page_write(out, "report", head, data, script, chartjs);
 	json_decref(data);
-	if (!text) {
-		fprintf(stderr, "memtrace: report: out of memory\n");
-		return false;
-	}
-	fputs(head, out);
-	bool ok = mt_page_inline_script(out, chartjs, "report");
-	if (ok) {
-		fputs("<script type=\"application/json\" id=\"data\">", out);
-		ok = mt_page_script_text(out, text);
-		fputs("</script>\n", out);
-		fputs(script, out);
-	}
-	free(text);
-	return ok && !ferror(out);
+	return ok;
 }

@@ -16,10 +16,12 @@
 bool mt_report_page(FILE *out, json_t *summary, json_t *findings,
 		    json_t *series, const char *chartjs);
 
-/* What both pages share: a file inlined as a <script> (a message naming
- * `who` when it cannot be read), and text written inside a <script>
- * ("</" escaped, which would end it). */
-bool mt_page_inline_script(FILE *out, const char *path, const char *who);
-bool mt_page_script_text(FILE *out, const char *s);
+/* A page as both commands write it: its head, Chart.js inlined, `data`
+ * as JSON in <script id="data">, then the page's own script, inside a
+ * <script> that has shown any script error in <div id="errors"> and put
+ * the data in D.  False with
+ * a message naming `who` and the problem. */
+bool mt_page_write(FILE *out, const char *who, const char *page_head,
+		   json_t *data, const char *page_script, const char *chartjs);
 
 #endif

@@ -101,16 +101,24 @@ def summary(cmd, backend, **extra):
     return next(iter(found.values()))
 
 
-def strace_counts(cmd, env, syscalls=("brk", "mmap", "munmap", "mremap", "madvise")):
+def strace_counts(cmd, env, syscalls=("brk", "mmap", "munmap", "mremap", "madvise"),
+                  alone=False):
     """Per-syscall counts from `strace -f -c` for one run of cmd in env,
     with a fixed address-space layout.  Only cmd gets env (through env(1));
-    strace, setarch and env run bare, so that nothing but cmd varies."""
+    strace, setarch and env run bare, so that nothing but cmd varies.
+    alone: strace sets the environment itself (-E) and traces cmd from its
+    exec, so that nothing else exec'd (env, setarch) is counted."""
     base = clean_env()
     setenv = [f"{k}={v}" for k, v in env.items() if base.get(k) != v]
+    trace = ["strace", "-f", "-c", "-e", "trace=" + ",".join(syscalls)]
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as out:
-        run(["strace", "-f", "-c", "-o", out.name, "-e",
-             "trace=" + ",".join(syscalls)]
-            + fixed_layout(["env"] + setenv + list(cmd)), base)
+        if alone:
+            run(fixed_layout(trace + ["-o", out.name]
+                             + [a for v in setenv for a in ("-E", v)] + list(cmd)),
+                base)
+        else:
+            run(trace + ["-o", out.name] + fixed_layout(["env"] + setenv + list(cmd)),
+                base)
         counts = dict.fromkeys(syscalls, 0)
         for line in out.read().splitlines():
             m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", line)

@@ -4,7 +4,6 @@ count (the loader before the shim starts, glibc malloc's internal calls,
 the shim's own calls, reported apart) stays the same however many rounds
 the program makes."""
 import os
-import re
 import tempfile
 
 import pytest
@@ -48,24 +47,6 @@ def test_shim_never_counts_more_than_the_kernel_saw(backend):
         assert counted[name] <= kernel[name], name
 
 
-def strace_alone(cmd, env, syscalls):
-    """strace -f -c of cmd alone: its environment set by strace (-E), so
-    that no other program (env, setarch) is exec'd and counted."""
-    base = clean_env()
-    setenv = [a for k, v in env.items() if base.get(k) != v
-              for a in ("-E", f"{k}={v}")]
-    with tempfile.NamedTemporaryFile("r", suffix=".strace") as out:
-        run(fixed_layout(["strace", "-f", "-c", "-o", out.name, "-e",
-                          "trace=" + ",".join(syscalls)] + setenv + list(cmd)),
-            base)
-        counts = dict.fromkeys(syscalls, 0)
-        for line in out.read().splitlines():
-            m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", line)
-            if m and m.group(2) in counts:
-                counts[m.group(2)] = int(m.group(1))
-        return counts
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_stat_counts_from_the_exec_as_strace_does(backend):
     """What memtrace stat puts beside the shim's counts when it runs the
@@ -79,8 +60,8 @@ def test_stat_counts_from_the_exec_as_strace_does(backend):
     s = json.loads(r.stderr.splitlines()[-1])
     from_exec = s["syscalls_from_exec"]
     with tempfile.TemporaryDirectory() as d:
-        kernel = strace_alone(cmd, shim_env(backend, summary=os.path.join(d, "s.json")),
-                              SYSCALLS + ("mprotect",))
+        kernel = strace_counts(cmd, shim_env(backend, summary=os.path.join(d, "s.json")),
+                               SYSCALLS + ("mprotect",), alone=True)
     assert {k: from_exec[k] for k in kernel} == kernel
     # and what came before the counters is the loader's and start-up's:
     # mappings, no mremap
