@@ -123,6 +123,7 @@ __attribute__((constructor)) static void mt_init(void)
 	/* The shim's own allocations (getenv, dlsym, snprintf) are not the
 	 * program's. */
 	mt_tls.hidden++;
+	mt_diag_start();
 	mt_symbols_resolve();
 	active = getauxval(AT_SECURE) == 0;
 	if (active) {

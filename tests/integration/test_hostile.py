@@ -284,3 +284,52 @@ def test_exit_from_a_signal_handler_while_main_allocates(backend, mode,
         r = run(cmd, env, check=False, timeout=20)
         assert r.returncode == bare.returncode, r.stderr
         assert r.stdout == bare.stdout == "stopping\n"
+
+
+BROKEN_PIPE = """
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)  # the reader went away
+p = subprocess.run(sys.argv[1:], stderr=w, stdout=subprocess.PIPE, text=True)
+print(p.returncode, p.stdout, end="")
+"""
+
+
+@pytest.mark.parametrize("extra", [{}, {"MEMTRACE_RSS": "bad"}],
+                         ids=["summary", "warning"])
+def test_stderr_a_pipe_nobody_reads(extra, tmp_path):
+    """The program never writes to stderr, a pipe whose reader is gone;
+    the shim's summary at exit (or a warning at start-up) raised SIGPIPE,
+    which killed the program (status -13) before its stdout was flushed.
+    The shim's writes now take back the SIGPIPE they raise."""
+    cmd = [PYTHON, "-c", BROKEN_PIPE, program("exits"), "return", "3"]
+    bare = run(cmd, bare_env("glibc"))
+    assert bare.stdout == "3 output before exit via return\n"
+    r = run(cmd, shim_env("glibc", quiet=False, **extra))
+    assert r.stdout == bare.stdout
+
+
+CLOSED_STDERR = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+os.write(fd, b"the program's data\\n")
+print(fd)
+"""
+
+
+def test_stderr_closed_and_its_number_reused(tmp_path):
+    """Started with stderr closed (prog 2>&-), the program's first file
+    gets descriptor 2; the shim's summary at exit went into it.  The shim
+    writes to 2 only while it is the file it was at start-up."""
+    data = tmp_path / "data"
+    cmd = ["sh", "-c", 'exec 2>&- "$@"', "sh", PYTHON, "-c", CLOSED_STDERR,
+           str(data)]
+    bare = run(cmd, bare_env("glibc"))
+    assert bare.stdout == "2\n"
+    expected = data.read_text()
+    for mode in MODES:
+        data.unlink()
+        r = run(cmd, env_for("glibc", mode, tmp_path, quiet=False,
+                             MEMTRACE_RSS="bad", MEMTRACE_FORCE="1"))
+        assert r.stdout == bare.stdout
+        assert data.read_text() == expected
