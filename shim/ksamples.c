@@ -55,7 +55,7 @@ static int others[MAX_EVENTS]; /* descriptors writing into a ring */
 static struct source sources[MAX_EVENTS];
 static int nothers, nsources;
 static size_t ring_bytes, page_size;
-static int lock;
+static uintptr_t lock; /* the thread pointer of the thread draining */
 static bool finished; /* the summary has counted them: no more */
 static uint64_t taken, lost;
 
@@ -319,10 +319,17 @@ static void drain_ring(struct perf_event_mmap_page *ring, struct mt_thread *t)
 	__atomic_store_n(&ring->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+static uintptr_t me(void)
+{
+	return (uintptr_t)__builtin_thread_pointer();
+}
+
 void mt_ksamples_drain(struct mt_thread *t)
 {
+	uintptr_t free = 0;
 	if (!ncpus || !mt_tracing || finished ||
-	    __atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+	    !__atomic_compare_exchange_n(&lock, &free, me(), false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
 	for (int i = 0; i < ncpus; i++)
 		drain_ring(rings[i], t);
@@ -358,11 +365,14 @@ void mt_ksamples_forget(void)
 
 void mt_ksamples_finish(struct mt_thread *t)
 {
-	/* Wait for a drain under way in the collector, then take the rest. */
-	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+	/* Wait for a drain under way in the collector, then take the rest;
+	 * not for one of this very thread, which exit() from a signal
+	 * handler interrupted: it never ends. */
+	uintptr_t holder;
+	while ((holder = __atomic_load_n(&lock, __ATOMIC_ACQUIRE)) && holder != me())
 		;
-	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
-	mt_ksamples_drain(t);
+	if (!holder)
+		mt_ksamples_drain(t);
 	finished = true;
 }
 
