@@ -62,6 +62,23 @@ def test_the_process_ends_with_its_last_thread(backend, mode, tmp_path):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_the_process_ends_with_its_last_thread_without_proc(mode, tmp_path):
+    """The same in a sandbox without /proc (a chroot): the shim looked for
+    the program's last thread in /proc/self/task, so with a trace (whose
+    threads stay) the process never ended.  glibc's own count of running
+    threads says it there."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for a mount namespace")
+    hide = "mount -t tmpfs none /proc && exec \"$@\""
+    cmd = ["unshare", "--mount", "sh", "-c", hide, "sh",
+           program("hostile"), "main_exits"]
+    traced = run(cmd, env_for("glibc", mode, tmp_path), check=False,
+                 timeout=30)
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout == "worker done\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_child_forked_from_a_thread_ends_with_that_thread(mode, tmp_path):
     """The child's only thread is not its main thread's kind: it ends by
     returning from its thread function."""
