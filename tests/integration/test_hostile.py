@@ -355,3 +355,51 @@ def test_stderr_closed_and_its_number_reused(tmp_path):
                              MEMTRACE_RSS="bad", MEMTRACE_FORCE="1"))
         assert r.stdout == bare.stdout
         assert data.read_text() == expected
+
+
+ARGS_AND_ENV = """
+import hashlib, os, sys
+print(len(sys.argv), hashlib.md5("\\0".join(sys.argv).encode()).hexdigest(),
+      sum(k.startswith("V_") for k in os.environ), os.environ.get("LAST"))
+"""
+
+OTHER_BACKENDS = [b for b in BACKENDS if b != "glibc"]
+
+
+@pytest.mark.parametrize("backend", OTHER_BACKENDS)
+@pytest.mark.parametrize("args,nenv", [
+    (["a"] * 5000, 0), (["x" * 1000] * 300, 0), ([], 9000)],
+    ids=["5000 arguments", "300 KiB of arguments", "9000 variables"])
+def test_the_restart_keeps_every_argument_and_variable(backend, args, nenv):
+    """MEMTRACE_BACKEND alone: the shim restarts the program with the
+    backend preloaded.  It rebuilt the command line and environment in
+    tables of fixed size, and dropped what did not fit, silently: the
+    arguments after the 4095th or past 256 KiB, the variables after the
+    8191st."""
+    cmd = [PYTHON, "-c", ARGS_AND_ENV] + args
+    extra = {f"V_{i}": "1" for i in range(nenv)}
+    extra["LAST"] = "here"
+    bare = run(cmd, bare_env(backend) | extra)
+    r = run(cmd, shim_env(backend, reexec=True, **extra))
+    assert r.stdout == bare.stdout
+
+
+@pytest.mark.parametrize("backend", OTHER_BACKENDS)
+def test_the_restart_without_proc(backend, tmp_path):
+    """Without /proc (a chroot, a sandbox) the restart could read no
+    command line and ended the program with status 127; it now takes
+    main's arguments and the file execve was given."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for a mount namespace")
+    hide = "mount -t tmpfs none /proc && exec \"$@\""
+    summary = tmp_path / "s.json"
+    cmd = [PYTHON, "-c", ARGS_AND_ENV, "a b", "", "c"]
+    bare = run(cmd, bare_env(backend) | {"LAST": "1"})
+    # (The shim only in the program: unshare and sh run with /proc.)
+    env = shim_env(backend, reexec=True, summary=str(summary), LAST="1")
+    setenv = [f"{k}={v}" for k, v in env.items() if os.environ.get(k) != v]
+    r = run(["unshare", "--mount", "sh", "-c", hide, "sh", "env"] + setenv
+            + cmd, bare_env("glibc"), check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == bare.stdout
+    assert json.loads(summary.read_text())["backend"]["name"] == backend
