@@ -49,6 +49,7 @@ static int sys_of_number(long nr)
 }
 
 static int fds[MAX_CPUS];
+static uint64_t fd_ids[MAX_CPUS], other_ids[MAX_EVENTS]; /* (kcounters.h) */
 static struct perf_event_mmap_page *rings[MAX_CPUS];
 static int ncpus;
 static int others[MAX_EVENTS]; /* descriptors writing into a ring */
@@ -107,6 +108,7 @@ static bool map_ring(int fd)
 		errno = (int)-m;
 		return false;
 	}
+	fd_ids[ncpus] = mt_perf_id(fd);
 	fds[ncpus] = fd;
 	rings[ncpus++] = (void *)m;
 	return true;
@@ -118,6 +120,7 @@ static bool join_ring(int fd)
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, fds[ncpus - 1]) != 0 ||
 	    nothers == MAX_EVENTS)
 		return false;
+	other_ids[nothers] = mt_perf_id(fd);
 	others[nothers++] = fd;
 	return true;
 }
@@ -340,13 +343,13 @@ void mt_ksamples_drain(struct mt_thread *t)
 static void release(bool unmap)
 {
 	for (int i = 0; i < nothers; i++)
-		close(others[i]);
+		mt_perf_close(others[i], other_ids[i]);
 	nothers = nsources = 0;
 	for (int i = 0; i < ncpus; i++) {
 		if (unmap)
 			mt_raw(MT_SYS_MUNMAP, SYS_munmap, (long)rings[i],
 			       (long)(ring_bytes + page_size), 0, 0, 0, 0);
-		close(fds[i]);
+		mt_perf_close(fds[i], fd_ids[i]);
 	}
 	ncpus = 0;
 	lock = 0;

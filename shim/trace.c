@@ -899,7 +899,8 @@ static void reset_in_child(struct mt_trace_buf *b, uint32_t tid)
 
 bool mt_trace_restart_in_child(pid_t parent)
 {
-	close(trace_fd); /* the parent's file */
+	if (is_the_trace(trace_fd)) /* the parent's file (if still ours) */
+		close(trace_fd);
 	trace_fd = -1;
 	/* The events in the buffers are the parent's, and it writes them.
 	 * The blocks of threads the child does not have are free for the
@@ -1029,7 +1030,7 @@ static void trace_finish(const char *exit_json, size_t len)
 		write_status(MT_END_EXIT, -1, 0); /* (the status is not known
 						     to a destructor) */
 	mt_sink_off(MT_SINK_TRACE); /* the hot paths stop recording too */
-	if (trace_fd >= 0)
+	if (trace_fd >= 0 && is_the_trace(trace_fd))
 		close(trace_fd);
 	trace_fd = -1;
 }

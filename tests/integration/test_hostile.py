@@ -403,3 +403,41 @@ def test_the_restart_without_proc(backend, tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout == bare.stdout
     assert json.loads(summary.read_text())["backend"]["name"] == backend
+
+
+FILL_AND_FORK = """
+import os, stat
+os.closerange(3, 1 << 16)  # as daemons do: the shim's descriptors too
+fds = []
+while True:
+    try:
+        fds.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError:
+        break
+pid = os.fork()
+if pid == 0:
+    def null(fd):
+        try:
+            return stat.S_ISCHR(os.fstat(fd).st_mode)
+        except OSError:
+            return False
+    os._exit(0 if all(map(null, fds)) else 1)
+_, status = os.waitpid(pid, 0)
+print(len(fds) > 100, os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_child_keeps_the_descriptors_that_took_the_shims_numbers(mode,
+                                                                   tmp_path):
+    """The program closes every descriptor it did not open, the shim's
+    counters too, opens files until the limit, some at the numbers the
+    counters had, and forks: the shim's fork handler closed its old
+    counters' numbers in the child, which were the program's files now.
+    It closes a number only while it is still the event it opened."""
+    cmd = ["sh", "-c", 'ulimit -n 256; exec "$@"', "sh", PYTHON, "-c",
+           FILL_AND_FORK]
+    bare = run(cmd, bare_env("glibc"))
+    assert bare.stdout == "True 0\n"
+    r = run(cmd, env_for("glibc", mode, tmp_path), check=False)
+    assert r.stdout == bare.stdout, r.stderr
