@@ -57,6 +57,10 @@ static struct source sources[MAX_EVENTS];
 static int nothers, nsources;
 static size_t ring_bytes, page_size;
 static uintptr_t lock; /* the thread pointer of the thread draining */
+/* The process whose memory holds the rings.  A child made without the
+ * fork handlers (a raw clone or clone3 system call) does not have them
+ * (VM_DONTCOPY: holes where they were), and must not read them. */
+static pid_t rings_pid;
 static bool finished; /* the summary has counted them: no more */
 static uint64_t taken, lost;
 
@@ -238,6 +242,7 @@ void mt_ksamples_start(unsigned period)
 
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	ring_bytes = RING_PAGES * page_size;
+	rings_pid = getpid();
 	for (int cpu = 0; cpu < cpus && cpu < MAX_CPUS; cpu++)
 		if (!open_cpu(cpu, period)) {
 			if (period)
@@ -330,7 +335,7 @@ static uintptr_t me(void)
 void mt_ksamples_drain(struct mt_thread *t)
 {
 	uintptr_t free = 0;
-	if (!ncpus || !mt_tracing || finished ||
+	if (!ncpus || !mt_tracing || finished || getpid() != rings_pid ||
 	    !__atomic_compare_exchange_n(&lock, &free, me(), false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
@@ -372,6 +377,10 @@ void mt_ksamples_finish(struct mt_thread *t)
 	 * not for one of this very thread, which exit() from a signal
 	 * handler interrupted: it never ends. */
 	uintptr_t holder;
+	if (getpid() != rings_pid) { /* (its collector is not in this one) */
+		finished = true;
+		return;
+	}
 	while ((holder = __atomic_load_n(&lock, __ATOMIC_ACQUIRE)) && holder != me())
 		;
 	if (!holder)

@@ -441,3 +441,32 @@ def test_a_child_keeps_the_descriptors_that_took_the_shims_numbers(mode,
     assert bare.stdout == "True 0\n"
     r = run(cmd, env_for("glibc", mode, tmp_path), check=False)
     assert r.stdout == bare.stdout, r.stderr
+
+
+RAW_CLONE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_clone = 56  # x86_64; (flags, stack, parent_tid, child_tid, tls)
+pid = libc.syscall(SYS_clone, 17, 0, 0, 0, 0)  # SIGCHLD: fork, no handlers
+if pid == 0:
+    for i in range(100):
+        ctypes.create_string_buffer(300000)
+    os._exit(0) if sys.argv[1] == "_exit" else sys.exit(5)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86_64 numbers")
+@pytest.mark.parametrize("how", ["exit", "_exit"])
+def test_a_child_of_a_raw_clone_ends_as_it_would(how, tmp_path):
+    """A child made by the clone system call itself (no fork handlers
+    run) inherits the shim's state but not its perf rings (the kernel
+    does not copy them): with a trace, its exit read them and died of
+    SIGSEGV.  The rings are read only in the process that mapped them."""
+    cmd = [PYTHON, "-c", RAW_CLONE, how]
+    bare = run(cmd, bare_env("glibc"))
+    r = run(cmd, env_for("glibc", "tracing", tmp_path), check=False,
+            timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == bare.stdout
