@@ -470,3 +470,27 @@ def test_a_child_of_a_raw_clone_ends_as_it_would(how, tmp_path):
             timeout=30)
     assert r.returncode == 0, r.stderr
     assert r.stdout == bare.stdout
+
+
+PVALLOC = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.pvalloc.restype = ctypes.c_void_p
+for n in (2**64 - 1, 2**64 - 4096, 0, 1):
+    ctypes.set_errno(0)
+    p = libc.pvalloc(ctypes.c_size_t(n))
+    print(n, p is not None, ctypes.get_errno() if p is None else 0)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pvalloc_of_the_largest_sizes_fails(backend):
+    """On an allocator without pvalloc (jemalloc) the shim makes one from
+    memalign: rounded up to whole pages, SIZE_MAX wrapped to 0 and
+    pvalloc(SIZE_MAX) returned a block (of no size).  It fails with
+    ENOMEM, as glibc's does (which jemalloc's programs call without the
+    shim).  The others' own pvalloc answers as without the shim."""
+    cmd = [PYTHON, "-c", PVALLOC]
+    bare = run(cmd, bare_env(backend))
+    r = run(cmd, shim_env(backend))
+    assert r.stdout == bare.stdout
