@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -102,22 +103,74 @@ static const char *requested_library(char *buf, size_t len)
 	return path;
 }
 
-/* Read /proc/self/cmdline into buf as an argv array (no heap). */
-static char **self_argv(char *buf, size_t len, char **argv, size_t max)
+/* Memory of the shim's own for the restart's tables (never freed: the
+ * process image is replaced). */
+static void *room(size_t bytes)
+{
+	return mt_raw_mmap(bytes ? bytes : 1);
+}
+
+/* The command line as the kernel holds it (/proc/self/cmdline: with the
+ * loader's own arguments when it was run by hand), every argument of it,
+ * however many and long; or, without /proc, the argv glibc gave the
+ * constructors.  NULL when neither can be had. */
+static char **self_argv(char **init_argv)
 {
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	size_t n = 0, argc = 0;
+	size_t cap = 1 << 16, n = 0, argc = 0;
+	char *buf = fd >= 0 ? room(cap) : NULL;
 
-	if (fd < 0)
-		return NULL;
-	for (ssize_t r; n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) > 0;)
+	if (!buf) {
+		if (fd >= 0)
+			close(fd);
+		return init_argv;
+	}
+	for (ssize_t r; (r = read(fd, buf + n, cap - n)) > 0;) {
 		n += (size_t)r;
+		if (n == cap) { /* (grown by doubling) */
+			char *more = room(2 * cap);
+			if (!more) {
+				close(fd);
+				return NULL;
+			}
+			memcpy(more, buf, n);
+			mt_raw_munmap(buf, cap);
+			buf = more;
+			cap *= 2;
+		}
+	}
 	close(fd);
-	buf[n] = '\0';
-	for (size_t i = 0; i < n && argc < max - 1; i += strlen(buf + i) + 1)
+	for (size_t i = 0; i < n; i++)
+		argc += buf[i] == '\0';
+	char **argv = room((argc + 1) * sizeof *argv);
+	if (!argv)
+		return NULL;
+	argc = 0;
+	for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
 		argv[argc++] = buf + i;
 	argv[argc] = NULL;
-	return argc ? argv : NULL;
+	/* (An empty file: the program was run with argc 0, or its
+	 * process is a zombie; glibc's argv is as good.) */
+	return argc ? argv : init_argv;
+}
+
+/* The file this process runs: /proc/self/exe, or without /proc the file
+ * execve was given (AT_EXECFN), unless that was a script: then the
+ * interpreter, which the kernel made argv[0]. */
+static const char *self_image(char **argv, bool have_proc)
+{
+	const char *execfn = (const char *)getauxval(AT_EXECFN);
+	char head[2] = {0, 0};
+
+	if (have_proc || !execfn)
+		return "/proc/self/exe";
+	int fd = open(execfn, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, head, sizeof head) < 0)
+			head[0] = '\0';
+		close(fd);
+	}
+	return head[0] == '#' && head[1] == '!' && argv[0] ? argv[0] : execfn;
 }
 
 /* LD_PRELOAD with this library first and the backend right after it, then
@@ -142,33 +195,42 @@ static void build_preload(char *out, size_t len, const char *self,
 		mt_fatal("LD_PRELOAD is too long to add the backend to");
 }
 
-static void __attribute__((noreturn)) reexec_with(const char *backend)
+static void __attribute__((noreturn)) reexec_with(const char *backend,
+						 char **init_argv)
 {
-	static char cmdline[256 * 1024], preload[16384];
-	static char *argv[4096], *envp[8192];
+	static char preload[16384];
 	extern char **environ;
-	size_t n = 0;
+	size_t n = 0, nenv = 0;
+	bool have_proc = access("/proc/self/exe", F_OK) == 0;
+	char **argv = self_argv(init_argv);
 
-	if (!self_argv(cmdline, sizeof cmdline, argv, 4096))
-		mt_fatal("cannot read /proc/self/cmdline to restart the program "
+	if (!argv)
+		mt_fatal("cannot read the command line to restart the program "
 			 "with backend %s; use: memtrace run --backend %s -- CMD",
 			 mt_opt.backend, mt_opt.backend);
 	build_preload(preload, sizeof preload, object_of((void *)reexec_with),
 		      backend);
+	for (char **e = environ; e && *e; e++)
+		nenv++;
+	char **envp = room((nenv + 3) * sizeof *envp);
+	if (!envp)
+		mt_fatal("cannot restart the program with backend %s: out of "
+			 "memory; use: memtrace run --backend %s -- CMD",
+			 mt_opt.backend, mt_opt.backend);
 	envp[n++] = preload;
 	envp[n++] = REEXEC_MARK "=1";
-	for (char **e = environ; *e && n < 8191; e++)
+	for (char **e = environ; e && *e; e++)
 		if (strncmp(*e, "LD_PRELOAD=", 11) != 0 &&
 		    strncmp(*e, REEXEC_MARK "=", sizeof REEXEC_MARK) != 0)
 			envp[n++] = *e;
 	envp[n] = NULL;
-	execve("/proc/self/exe", argv, envp);
+	execve(self_image(argv, have_proc), argv, envp);
 	mt_fatal("cannot restart the program with backend %s: execve failed; "
 		 "use: memtrace run --backend %s -- CMD",
 		 mt_opt.backend, mt_opt.backend);
 }
 
-void mt_backend_ensure(void)
+void mt_backend_ensure(char **argv)
 {
 	char buf[4096];
 
@@ -193,5 +255,5 @@ void mt_backend_ensure(void)
 		mt_fatal("backend %s (%s) was preloaded but malloc is served by "
 			 "%s; is it a malloc library?",
 			 mt_opt.backend, lib, mt_backend_id.library);
-	reexec_with(lib);
+	reexec_with(lib, argv);
 }

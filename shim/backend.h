@@ -14,7 +14,8 @@ extern MT_HIDDEN struct mt_backend_id mt_backend_id;
 
 /* Make the allocator named by mt_opt.backend serve malloc, re-executing
  * the program once with a corrected LD_PRELOAD when it does not; fatal
- * when it cannot be.  Fills mt_backend_id. */
-void mt_backend_ensure(void);
+ * when it cannot be.  Fills mt_backend_id.  argv: the program's, as glibc
+ * gives it to constructors (for a restart where /proc is missing). */
+void mt_backend_ensure(char **argv);
 
 #endif

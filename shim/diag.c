@@ -1,11 +1,75 @@
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "diag.h"
 #include "rawsys.h"
 
 enum { MAX_WARNINGS = 32 };
+
+/* The stderr the process was started with.  A program started with it
+ * closed (prog 2>&-) gets number 2 for the next file it opens, its own
+ * data: the shim's lines must not go there, nor into another file the
+ * program puts at that number later.  They are written only while 2 is
+ * still the file it was at start-up. */
+static int stderr_state; /* 0: not looked at yet, 1: open, -1: closed */
+static dev_t stderr_dev;
+static ino_t stderr_ino;
+
+void mt_diag_start(void)
+{
+	struct stat st;
+	if (fstat(STDERR_FILENO, &st) == 0) {
+		stderr_dev = st.st_dev;
+		stderr_ino = st.st_ino;
+		stderr_state = 1;
+	} else {
+		stderr_state = -1;
+	}
+}
+
+static bool stderr_is_the_first(void)
+{
+	struct stat st;
+	if (!stderr_state) /* (a message before the constructor ran) */
+		mt_diag_start();
+	return stderr_state > 0 && fstat(STDERR_FILENO, &st) == 0 &&
+	       st.st_dev == stderr_dev && st.st_ino == stderr_ino;
+}
+
+/* A pipe whose reader has gone answers a write with SIGPIPE, whose default
+ * action kills the program, which may never write to stderr itself.  So
+ * the signal is blocked in this thread while the shim writes, and the one
+ * the write raised is taken back before the mask is restored (one that was
+ * pending already is left for the program).  Raw calls: the kernel's
+ * sigset is one word. */
+static void write_stderr(const char *buf, size_t n)
+{
+	const uint64_t pipe = 1ull << (SIGPIPE - 1);
+	uint64_t old = 0, pending = 0;
+	struct timespec now = {0, 0};
+	bool raised = false;
+
+	if (!stderr_is_the_first())
+		return;
+	mt_raw(-1, SYS_rt_sigprocmask, SIG_BLOCK, (long)&pipe, (long)&old, 8, 0, 0);
+	mt_raw(-1, SYS_rt_sigpending, (long)&pending, 8, 0, 0, 0, 0);
+	for (size_t off = 0; off < n;) {
+		long w = mt_raw_write(STDERR_FILENO, buf + off, n - off);
+		if (w == -EINTR)
+			continue;
+		raised = w == -EPIPE;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	if (raised && !(pending & pipe))
+		mt_raw(-1, SYS_rt_sigtimedwait, (long)&pipe, 0, (long)&now, 8, 0, 0);
+	mt_raw(-1, SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+}
 
 static void emit(const char *tag, const char *fmt, va_list ap)
 {
@@ -17,14 +81,7 @@ static void emit(const char *tag, const char *fmt, va_list ap)
 	if (n > (int)sizeof line - 2)
 		n = (int)sizeof line - 2;
 	line[n++] = '\n';
-	for (int off = 0; off < n;) {
-		long w = mt_raw_write(STDERR_FILENO, line + off, (size_t)(n - off));
-		if (w == -EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (int)w;
-	}
+	write_stderr(line, (size_t)n);
 	errno = saved_errno;
 }
 

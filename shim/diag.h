@@ -5,6 +5,9 @@
 
 #include <stdarg.h>
 
+/* Remember which file stderr is (see diag.c): first thing at start-up. */
+void mt_diag_start(void);
+
 /* "memtrace: warning: ..." (at most a few dozen per process). */
 void mt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "memtrace: ..." without the warning tag, for the exit summary. */

@@ -218,11 +218,22 @@ void mt_kcounters_open(bool announce)
 		explain_missing(&why);
 }
 
+uint64_t mt_perf_id(int fd)
+{
+	uint64_t id;
+	return fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 ? id : 0;
+}
+
+void mt_perf_close(int fd, uint64_t id)
+{
+	if (id && mt_perf_id(fd) == id)
+		close(fd);
+}
+
 void mt_kcounters_forget(void)
 {
 	for (int k = 0; k < MT_KERNEL_COUNT; k++) {
-		if (fds[k] >= 0)
-			close(fds[k]);
+		mt_perf_close(fds[k], ids[k]);
 		fds[k] = -1;
 	}
 	leaders[SYSCALL_GROUP] = leaders[FAULT_GROUP] = -1;

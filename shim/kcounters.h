@@ -38,4 +38,12 @@ long mt_tracepoint_id(const char *category, const char *event);
  * that leaves no room up there (kcounters.c). */
 int mt_fd_out_of_the_way(int fd);
 
+/* A perf event's id (0: fd is no perf event).  The program may close the
+ * shim's descriptors (closefrom, close_range) and get their numbers for
+ * its own files: the shim closes a number only while it is still the
+ * event it opened (perf events share one inode: the id tells them
+ * apart). */
+uint64_t mt_perf_id(int fd);
+void mt_perf_close(int fd, uint64_t id);
+
 #endif

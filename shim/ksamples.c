@@ -49,13 +49,18 @@ static int sys_of_number(long nr)
 }
 
 static int fds[MAX_CPUS];
+static uint64_t fd_ids[MAX_CPUS], other_ids[MAX_EVENTS]; /* (kcounters.h) */
 static struct perf_event_mmap_page *rings[MAX_CPUS];
 static int ncpus;
 static int others[MAX_EVENTS]; /* descriptors writing into a ring */
 static struct source sources[MAX_EVENTS];
 static int nothers, nsources;
 static size_t ring_bytes, page_size;
-static int lock;
+static uintptr_t lock; /* the thread pointer of the thread draining */
+/* The process whose memory holds the rings.  A child made without the
+ * fork handlers (a raw clone or clone3 system call) does not have them
+ * (VM_DONTCOPY: holes where they were), and must not read them. */
+static pid_t rings_pid;
 static bool finished; /* the summary has counted them: no more */
 static uint64_t taken, lost;
 
@@ -107,6 +112,7 @@ static bool map_ring(int fd)
 		errno = (int)-m;
 		return false;
 	}
+	fd_ids[ncpus] = mt_perf_id(fd);
 	fds[ncpus] = fd;
 	rings[ncpus++] = (void *)m;
 	return true;
@@ -118,6 +124,7 @@ static bool join_ring(int fd)
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, fds[ncpus - 1]) != 0 ||
 	    nothers == MAX_EVENTS)
 		return false;
+	other_ids[nothers] = mt_perf_id(fd);
 	others[nothers++] = fd;
 	return true;
 }
@@ -235,6 +242,7 @@ void mt_ksamples_start(unsigned period)
 
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	ring_bytes = RING_PAGES * page_size;
+	rings_pid = getpid();
 	for (int cpu = 0; cpu < cpus && cpu < MAX_CPUS; cpu++)
 		if (!open_cpu(cpu, period)) {
 			if (period)
@@ -319,10 +327,17 @@ static void drain_ring(struct perf_event_mmap_page *ring, struct mt_thread *t)
 	__atomic_store_n(&ring->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+static uintptr_t me(void)
+{
+	return (uintptr_t)__builtin_thread_pointer();
+}
+
 void mt_ksamples_drain(struct mt_thread *t)
 {
-	if (!ncpus || !mt_tracing || finished ||
-	    __atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+	uintptr_t free = 0;
+	if (!ncpus || !mt_tracing || finished || getpid() != rings_pid ||
+	    !__atomic_compare_exchange_n(&lock, &free, me(), false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
 	for (int i = 0; i < ncpus; i++)
 		drain_ring(rings[i], t);
@@ -333,13 +348,13 @@ void mt_ksamples_drain(struct mt_thread *t)
 static void release(bool unmap)
 {
 	for (int i = 0; i < nothers; i++)
-		close(others[i]);
+		mt_perf_close(others[i], other_ids[i]);
 	nothers = nsources = 0;
 	for (int i = 0; i < ncpus; i++) {
 		if (unmap)
 			mt_raw(MT_SYS_MUNMAP, SYS_munmap, (long)rings[i],
 			       (long)(ring_bytes + page_size), 0, 0, 0, 0);
-		close(fds[i]);
+		mt_perf_close(fds[i], fd_ids[i]);
 	}
 	ncpus = 0;
 	lock = 0;
@@ -358,11 +373,18 @@ void mt_ksamples_forget(void)
 
 void mt_ksamples_finish(struct mt_thread *t)
 {
-	/* Wait for a drain under way in the collector, then take the rest. */
-	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+	/* Wait for a drain under way in the collector, then take the rest;
+	 * not for one of this very thread, which exit() from a signal
+	 * handler interrupted: it never ends. */
+	uintptr_t holder;
+	if (getpid() != rings_pid) { /* (its collector is not in this one) */
+		finished = true;
+		return;
+	}
+	while ((holder = __atomic_load_n(&lock, __ATOMIC_ACQUIRE)) && holder != me())
 		;
-	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
-	mt_ksamples_drain(t);
+	if (!holder)
+		mt_ksamples_drain(t);
 	finished = true;
 }
 

@@ -117,17 +117,22 @@ static void child_after_fork(void)
 }
 
 /* Runs before main (after libc's constructors).  Allocation may already
- * have happened; the wrappers resolve symbols on their own first call. */
-__attribute__((constructor)) static void mt_init(void)
+ * have happened; the wrappers resolve symbols on their own first call.
+ * glibc calls constructors with main's arguments. */
+__attribute__((constructor)) static void mt_init(int argc, char **argv,
+						 char **envp)
 {
+	(void)argc;
+	(void)envp;
 	/* The shim's own allocations (getenv, dlsym, snprintf) are not the
 	 * program's. */
 	mt_tls.hidden++;
+	mt_diag_start();
 	mt_symbols_resolve();
 	active = getauxval(AT_SECURE) == 0;
 	if (active) {
 		mt_options_parse(&mt_opt, get_env);
-		mt_backend_ensure();
+		mt_backend_ensure(argv);
 		mt_threads_init(thread_exit);
 		if (mt_opt.sites)
 			mt_sites_init();

@@ -43,7 +43,10 @@ struct region {
 	struct mt_figures f;
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Error-checking: at exit the summary takes it, and when a signal handler
+ * called exit() while its thread held it (in a region's begin or end),
+ * that thread's lock answers EDEADLK instead of waiting for ever. */
+static pthread_mutex_t lock = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 static struct region *regions; /* MAX_REGIONS of them, mmapped */
 static int region_count;
 static struct mt_region_summary summaries[MAX_REGIONS];
@@ -239,40 +242,68 @@ out:
 	mt_tls.hidden--;
 }
 
-static int by_value(const void *a, const void *b)
+/* The k-th smallest of v[0..n), k < n (Hoare's selection, in place, the
+ * middle as pivot).  Not libc's qsort: it allocates from the heap for more
+ * than 128 values, at exit, maybe in a signal handler that interrupted
+ * malloc. */
+static uint64_t kth_smallest(uint64_t *v, size_t n, size_t k)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
+	long lo = 0, hi = (long)n - 1, want = (long)k;
+	while (lo < hi) {
+		uint64_t pivot = v[lo + (hi - lo) / 2];
+		long i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				uint64_t t = v[i];
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		}
+		/* v[lo..j] <= pivot <= v[i..hi], and between them the pivot */
+		if (want <= j)
+			hi = j;
+		else if (want >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[want];
 }
 
 const struct mt_region_summary *mt_regions_summarise(size_t *count)
 {
-	pthread_mutex_lock(&lock);
+	/* Not locked when this thread holds it already (EDEADLK): exit()
+	 * from a handler; the call being added then may count in part. */
+	bool locked = pthread_mutex_lock(&lock) == 0;
 	for (int i = 0; i < region_count; i++) {
 		struct region *r = &regions[i];
 		struct mt_region_summary *s = &summaries[i];
-		if (r->durations_len)
-			qsort(r->durations, r->durations_len, sizeof(uint64_t),
-			      by_value);
 		s->name = r->name;
 		s->calls = r->calls;
 		s->wall_total_s = (double)r->wall_ns_total / 1e9;
 		s->wall_min_s = r->calls ? (double)r->wall_ns_min / 1e9 : 0;
 		s->wall_median_s = r->durations_len
-					   ? (double)r->durations[r->durations_len / 2] / 1e9
+					   ? (double)kth_smallest(r->durations,
+								  r->durations_len,
+								  r->durations_len / 2) / 1e9
 					   : 0;
 		s->f = r->f;
 		if (!r->calls)
 			memset(s->f.kernel_valid, 0, sizeof s->f.kernel_valid);
 	}
 	*count = (size_t)region_count;
-	pthread_mutex_unlock(&lock);
+	if (locked)
+		pthread_mutex_unlock(&lock);
 	return summaries;
 }
 
 void mt_regions_reset_after_fork(void)
 {
-	pthread_mutex_init(&lock, NULL);
+	lock = (pthread_mutex_t)PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 	region_count = 0;
 }
 

@@ -429,7 +429,10 @@ static void sort(unsigned *v, unsigned n)
 size_t mt_sites_json(char *buf, size_t len)
 {
 	static unsigned order[MAX_SITES];
-	if (!mt_sites_on || len < 64)
+	/* A signal handler that called exit() while its thread was inside
+	 * sites.c, holding the lock or about to take it: the lock never comes
+	 * free, and the tables are half changed.  No sites, then. */
+	if (!mt_sites_on || len < 64 || mt_tls.in_sites)
 		return 0;
 	/* Sites are written while they fit; one that does not is taken back. */
 	struct mt_json_out o = {buf, len - SITES_JSON_END, 0, false};

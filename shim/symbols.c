@@ -246,6 +246,12 @@ static void *fill_valloc(size_t n)
 static void *fill_pvalloc(size_t n)
 {
 	size_t ps = mt_page_size();
+	/* Rounded up to whole pages, a size near SIZE_MAX wraps to 0: a
+	 * block of no size for the largest request.  glibc's says ENOMEM. */
+	if (n > SIZE_MAX - ps) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	return mt_real.memalign(ps, (n + ps - 1) & ~(ps - 1));
 }
 

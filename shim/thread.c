@@ -1,3 +1,5 @@
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +21,10 @@ static uint64_t peak_live;
 static pthread_key_t exit_key;
 static bool exit_key_ready;
 static void (*on_thread_exit)(struct mt_thread *);
+/* glibc's count of the threads running (the shim's too), which ends the
+ * process when it falls to 0; for its thread debugger, so exported, but
+ * private: NULL where it is not. */
+static int *nptl_nthreads;
 
 static void thread_detach(void *arg)
 {
@@ -36,6 +42,7 @@ void mt_threads_init(void (*on_exit)(struct mt_thread *))
 {
 	on_thread_exit = on_exit;
 	exit_key_ready = pthread_key_create(&exit_key, thread_detach) == 0;
+	nptl_nthreads = dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
 }
 
 static struct mt_thread *claim_free_block(void)
@@ -196,10 +203,25 @@ enum { MAX_SHIM_THREADS = 4 };
 static struct shim_thread {
 	pthread_t id;
 	void *(*fn)(void *);
-	bool running;
+	bool running;  /* in its function */
+	bool joinable; /* started, not joined yet */
 } shim_threads[MAX_SHIM_THREADS];
 static unsigned nshim_threads;
 static bool shim_threads_paused;
+
+/* A shim thread counts as running only while it runs its function: one
+ * that returns on its own (its trace stopped, the program closed its
+ * descriptors) must not be counted, nor one not started yet, or the
+ * program's last thread would be taken for the shim's (a count too low
+ * only puts the end off). */
+static void *run_shim_thread(void *arg)
+{
+	struct shim_thread *s = arg;
+	__atomic_store_n(&s->running, true, __ATOMIC_RELAXED);
+	void *r = s->fn(NULL);
+	__atomic_store_n(&s->running, false, __ATOMIC_RELAXED);
+	return r;
+}
 
 static bool start(struct shim_thread *s)
 {
@@ -217,11 +239,11 @@ static bool start(struct shim_thread *s)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	mt_tls.hidden++;
-	s->running = pthread_create(&s->id, &attr, s->fn, NULL) == 0;
+	s->joinable = pthread_create(&s->id, &attr, run_shim_thread, s) == 0;
 	mt_tls.hidden--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	return s->running;
+	return s->joinable;
 }
 
 bool mt_start_shim_thread(void *(*fn)(void *))
@@ -245,13 +267,18 @@ static unsigned shim_threads_running(void)
  * /proc/self/exe, the thread group leader's, is gone (the leader stays a
  * zombie while other threads run); and every other thread is the shim's
  * (/proc/self/task's link count is 2 + threads, the zombie included).
- * Neither look opens a descriptor the program could see. */
+ * Neither look opens a descriptor the program could see.  Without /proc
+ * (a chroot, a sandbox), glibc's own count says it. */
 static bool program_threads_gone(void)
 {
 	struct stat st;
 	char exe[8];
-	if (stat("/proc/self/task", &st) != 0 ||
-	    st.st_nlink != 2 + 1 + shim_threads_running())
+	if (stat("/proc/self/task", &st) != 0)
+		return nptl_nthreads &&
+		       !__atomic_load_n(&shim_threads_paused, __ATOMIC_RELAXED) &&
+		       (unsigned)__atomic_load_n(nptl_nthreads, __ATOMIC_ACQUIRE) ==
+			       shim_threads_running();
+	if (st.st_nlink != 2 + 1 + shim_threads_running())
 		return false;
 	return readlink("/proc/self/exe", exe, sizeof exe) < 0 && errno == ENOENT;
 }
@@ -289,9 +316,9 @@ unsigned mt_shim_threads_pause(void)
 	unsigned stopped = 0;
 	__atomic_store_n(&shim_threads_paused, true, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < nshim_threads; i++)
-		if (shim_threads[i].running) {
+		if (shim_threads[i].joinable) {
 			pthread_join(shim_threads[i].id, NULL);
-			shim_threads[i].running = false;
+			shim_threads[i].joinable = false;
 			stopped++;
 		}
 	return stopped;
@@ -301,7 +328,7 @@ void mt_shim_threads_resume(void)
 {
 	__atomic_store_n(&shim_threads_paused, false, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < nshim_threads; i++)
-		if (!shim_threads[i].running)
+		if (!shim_threads[i].joinable)
 			start(&shim_threads[i]);
 }
 

@@ -67,8 +67,10 @@ static bool write_at(const struct iovec *iov, int n, size_t total, uint64_t at);
  * not write the parent's file). */
 static uint64_t status_at;
 static pid_t trace_pid;
-/* The process ends without exit(), maybe in a signal handler: no waiting
- * for the compressor, which the interrupted code may hold. */
+/* The process ends, maybe in a signal handler (exit() from one, _exit, a
+ * crash): no more waiting for the compressor, which the interrupted code
+ * may hold, nor for a thread that waits for it while holding a buffer the
+ * end writes out. */
 static bool ending_now;
 
 static bool writing_own_file(void)
@@ -220,6 +222,29 @@ static void spin_unlock(uintptr_t *l)
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
+#ifdef MT_HAVE_ZSTD
+/* The compressor, waited for in slices until the process ends. */
+static bool take_compressor(bool wait)
+{
+	if (!wait)
+		return pthread_mutex_trylock(&zstd_lock) == 0;
+	for (;;) {
+		if (__atomic_load_n(&ending_now, __ATOMIC_RELAXED))
+			return pthread_mutex_trylock(&zstd_lock) == 0;
+		struct timespec at;
+		clock_gettime(CLOCK_MONOTONIC, &at);
+		at.tv_nsec += 10 * 1000 * 1000;
+		if (at.tv_nsec >= 1000 * 1000 * 1000) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000 * 1000 * 1000;
+		}
+		int r = pthread_mutex_clocklock(&zstd_lock, CLOCK_MONOTONIC, &at);
+		if (r != ETIMEDOUT)
+			return r == 0;
+	}
+}
+#endif
+
 /* Write out the committed events of b as one chunk, or as a provisional
  * copy of the chunk being filled (docs/trace-format.md).  Returns what of
  * the buffer was written (its committed word then). */
@@ -247,9 +272,7 @@ static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 #ifdef MT_HAVE_ZSTD
 	/* A signal handler's buffer may be written out while its thread,
 	 * interrupted, holds the compressor: then it is written as it is. */
-	bool wait = !b->in_signal && !__atomic_load_n(&ending_now, __ATOMIC_RELAXED);
-	bool locked = cctx && (wait ? pthread_mutex_lock(&zstd_lock) == 0
-				    : pthread_mutex_trylock(&zstd_lock) == 0);
+	bool locked = cctx && take_compressor(!b->in_signal);
 	if (locked) {
 		size_t z = ZSTD_compressCCtx(cctx, zbuf, zbuf_len, b->data, len, 1);
 		if (!ZSTD_isError(z) && z < len) {
@@ -876,7 +899,8 @@ static void reset_in_child(struct mt_trace_buf *b, uint32_t tid)
 
 bool mt_trace_restart_in_child(pid_t parent)
 {
-	close(trace_fd); /* the parent's file */
+	if (is_the_trace(trace_fd)) /* the parent's file (if still ours) */
+		close(trace_fd);
 	trace_fd = -1;
 	/* The events in the buffers are the parent's, and it writes them.
 	 * The blocks of threads the child does not have are free for the
@@ -982,6 +1006,9 @@ static void trace_finish(const char *exit_json, size_t len)
 
 	if (!native_on())
 		return;
+	/* exit() may come from a signal handler whose thread held the
+	 * compressor when interrupted. */
+	__atomic_store_n(&ending_now, true, __ATOMIC_RELAXED);
 	uint64_t n = __atomic_load_n(&lost, __ATOMIC_RELAXED);
 	if (n)
 		EVENT(self, lost, .count = n);
@@ -1003,7 +1030,7 @@ static void trace_finish(const char *exit_json, size_t len)
 		write_status(MT_END_EXIT, -1, 0); /* (the status is not known
 						     to a destructor) */
 	mt_sink_off(MT_SINK_TRACE); /* the hot paths stop recording too */
-	if (trace_fd >= 0)
+	if (trace_fd >= 0 && is_the_trace(trace_fd))
 		close(trace_fd);
 	trace_fd = -1;
 }

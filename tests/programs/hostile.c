@@ -16,6 +16,9 @@
  *   fork_threads N   a parent with two busy threads forks N children from
  *                    one of them; each child's 4 threads malloc 100 blocks
  *   crash N          N malloc+free pairs, then a segmentation fault
+ *   exit_in_handler MS  main mallocs and frees, 10 blocks to a region,
+ *                    until, MS ms in, a timer's handler calls exit(4)
+ *                    (wherever main is: in the allocator, or in the shim)
  *
  * A third argument sets the size of the blocks the program's threads make
  * (default 100 bytes; 300000 is large: followed by the shim's sites).
@@ -32,6 +35,8 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <memtrace.h>
 
 /* gcc removes a malloc/free pair whose pointer never escapes. */
 static void keep(void *p)
@@ -193,6 +198,25 @@ static int crash(long n)
 	return 0;
 }
 
+static void exit_now(int sig)
+{
+	(void)sig;
+	write(STDOUT_FILENO, "stopping\n", 9);
+	exit(4);
+}
+
+static __attribute__((noreturn)) int exit_in_handler(long ms)
+{
+	signal(SIGALRM, exit_now);
+	struct itimerval once = {{0, 0}, {ms / 1000, ms % 1000 * 1000}};
+	setitimer(ITIMER_REAL, &once, NULL);
+	for (;;) {
+		memtrace_begin("loop");
+		alloc_and_free((void *)10L);
+		memtrace_end("loop");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -213,7 +237,9 @@ int main(int argc, char **argv)
 		return fork_threads(n);
 	if (strcmp(mode, "crash") == 0)
 		return crash(n);
+	if (strcmp(mode, "exit_in_handler") == 0)
+		return exit_in_handler(n);
 	fprintf(stderr, "usage: hostile detached|main_exits|fork_in_thread|"
-			"signal_malloc|fork_threads|crash [N]\n");
+			"signal_malloc|fork_threads|crash|exit_in_handler [N]\n");
 	return 2;
 }
