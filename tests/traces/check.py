@@ -34,6 +34,7 @@ TRACES = {
     "sequence-1.4.mt": SMALL,
     "kept-jemalloc.mt": LARGE,
     "kept-jemalloc-1.9.mt": LARGE,
+    "grow-jemalloc.mt": LARGE + [["stat", "--by-site"]],
 }
 
 

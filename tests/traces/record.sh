@@ -31,7 +31,7 @@ record() { # NAME BACKEND [VAR=VALUE...] -- CMD...
 	    LD_PRELOAD="$shim" "$@" >/dev/null
 }
 
-for prog in churn thread_heaps c_fragments; do
+for prog in churn thread_heaps c_fragments grow; do
 	cp "$build/tests/$prog" "$scratch/$prog"
 done
 
@@ -46,6 +46,8 @@ record thread-heaps glibc -- "$scratch/thread_heaps" churn 40
 record churn-jemalloc jemalloc MEMTRACE_FAULTS=sample -- "$scratch/churn" big 8
 # Memory kept: a cache mostly evicted, its pages kept by jemalloc.
 record kept-jemalloc jemalloc -- "$scratch/c_fragments"
+# A buffer doubled by realloc each round, purged by jemalloc: growth.
+record grow-jemalloc jemalloc -- "$scratch/grow" grow 30
 # A steady control on tcmalloc: nothing to find.
 record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
 # The same control as an LTTng trace (CTF, read through babeltrace2).
