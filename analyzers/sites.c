@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sites.h"
 
@@ -294,6 +295,39 @@ static uint64_t caused_count(json_t *site, const char *key)
 		json_object_get(json_object_get(site, "caused"), key));
 }
 
+/* Code named by address only (a stripped object, no debug information,
+ * JIT code): said once per object under the table. */
+static void unnamed_note(FILE *out, json_t *sites)
+{
+	json_t *seen = json_object(), *site;
+	size_t i;
+	json_array_foreach(sites, i, site) {
+		json_t *stack = json_object_get(site, "stack");
+		json_t *f = json_array_get(stack, mt_site_own_frame(stack));
+		const char *kind = json_string_value(json_object_get(f, "kind"));
+		const char *object = json_string_value(json_object_get(f, "object"));
+		if (kind && strcmp(kind, "native") == 0 && object &&
+		    !json_object_get(f, "function") && !json_object_get(f, "symbol"))
+			json_object_set_new(seen, object, json_true());
+	}
+	const char *object;
+	json_t *unused;
+	json_object_foreach(seen, object, unused) {
+		if (access(object, R_OK) != 0)
+			fprintf(out, "  note: %s is not here to read its names "
+				     "from (moved, or removed since the run): its "
+				     "sites are shown as object+offset\n",
+				object);
+		else
+			fprintf(out, "  note: %s has no symbols nor debug "
+				     "information for these sites (stripped?): "
+				     "shown as object+offset; its debug symbols (a "
+				     "-dbgsym package, or a build with -g) name them\n",
+				object);
+	}
+	json_decref(seen);
+}
+
 void mt_sites_print(FILE *out, json_t *s)
 {
 	json_t *sites = ranked(json_object_get(s, "sites"), weigh_all, NULL,
@@ -342,5 +376,6 @@ void mt_sites_print(FILE *out, json_t *s)
 		}
 		fputc('\n', out);
 	}
+	unnamed_note(out, sites);
 	json_decref(sites);
 }

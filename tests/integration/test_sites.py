@@ -4,6 +4,7 @@ mark no region."""
 import json
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -257,3 +258,17 @@ def test_realloc_moves_and_their_copies(backend, tmp_path):
         assert moves["copied_bytes"] == 0, moves
     else:
         assert moves["count"] >= rounds and moves["copied_bytes"] > 0, moves
+
+
+def test_a_stripped_program_gets_addresses_and_a_note(tmp_path):
+    """Frames that cannot be named (no symbols, no debug information) are
+    shown as object+offset, with one note that says why, and nothing
+    fails."""
+    exe = tmp_path / "grow_stripped"
+    shutil.copy(program("grow"), exe)
+    subprocess.run(["strip", str(exe)], check=True)
+    r = run([CLI, "stat", "--by-site", "--backend", "jemalloc", "--", str(exe),
+             "grow", "3"], clean_env())
+    rows = [l for l in r.stderr.splitlines() if "grow_stripped+0x" in l]
+    assert rows, r.stderr
+    assert f"note: {exe} has no symbols nor debug information" in r.stderr
