@@ -152,8 +152,9 @@ def test_numpy_reference_story():
 def test_verified_fixes_come_in_the_order_the_runs_showed():
     """--verify runs each fix: those that help come first, then the code
     changes (not run), then those without a clear effect, then those that
-    hurt.  (c_mmap_churn on jemalloc: keeping dirty pages helps, the
-    oversize setting does nothing measurable for its single thread.)"""
+    hurt.  (c_mmap_churn on jemalloc: keeping dirty pages helps, mimalloc
+    maps its 48 MiB blocks afresh as jemalloc does, so it changes nothing
+    measurable.)"""
     r = run([CLI, "explain", "--json", "--verify", "--repeat", "1",
              "--backend", "jemalloc", "--", program("c_mmap_churn")], clean_env())
     findings = json.loads(r.stdout)["findings"]
