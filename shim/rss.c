@@ -9,8 +9,9 @@
  * With events recorded, a thread of the shim's own samples every
  * MEMTRACE_RSS ms into an rss event, so the program's threads pay nothing.
  * Without (counting mode has no thread of the shim's), the program's
- * threads sample after freeing a large block, at most that often: that is
- * when memory is given back, or kept.  The last sample is taken at exit.
+ * threads sample after freeing a large block (or moving one by realloc),
+ * at most that often, or sooner at a new high: that is when memory is
+ * given back, or kept.  The last sample is taken at exit.
  *
  * The file stays open at a descriptor at the top of the range (opening it
  * at each look would take the lowest free number, the one the program's

@@ -15,7 +15,9 @@
  * child after fork, which has a /proc/self of its own).  With events
  * recorded, a thread of the shim's own samples every MEMTRACE_RSS ms (a
  * look costs about 6 us: 0.03% of a CPU at 20 ms); without, the program's
- * threads do, after freeing a large block, at most that often. */
+ * threads do, after freeing a large block, at most that often (sooner
+ * when the thread's live bytes grew by an eighth since the highest
+ * sampled: rss.c). */
 void mt_rss_start(void);
 void mt_rss_restart_in_child(void);
 /* The last sample, at exit; none is taken after it. */
