@@ -24,7 +24,8 @@
 
 static const char usage[] =
 	"usage: memtrace compare [--backends B,B...] [--repeat N] [--json | "
-	"--csv] [-o FILE] -- CMD ARGS...\n"
+	"--csv] [-o FILE]\n"
+	"                        [--html FILE] -- CMD ARGS...\n"
 	"\n"
 	"Runs CMD under each backend, N times, interleaved (glibc, jemalloc,\n"
 	"..., glibc, jemalloc, ...), and prints one table per region (or for\n"
