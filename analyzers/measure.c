@@ -79,7 +79,7 @@ bool mt_measure(const struct mt_launch *l, char *const argv[],
 	}
 	snprintf(tmpl, sizeof tmpl, "%s/%%p.json", dir);
 	run.summary = tmpl;
-	struct mt_exec_counts counts;
+	struct mt_exec_counts counts = {.valid = false};
 	run.exec_counts = &counts;
 	out->status = mt_launch_wait(&run, argv, &child, &out->signaled);
 	out->processes = collect(dir, (long)child);
