@@ -305,16 +305,7 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 		fprintf(out, "  %s %3.0f%%  %s", k ? "    " : "site",
 			json_number_value(json_object_get(site, "share")) * 100,
 			mt_site_label(stack, label, sizeof label));
-		/* The Python callers, outward. */
-		size_t own = mt_site_own_frame(stack);
-		for (size_t d = own + 1; d < own + 3 && d < json_array_size(stack);
-		     d++) {
-			json_t *f = json_array_get(stack, d);
-			if (strcmp(json_string_value(json_object_get(f, "kind")) ?: "",
-				   "python") == 0)
-				fprintf(out, " < %s",
-					mt_frame_label(f, label, sizeof label));
-		}
+		mt_site_print_callers(out, stack, 2);
 		fputc('\n', out);
 	}
 	for (int i = 0; i < x->nfixes; i++) {

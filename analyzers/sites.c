@@ -7,21 +7,37 @@
 
 #include "sites.h"
 
+/* A frame as the reader of the code knows it: its function, file and
+ * line where it is named (two calls on one line are one place), else
+ * where it is. */
+static json_t *place(json_t *f)
+{
+	if (!json_object_get(f, "function"))
+		return json_incref(f);
+	return json_pack("{s:O?, s:O?, s:O?}", "function",
+			 json_object_get(f, "function"), "file",
+			 json_object_get(f, "file"), "line",
+			 json_object_get(f, "line"));
+}
+
 /* Sites with the same Python frames are one place in the code: the
  * interpreter called the allocator from different C functions (NumPy's
- * allocation paths).  Without Python frames, the whole stack. */
+ * allocation paths).  Without Python frames, the whole stack, by place. */
 static char *fold_key(json_t *stack)
 {
-	json_t *py = json_array();
+	json_t *py = json_array(), *all = json_array();
 	size_t i;
 	json_t *f;
-	json_array_foreach(stack, i, f) if (strcmp(json_string_value(json_object_get(
-							f, "kind")) ?: "",
-						"python") == 0)
-		json_array_append(py, f);
-	char *key = json_dumps(json_array_size(py) ? py : stack,
+	json_array_foreach(stack, i, f) {
+		if (strcmp(json_string_value(json_object_get(f, "kind")) ?: "",
+			   "python") == 0)
+			json_array_append(py, f);
+		json_array_append_new(all, place(f));
+	}
+	char *key = json_dumps(json_array_size(py) ? py : all,
 			       JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(py);
+	json_decref(all);
 	return key;
 }
 
@@ -177,8 +193,11 @@ static bool library_native(json_t *f)
 					      "libgcc_s.so", "ld-linux"};
 	const char *file = json_string_value(json_object_get(f, "file"));
 	const char *object = base_name(json_string_value(json_object_get(f, "object")));
+	const char *function = json_string_value(json_object_get(f, "function"));
 	if (file && (!strncmp(file, "/usr/include/", 13) ||
 		     !strncmp(file, "/usr/lib/gcc/", 13)))
+		return true;
+	if (function && !strcmp(function, "_start")) /* (the C runtime's, linked in) */
 		return true;
 	for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
 		if (!strncmp(object, runtime[i], strlen(runtime[i])))
@@ -274,6 +293,20 @@ const char *mt_frame_label(json_t *f, char *buf, size_t len)
 	return buf;
 }
 
+void mt_site_print_callers(FILE *out, json_t *stack, size_t max)
+{
+	char label[512];
+	size_t own = mt_site_own_frame(stack), shown = 0;
+	for (size_t d = own + 1; shown < max && d < json_array_size(stack); d++) {
+		json_t *f = json_array_get(stack, d);
+		const char *kind = json_string_value(json_object_get(f, "kind"));
+		if ((!kind || strcmp(kind, "python") != 0) && mt_frame_is_library(f))
+			continue;
+		fprintf(out, " < %s", mt_frame_label(f, label, sizeof label));
+		shown++;
+	}
+}
+
 /* Everything the allocator moved on a site's account, then its bytes. */
 static double weigh_all(json_t *site, const void *unused)
 {
@@ -363,17 +396,7 @@ void mt_sites_print(FILE *out, json_t *s)
 			(unsigned long long)caused_count(site, "purge"),
 			(unsigned long long)caused_count(site, "thread_heap_shrink"),
 			mt_site_label(stack, label, sizeof label));
-		/* two callers, the program's own (or the interpreter's) */
-		size_t own = mt_site_own_frame(stack), shown = 0;
-		for (size_t d = own + 1; shown < 2 && d < json_array_size(stack); d++) {
-			json_t *f = json_array_get(stack, d);
-			const char *kind = json_string_value(json_object_get(f, "kind"));
-			if ((!kind || strcmp(kind, "python") != 0) &&
-			    mt_frame_is_library(f))
-				continue;
-			fprintf(out, " < %s", mt_frame_label(f, label, sizeof label));
-			shown++;
-		}
+		mt_site_print_callers(out, stack, 2);
 		fputc('\n', out);
 	}
 	unnamed_note(out, sites);

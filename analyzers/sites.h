@@ -35,6 +35,9 @@ size_t mt_site_own_frame(json_t *stack);
 /* Code that is an interpreter's, a library's or the C/C++ runtime's (its
  * templates inlined from system headers too), not the program's. */
 bool mt_frame_is_library(json_t *frame);
+/* " < caller" for the first max callers of a site's own frame, the
+ * program's (a Python frame's callers, the interpreter's too). */
+void mt_site_print_callers(FILE *out, json_t *stack, size_t max);
 /* A table of the sites of summary s, heaviest first, on out. */
 void mt_sites_print(FILE *out, json_t *s);
 /* The same for one frame. */

@@ -35,100 +35,78 @@ static void function_name(const char *name, char *out, size_t len)
 	snprintf(out, len, "%s", name);
 }
 
-/* A file of the compiler's or the system's headers (the C++ library's
- * templates), not the program's own source. */
-static bool system_file(const char *file)
+/* A scope's function name, as written (demangled). */
+static bool scope_name(Dwarf_Die *scope, char *out, size_t len)
 {
-	return !strncmp(file, "/usr/include/", 13) ||
-	       !strncmp(file, "/usr/lib/gcc/", 13);
+	Dwarf_Attribute linkage;
+	const char *mangled = dwarf_formstring(
+		dwarf_attr_integrate(scope, DW_AT_linkage_name, &linkage));
+	const char *name = dwarf_diename(scope);
+	if (!mangled && !name)
+		return false;
+	function_name(mangled ? mangled : name, out, len);
+	return true;
 }
 
-/* Where code inlined from system headers (std::vector::push_back) was
- * called from: the innermost call site, walking out through the inlined
- * scopes at addr, that is in the program's own source; with the function
- * it is in.  False when there is none (the code is all the library's). */
-static bool own_call_site(Dwfl_Module *module, GElf_Addr addr,
-			  struct mt_symbol *out)
+/* The functions at addr, innermost first, as eu-addr2line -i gives them:
+ * each inlined call with the line it is at, then the function that holds
+ * them, at the line of the call inlined into it.  out[0] has the line of
+ * addr already; its function and the others' are filled here.  How many
+ * (at least 1: out[0] without its line when no function's debug
+ * information covers addr, as for _start: the line table's nearest row is
+ * another function's). */
+static unsigned inline_chain(Dwfl_Module *module, GElf_Addr addr,
+			     struct mt_symbol *out, unsigned max)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(module, addr, &bias);
 	Dwarf_Die *scopes = NULL;
 	Dwarf_Files *files;
 	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-	bool found = false;
 	if (n <= 0 || dwarf_getsrcfiles(cu, &files, NULL) != 0) {
 		free(scopes);
-		return false;
+		out[0].file[0] = '\0';
+		out[0].line = 0;
+		return 1;
 	}
-	/* The innermost scope's concrete chain: each inlined call, then the
-	 * function that holds them (as eu-addr2line -i walks it). */
+	/* The innermost scope's concrete chain (as eu-addr2line -i walks it). */
 	Dwarf_Die innermost = scopes[0];
 	free(scopes);
 	scopes = NULL;
 	if ((n = dwarf_getscopes_die(&innermost, &scopes)) <= 0) {
 		free(scopes);
-		return false;
+		return 1;
 	}
-	for (int i = 0; i < n - 1 && !found; i++) {
-		Dwarf_Attribute a;
-		Dwarf_Word file, line;
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine ||
-		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a),
-				    &file) != 0 ||
-		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a),
-				    &line) != 0)
-			continue;
-		const char *path = dwarf_filesrc(files, file, NULL, NULL);
-		if (!path || system_file(path))
-			continue;
-		/* the function the call is in: the next scope that is one */
-		for (int k = i + 1; k < n; k++) {
-			int tag = dwarf_tag(&scopes[k]);
-			if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-				continue;
-			const char *name = dwarf_diename(&scopes[k]);
-			Dwarf_Attribute linkage;
-			const char *mangled = dwarf_formstring(dwarf_attr_integrate(
-				&scopes[k], DW_AT_linkage_name, &linkage));
-			if (mangled || name)
-				function_name(mangled ? mangled : name, out->function,
-					      sizeof out->function);
-			break;
-		}
-		snprintf(out->file, sizeof out->file, "%s", path);
-		out->line = (int)line;
-		found = true;
-	}
-	free(scopes);
-	return found;
-}
-
-/* The function the line at addr is in, when the compiler inlined it into
- * its caller (the symbol table names only the caller): the innermost
- * inlined scope's name. */
-static void inlined_function(Dwfl_Module *module, GElf_Addr addr,
-			     struct mt_symbol *out)
-{
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(module, addr, &bias);
-	Dwarf_Die *scopes = NULL;
-	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-	for (int i = 0; i < n; i++) {
+	unsigned k = 0;
+	bool covered = false;
+	for (int i = 0; i < n && k < max; i++) {
 		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		covered = true;
+		scope_name(&scopes[i], out[k].function, sizeof out[k].function);
 		if (tag == DW_TAG_subprogram)
 			break;
-		if (tag != DW_TAG_inlined_subroutine)
-			continue;
-		Dwarf_Attribute linkage;
-		const char *mangled = dwarf_formstring(dwarf_attr_integrate(
-			&scopes[i], DW_AT_linkage_name, &linkage));
-		const char *name = dwarf_diename(&scopes[i]);
-		if (mangled || name)
-			function_name(mangled ? mangled : name, out->function,
-				      sizeof out->function);
-		break;
+		/* The function this call was inlined into, at the call. */
+		Dwarf_Attribute a;
+		Dwarf_Word file, line;
+		const char *path = NULL;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &file) == 0 &&
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &line) == 0)
+			path = dwarf_filesrc(files, file, NULL, NULL);
+		if (!path || k + 1 == max)
+			break;
+		k++;
+		snprintf(out[k].file, sizeof out[k].file, "%s", path);
+		out[k].line = (int)line;
+		snprintf(out[k].function, sizeof out[k].function, "?");
 	}
 	free(scopes);
+	if (!covered) {
+		out[0].file[0] = '\0';
+		out[0].line = 0;
+	}
+	return k + 1;
 }
 
 /* One session per object, kept for the run of the command. */
@@ -189,59 +167,83 @@ static struct object *object_for(const char *path)
 	return o;
 }
 
-bool mt_symbolize(const char *object, uint64_t offset, struct mt_symbol *out)
+unsigned mt_symbolize(const char *object, uint64_t offset,
+		      struct mt_symbol *out, unsigned max)
 {
-	memset(out, 0, sizeof *out);
+	memset(out, 0, max * sizeof *out);
 	struct object *o = object && object[0] == '/' ? object_for(object) : NULL;
-	if (!o || offset == 0)
-		return false;
+	if (!o || offset == 0 || !max)
+		return 0;
 	/* A return address: the call is the instruction before it. */
 	GElf_Addr addr = offset - 1 + o->load_base + o->bias;
 	const char *name = dwfl_module_addrname(o->module, addr);
 	if (!name)
-		return false;
+		return 0;
 	function_name(name, out->function, sizeof out->function);
 	Dwfl_Line *l = dwfl_module_getsrc(o->module, addr);
 	int line = 0;
 	const char *file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
-	if (file) {
-		snprintf(out->file, sizeof out->file, "%s", file);
-		out->line = line;
-		if (system_file(file))
-			own_call_site(o->module, addr, out);
-		else
-			inlined_function(o->module, addr, out);
-	}
-	return true;
+	if (!file)
+		return 1;
+	snprintf(out->file, sizeof out->file, "%s", file);
+	out->line = line;
+	return inline_chain(o->module, addr, out, max);
 }
 #else
-bool mt_symbolize(const char *object, uint64_t offset, struct mt_symbol *out)
+unsigned mt_symbolize(const char *object, uint64_t offset,
+		      struct mt_symbol *out, unsigned max)
 {
 	(void)object;
 	(void)offset;
-	memset(out, 0, sizeof *out);
-	return false;
+	(void)out;
+	(void)max;
+	return 0;
 }
 #endif
 
+/* A native frame named: its function, file and line, and in front of it
+ * the functions inlined into it at that address (innermost first), each
+ * marked "inlined". */
+static void symbolize_frame(json_t *stack, size_t *at)
+{
+	enum { MAX_INLINED = 12 };
+	struct mt_symbol s[MAX_INLINED];
+	json_t *frame = json_array_get(stack, *at);
+	unsigned n = mt_symbolize(json_string_value(json_object_get(frame, "object")),
+				  (uint64_t)json_integer_value(json_object_get(frame, "offset")),
+				  s, MAX_INLINED);
+	for (unsigned k = 0; k < n; k++) {
+		/* the outermost is the frame itself; the inner ones copies of it */
+		json_t *f = k + 1 < n ? json_deep_copy(frame) : json_incref(frame);
+		json_object_set_new(f, "function", json_string(s[k].function));
+		if (s[k].file[0]) {
+			json_object_set_new(f, "file", json_string(s[k].file));
+			json_object_set_new(f, "line", json_integer(s[k].line));
+		}
+		if (k + 1 < n) {
+			json_object_set_new(f, "inlined", json_true());
+			json_array_insert_new(stack, *at + k, f);
+		} else {
+			json_decref(f);
+		}
+	}
+	*at += n ? n : 1;
+}
+
 void mt_sites_symbolize(json_t *summary)
 {
-	size_t i, k;
-	json_t *site, *frame;
-	json_array_foreach(json_object_get(summary, "sites"), i, site)
-		json_array_foreach(json_object_get(site, "stack"), k, frame) {
-		const char *kind = json_string_value(json_object_get(frame, "kind"));
-		struct mt_symbol s;
-		if (!kind || strcmp(kind, "native") != 0 ||
-		    !mt_symbolize(json_string_value(json_object_get(frame, "object")),
-				  (uint64_t)json_integer_value(
-					  json_object_get(frame, "offset")),
-				  &s))
-			continue;
-		json_object_set_new(frame, "function", json_string(s.function));
-		if (s.file[0]) {
-			json_object_set_new(frame, "file", json_string(s.file));
-			json_object_set_new(frame, "line", json_integer(s.line));
+	size_t i;
+	json_t *site;
+	json_array_foreach(json_object_get(summary, "sites"), i, site) {
+		json_t *stack = json_object_get(site, "stack");
+		for (size_t k = 0; k < json_array_size(stack);) {
+			const char *kind = json_string_value(
+				json_object_get(json_array_get(stack, k), "kind"));
+			if (kind && !strcmp(kind, "native") &&
+			    !json_object_get(json_array_get(stack, k), "function"))
+				symbolize_frame(stack, &k);
+			else
+				k++;
 		}
 	}
 }

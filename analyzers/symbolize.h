@@ -14,12 +14,15 @@ struct mt_symbol {
 };
 
 /* The code at `offset` from where `object` (an absolute path) was loaded,
- * a return address.  False when the object cannot be read or has no
- * symbol there. */
-bool mt_symbolize(const char *object, uint64_t offset, struct mt_symbol *out);
+ * a return address: the functions there, innermost first, those the
+ * compiler inlined and then the one that holds them, each at its line.
+ * At most max; 0 when the object cannot be read or has no symbol there. */
+unsigned mt_symbolize(const char *object, uint64_t offset,
+		      struct mt_symbol *out, unsigned max);
 
 /* Each native frame of the summary's sites gets "function", and "file"
- * and "line" where known. */
+ * and "line" where known; the functions inlined there come before it,
+ * each a frame of its own marked "inlined". */
 void mt_sites_symbolize(json_t *summary);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * malloc_pairs: time malloc(size)+free() pairs, optionally in several threads.
  *
- *   malloc_pairs [--threads N] [--iterations N] [--clock] [--depth N] SIZE...
+ *   malloc_pairs [--threads N] [--iterations N] [--clock] [--depth N]
+ *                [--new-stacks] SIZE...
  *
  * For each size, N threads (started together behind a barrier) each run a
  * tight loop of malloc, one byte written, free.  One line per size:
@@ -13,7 +14,9 @@
  * size (a short trial run) so one measurement takes roughly 75 ms.
  *
  * --depth N runs the loop N calls deep (the stack a profiler that unwinds
- * it walks through).
+ * it walks through).  --new-stacks makes each pair's stack differ from the
+ * last 63 (its depth goes round N to N+63), so that one that remembers the
+ * stacks it walked walks them all the same.
  *
  * --clock reads the TSC before each malloc and each free, as a trace
  * writer that timestamps every event must: no shim, just what the clock
@@ -89,6 +92,7 @@ static void pairs(size_t size, uint64_t n)
 }
 
 static uint64_t depth;
+static bool new_stacks;
 
 /* pairs(), `frames` calls down (not inlined, not a tail call). */
 static __attribute__((noinline)) void pairs_at(size_t size, uint64_t n,
@@ -101,13 +105,23 @@ static __attribute__((noinline)) void pairs_at(size_t size, uint64_t n,
 	__asm__ volatile("" ::: "memory");
 }
 
+static void run_pairs(size_t size, uint64_t n)
+{
+	if (!new_stacks) {
+		pairs_at(size, n, depth);
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		pairs_at(size, 1, depth + i % 64);
+}
+
 static void *worker(void *arg)
 {
 	struct run *r = arg;
 
-	pairs_at(r->size, r->iterations / 64 + 1, depth); /* warm up */
+	run_pairs(r->size, r->iterations / 64 + 1); /* warm up */
 	pthread_barrier_wait(&r->start);
-	pairs_at(r->size, r->iterations, depth);
+	run_pairs(r->size, r->iterations);
 	return NULL;
 }
 
@@ -161,7 +175,7 @@ static uint64_t calibrate(size_t size, int nthreads)
 static int usage(void)
 {
 	fprintf(stderr, "usage: malloc_pairs [--threads N] [--iterations N] "
-			"[--clock] [--depth N] SIZE...\n");
+			"[--clock] [--depth N] [--new-stacks] SIZE...\n");
 	return 2;
 }
 
@@ -206,6 +220,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--clock")) {
 			with_clock = true;
+		} else if (!strcmp(a, "--new-stacks")) {
+			new_stacks = true;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage();
 			return 0;

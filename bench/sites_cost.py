@@ -3,11 +3,13 @@
 measured in one invocation, minimum of --repeats interleaved runs:
 
   * ns added per malloc+free pair of 1 MiB (a large block whose site is
-    followed: no Python frames; the program's own call, one frame, from a
-    loop 3 and 20 calls deep) and of 16 B (no site: the cost of the check
-    alone), and per C++ new+delete of 1 MiB (the caller is operator new:
-    the native stack is unwound past it), counting mode, sites on and
-    off, on glibc and on jemalloc (whose own operator new the shim
+    followed: no Python frames, so its native stack is unwound, up to 6
+    frames kept), from a loop 3 and 20 calls deep, where each thread's
+    remembered walk serves again (a hit), and with a stack that differs
+    from each of the last 63 pairs' (a miss: the whole walk, 20-83 calls
+    deep); and of 16 B (no site: the cost of the check alone); and per C++
+    new+delete of 1 MiB (unwound past operator new), counting mode, sites
+    on and off, on glibc and on jemalloc (whose own operator new the shim
     forwards);
   * the plain NumPy func1/func2 benchmark (tests/programs/numpy_plain.py),
     bare, counting with sites off, counting with sites on: the best time of
@@ -40,9 +42,10 @@ def env(**extra):
     return e
 
 
-def pairs(bench, size, extra, depth=0):
-    out = subprocess.run([bench, "--threads", "1", "--depth", str(depth),
-                          str(size)], env=env(**extra),
+def pairs(bench, size, extra, depth=0, new_stacks=False):
+    out = subprocess.run([bench, "--threads", "1", "--depth", str(depth)] +
+                         (["--new-stacks"] if new_stacks else []) +
+                         [str(size)], env=env(**extra),
                          check=True, capture_output=True, text=True).stdout
     return float(re.search(r"ns_per_pair=([\d.]+)", out).group(1))
 
@@ -107,6 +110,8 @@ def main():
                 best[key] = min(best.get(key, ns), ns)
             ns = pairs(a.bench, 1 << 20, extra, depth=20)
             best[(name, "deep")] = min(best.get((name, "deep"), ns), ns)
+            ns = pairs(a.bench, 1 << 20, extra, depth=20, new_stacks=True)
+            best[(name, "miss")] = min(best.get((name, "miss"), ns), ns)
             for backend in ("glibc", "jemalloc"):
                 ns = new_pairs(a.new_bench, backend, extra)
                 key = (name, "new", backend)
@@ -133,14 +138,16 @@ def main():
     wall = best[("sites on", "wall")] / best[("bare", "wall")]
     own = best[("sites on", "wall")] / best[("sites off", "wall")]
     deep_ns = best[("sites on", "deep")] - best[("sites off", "deep")]
+    miss_ns = best[("sites on", "miss")] - best[("sites off", "miss")]
     print(f"a large block's site: {site_ns:+.1f} ns per malloc+free pair "
-          f"(the program's own call: one frame), {deep_ns:+.1f} ns from 20 "
-          f"calls deep; a small block's check: {check_ns:+.2f} ns")
+          f"(its stack remembered), {deep_ns:+.1f} ns from 20 calls deep "
+          f"(remembered), {miss_ns:+.1f} ns with a new stack each time (the "
+          f"walk, 20-83 calls deep); a small block's check: {check_ns:+.2f} ns")
     for backend in ("glibc", "jemalloc"):
         on, off = best[("sites on", "new", backend)], best[("sites off", "new", backend)]
         print(f"C++ new+delete of 1 MiB on {backend}: {off:.1f} ns bare-shim "
               f"(sites off), {on:.1f} with sites ({on - off:+.1f} ns: the "
-              f"stack unwound past operator new, up to 4 frames kept); bare "
+              f"stack unwound past operator new, remembered); bare "
               f"{best[('bare', 'new', backend)]:.1f}")
     print(f"func2/func1 with sites against bare: {tilt * 100:+.1f}% (target "
           f"within 3%: {'met' if abs(tilt) <= 0.03 else 'NOT MET'})")

@@ -18,7 +18,7 @@
 
 enum {
 	MAX_PY_FRAMES = 8,
-	MAX_NATIVE = 4,		  /* frames outside Python code */
+	MAX_NATIVE = 6,		  /* frames outside Python code */
 	MAX_SITES = 4096,	  /* then new sites are not told apart */
 	SITE_SLOTS = 2 * MAX_SITES,
 	BLOCK_SLOTS = 1 << 16,	  /* live large blocks followed */
@@ -72,6 +72,10 @@ struct tables {
 };
 
 bool mt_sites_on;
+/* The main program's path, absolute (dladdr names it as it was run:
+ * "build/tests/churn", even ""), for whoever reads the sites elsewhere. */
+static char exe_path[512];
+
 static struct tables *tab;
 static int lock;
 
@@ -91,6 +95,8 @@ void mt_sites_init(void)
 {
 	mt_python_frames_init();
 	mt_native_stack_init();
+	ssize_t got = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+	exe_path[got > 0 ? got : 0] = '\0';
 	tab = mt_raw_mmap(sizeof *tab);
 	mt_sites_on = tab != NULL;
 }
@@ -155,7 +161,7 @@ struct pending {
 	struct frame_name names[MAX_PY_FRAMES];
 	Dl_info objects[MAX_NATIVE];
 	bool have[MAX_NATIVE];
-	char paths[MAX_NATIVE][512];
+	const char *paths[MAX_NATIVE];
 };
 
 static void name_site(struct pending *p, const void *const *native,
@@ -166,18 +172,8 @@ static void name_site(struct pending *p, const void *const *native,
 				     &p->names[i].function, &p->names[i].line);
 	for (unsigned k = 0; k < nn; k++) {
 		p->have[k] = dladdr(native[k], &p->objects[k]) != 0;
-		/* The main program's name is as it was run
-		 * ("build/tests/churn", even ""): its absolute path, for
-		 * whoever reads it elsewhere. */
 		const char *name = p->have[k] ? p->objects[k].dli_fname : NULL;
-		ssize_t got;
-		if (name && name[0] != '/' &&
-		    (got = readlink("/proc/self/exe", p->paths[k],
-				    sizeof p->paths[k] - 1)) > 0)
-			p->paths[k][got] = '\0';
-		else
-			snprintf(p->paths[k], sizeof p->paths[k], "%s",
-				 name ? name : "?");
+		p->paths[k] = !name ? "?" : name[0] != '/' && exe_path[0] ? exe_path : name;
 	}
 }
 
@@ -272,22 +268,25 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 	/* With Python frames, the address that called the allocator; without,
 	 * the native stack from there. */
 	const void *native[MAX_NATIVE] = {caller};
-	unsigned nn = n ? 1 : mt_native_stack(caller, native, MAX_NATIVE);
+	uintptr_t function = (uintptr_t)caller;
+	unsigned nn = n ? 1 : mt_native_stack(caller, native, MAX_NATIVE, &function);
 	/* The innermost function's own entry: its code, at no line, and no
-	 * native frame (without Python frames, the innermost native one). */
+	 * native frame (without Python frames, where the innermost native
+	 * function begins). */
 	struct mt_pyframe fn = {n ? f[0].code : NULL, 0};
+	const void *fnative[1] = {(const void *)function};
 	unsigned nf = n ? 1 : 0, fnn = n ? 0 : 1;
 
-	uint64_t h = hash_of(native, nn, f, n), hf = hash_of(native, fnn, &fn, nf);
+	uint64_t h = hash_of(native, nn, f, n), hf = hash_of(fnative, fnn, &fn, nf);
 	take();
-	if (!*slot_of(h, native, nn, f, n) || !*slot_of(hf, native, fnn, &fn, nf)) {
+	if (!*slot_of(h, native, nn, f, n) || !*slot_of(hf, fnative, fnn, &fn, nf)) {
 		/* A new site: named outside the lock (see name_site). */
 		give();
 		name_site(&names, native, nn, f, n);
 		take();
 	}
 	unsigned id = find_site(native, nn, f, n, &names);
-	unsigned fid = id ? find_site(native, fnn, &fn, nf, &names) : 0;
+	unsigned fid = id ? find_site(fnative, fnn, &fn, nf, &names) : 0;
 	struct block *b = block_of((uintptr_t)p);
 	if (id && !b->addr && tab->nblocks < BLOCK_SLOTS * 3 / 4) {
 		struct site *s = &tab->sites[id];

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "native_stack.h"
 #include "rawsys.h"
 #include "thread.h"
 #include "emit.h"
@@ -85,6 +86,7 @@ struct mt_thread *mt_thread_attach(void)
 		t = new_block();
 	if (!t)
 		t = &overflow_block;
+	mt_native_stack_forget(t);
 	t->live_mark = (int64_t)(t->c.allocated - t->c.freed);
 	mt_tls.thread = t;
 	MT_EMIT(thread_attach, t);

@@ -14,6 +14,7 @@
  * covers every thread that ever ran. */
 struct mt_region_mark;
 struct mt_trace_buf;
+struct mt_walk_cache;
 
 struct mt_thread {
 	struct mt_counters c;
@@ -25,6 +26,7 @@ struct mt_thread {
 	struct mt_trace_buf *trace; /* this thread's events (trace.c) */
 	/* and those of signal handlers that interrupted it writing one */
 	struct mt_trace_buf *signal_trace;
+	struct mt_walk_cache *walks; /* stacks unwound (native_stack.c) */
 	struct mt_thread *next; /* all blocks, newest first */
 	int in_use;
 };

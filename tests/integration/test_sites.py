@@ -272,3 +272,24 @@ def test_a_stripped_program_gets_addresses_and_a_note(tmp_path):
     rows = [l for l in r.stderr.splitlines() if "grow_stripped+0x" in l]
     assert rows, r.stderr
     assert f"note: {exe} has no symbols nor debug information" in r.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_helpers_blocks_are_put_on_each_caller(backend):
+    """make() allocates for first() and second(), whose frames are alike,
+    in turn, then for a recursion of changing depth: the native stack
+    names each caller with its line, and a thread's remembered walk never
+    serves a stack it is not (60, 30 and 60 blocks, exactly)."""
+    src = os.path.join(HERE, "..", "programs", "stacks.c")
+    r = run([CLI, "stat", "--by-site", "--backend", backend, "--",
+             program("stacks"), "60"], clean_env())
+    rows = [row for row in r.stderr.splitlines() if "(stacks.c:" in row]
+    make = f"make (stacks.c:{line_of(src, 'char *p = malloc(n);')})"
+    assert rows and all(make in row for row in rows), r.stderr
+
+    def blocks(caller):
+        return sum(int(row.split()[0]) for row in rows
+                   if f"< {caller} (stacks.c:" in row.split(make)[1][:40])
+    assert (blocks("first"), blocks("second"), blocks("deep")) == (60, 30, 60), r.stderr
+    first = line_of(src, "char *p = make(n);")
+    assert f"< first (stacks.c:{first})" in r.stderr

@@ -1,0 +1,55 @@
+/* Large blocks from one helper, reached from two callers whose frames are
+ * alike (the same size, so the helper's stack pointer is the same from
+ * either), in turn: `stacks ROUNDS` makes ROUNDS blocks from first() and
+ * ROUNDS / 2 from second(), each through make(); then ROUNDS from a
+ * recursion whose depth changes each time (a new stack each time). */
+#include <stdlib.h>
+#include <string.h>
+
+static __attribute__((noinline)) char *make(size_t n)
+{
+	char *p = malloc(n);
+	if (!p)
+		abort();
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline)) void first(size_t n)
+{
+	char *p = make(n);
+	memset(p, 1, 4096);
+	free(p);
+}
+
+__attribute__((noinline)) void second(size_t n)
+{
+	char *p = make(n);
+	memset(p, 2, 4096);
+	free(p);
+}
+
+__attribute__((noinline)) void deep(size_t n, unsigned depth)
+{
+	if (depth) {
+		deep(n, depth - 1);
+		__asm__ volatile("" ::: "memory");
+		return;
+	}
+	char *p = make(n);
+	memset(p, 3, 4096);
+	free(p);
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 100;
+	for (int i = 0; i < rounds; i++) {
+		first(1 << 20);
+		if (i % 2 == 0)
+			second(1 << 20);
+	}
+	for (int i = 0; i < rounds; i++)
+		deep(1 << 20, (unsigned)i % 37);
+	return 0;
+}
