@@ -102,7 +102,10 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	if (!in->f->whole || !in->sites)
 		return;
 	x->sites = mt_sites_ranked(in->sites, keys, 5);
-	double bound = large_blocks_bound(in->f, keys);
+	/* The program's own mappings are credited to a site each, whatever
+	 * their size: no bound. */
+	bool own = !strncmp(keys[0], "own_", 4);
+	double bound = own ? 1 : large_blocks_bound(in->f, keys);
 	size_t i;
 	json_t *site;
 	json_array_foreach(x->sites, i, site) json_object_set_new(
@@ -128,6 +131,13 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	}
 	if (!top)
 		return;
+	if (own) {
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 " %.0f%% of the mapping and unmapping is done at %s.",
+			 json_number_value(json_object_get(top, "share")) * 100,
+			 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
+		return;
+	}
 	snprintf(x->explanation + at, sizeof x->explanation - at,
 		 " %.0f%% of it comes from the blocks allocated at %s.",
 		 json_number_value(json_object_get(top, "share")) * 100,

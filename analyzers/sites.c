@@ -79,6 +79,12 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 	json_t *site;
 	json_array_foreach(sites, i, site) {
 		double v = weigh(site, arg);
+		/* (the sites the shim had no room to write, summed: part of
+		 * the whole, no place of their own) */
+		if (json_object_get(site, "rest")) {
+			total += v;
+			continue;
+		}
 		char *key = fold_key(json_object_get(site, "stack"));
 		if (!key)
 			continue;
@@ -297,11 +303,18 @@ void mt_site_print_callers(FILE *out, json_t *stack, size_t max)
 {
 	char label[512];
 	size_t own = mt_site_own_frame(stack), shown = 0;
+	bool python = !strcmp(json_string_value(json_object_get(
+				      json_array_get(stack, 0), "kind")) ?: "",
+			      "python");
 	for (size_t d = own + 1; shown < max && d < json_array_size(stack); d++) {
 		json_t *f = json_array_get(stack, d);
 		const char *kind = json_string_value(json_object_get(f, "kind"));
-		if ((!kind || strcmp(kind, "python") != 0) && mt_frame_is_library(f))
-			continue;
+		/* (under Python frames, the native one is the interpreter's
+		 * function that called the allocator: no caller) */
+		if (!kind || strcmp(kind, "python") != 0) {
+			if (python || mt_frame_is_library(f))
+				continue;
+		}
 		fprintf(out, " < %s", mt_frame_label(f, label, sizeof label));
 		shown++;
 	}
@@ -369,7 +382,8 @@ void mt_sites_print(FILE *out, json_t *s)
 	char label[512];
 	size_t i;
 	fprintf(out, "\nsites of large blocks, pid %lld (what the allocator did "
-		     "while allocating or freeing them)\n",
+		     "while allocating or freeing them), and of the program's "
+		     "own mappings (own+, own-)\n",
 		(long long)json_integer_value(json_object_get(s, "pid")));
 	if (!json_array_size(sites)) {
 		fputs(json_object_get(s, "sites") ? "  none\n"
@@ -379,13 +393,14 @@ void mt_sites_print(FILE *out, json_t *s)
 		json_decref(sites);
 		return;
 	}
-	fprintf(out, "  %7s %9s %7s %7s %7s %7s %7s %7s %7s  %s\n", "blocks",
-		"MiB", "live-fn", "brk+", "brk-", "mmap", "munmap", "purges",
-		"thr-hp-", "site < callers (same Python frames folded)");
+	fprintf(out, "  %7s %9s %7s %7s %7s %7s %7s %7s %7s %6s %6s  %s\n",
+		"blocks", "MiB", "live-fn", "brk+", "brk-", "mmap", "munmap",
+		"purges", "thr-hp-", "own+", "own-",
+		"site < callers (same Python frames folded)");
 	json_array_foreach(sites, i, site) {
 		json_t *large = json_object_get(site, "large");
 		json_t *stack = json_object_get(site, "stack");
-		fprintf(out, "  %7lld %9.1f %7lld %7llu %7llu %7llu %7llu %7llu %7llu  %s",
+		fprintf(out, "  %7lld %9.1f %7lld %7llu %7llu %7llu %7llu %7llu %7llu %6llu %6llu  %s",
 			(long long)json_integer_value(json_object_get(large, "allocations")),
 			json_number_value(json_object_get(large, "bytes")) / (1 << 20),
 			(long long)json_integer_value(json_object_get(large, "max_live_in_function")),
@@ -395,9 +410,22 @@ void mt_sites_print(FILE *out, json_t *s)
 			(unsigned long long)caused_count(site, "munmap"),
 			(unsigned long long)caused_count(site, "purge"),
 			(unsigned long long)caused_count(site, "thread_heap_shrink"),
+			(unsigned long long)caused_count(site, "own_mmap"),
+			(unsigned long long)caused_count(site, "own_munmap"),
 			mt_site_label(stack, label, sizeof label));
 		mt_site_print_callers(out, stack, 2);
 		fputc('\n', out);
+	}
+	json_array_foreach(json_object_get(s, "sites"), i, site) {
+		json_t *rest = json_object_get(site, "rest");
+		if (rest)
+			fprintf(out, "  %7lld %9.1f  and %lld sites more, too many "
+				     "to write out: their sum\n",
+				(long long)json_integer_value(json_object_get(
+					json_object_get(site, "large"), "allocations")),
+				json_number_value(json_object_get(json_object_get(
+					site, "large"), "bytes")) / (1 << 20),
+				(long long)json_integer_value(rest));
 	}
 	unnamed_note(out, sites);
 	json_decref(sites);

@@ -171,9 +171,14 @@ void mt_probe_sys(enum mt_sys sys, uint64_t bytes)
 		return;
 	struct mt_thread *t = mt_self();
 	mt_count_sys(&t->c, sys, bytes, by_allocator());
-	if (sys == MT_SYS_MMAP || sys == MT_SYS_MUNMAP)
-		mt_site_credit(sys == MT_SYS_MMAP ? MT_SITE_MMAP : MT_SITE_MUNMAP,
-			       bytes);
+	if ((sys == MT_SYS_MMAP || sys == MT_SYS_MUNMAP) && bytes) {
+		bool map = sys == MT_SYS_MMAP;
+		if (mt_tls.site) /* the allocator's, for a large block */
+			mt_site_credit(map ? MT_SITE_MMAP : MT_SITE_MUNMAP, bytes);
+		else if (!by_allocator() && mt_sites_on)
+			mt_site_own_mapping(map ? MT_SITE_OWN_MMAP : MT_SITE_OWN_MUNMAP,
+					    bytes, mt_tls.sys_caller);
+	}
 	MT_EMIT(sys_count, t, sys, by_allocator(), bytes, 0);
 }
 

@@ -189,8 +189,10 @@ static inline void mt_probe_call(enum mt_call call)
  * sbrk reach the kernel.  mt_sys_begin() is called before the real call. */
 static inline unsigned mt_sys_begin(void *caller)
 {
-	if (mt_tls.sys_depth++ == 0)
+	if (mt_tls.sys_depth++ == 0) {
 		mt_tls.sys_by_allocator = mt_is_allocator_code(caller);
+		mt_tls.sys_caller = caller;
+	}
 	return mt_tls.sys_seen;
 }
 

@@ -257,13 +257,13 @@ static void live_up(struct site *s)
 		s->max_live = s->live;
 }
 
-void mt_site_alloc(const void *p, size_t usable, const void *caller)
+/* The site of the calling thread's stack now, and its function's entry
+ * (*fid), found or added: returned with the lock held.  0 when the table
+ * is full. */
+static unsigned site_here(const void *caller, unsigned *fid)
 {
 	struct mt_pyframe f[MAX_PY_FRAMES];
 	struct pending names;
-	if (!mt_sites_on || !p || mt_tls.in_sites)
-		return;
-	mt_tls.in_sites = true;
 	unsigned n = (unsigned)mt_python_frames(f, MAX_PY_FRAMES);
 	/* With Python frames, the address that called the allocator; without,
 	 * the native stack from there. */
@@ -286,11 +286,22 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 		take();
 	}
 	unsigned id = find_site(native, nn, f, n, &names);
-	unsigned fid = id ? find_site(fnative, fnn, &fn, nf, &names) : 0;
+	*fid = id ? find_site(fnative, fnn, &fn, nf, &names) : 0;
+	if (id)
+		tab->sites[id].function = *fid;
+	return id;
+}
+
+void mt_site_alloc(const void *p, size_t usable, const void *caller)
+{
+	unsigned fid;
+	if (!mt_sites_on || !p || mt_tls.in_sites)
+		return;
+	mt_tls.in_sites = true;
+	unsigned id = site_here(caller, &fid);
 	struct block *b = block_of((uintptr_t)p);
 	if (id && !b->addr && tab->nblocks < BLOCK_SLOTS * 3 / 4) {
 		struct site *s = &tab->sites[id];
-		s->function = fid;
 		s->allocs++;
 		s->bytes += usable;
 		if (!s->min_bytes || usable < s->min_bytes)
@@ -309,6 +320,22 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 		mt_tls.site = id;
 	} else {
 		tab->untracked++;
+	}
+	give();
+	mt_tls.in_sites = false;
+}
+
+void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
+			 const void *caller)
+{
+	unsigned fid;
+	if (!mt_sites_on || mt_tls.in_sites || mt_tls.site)
+		return;
+	mt_tls.in_sites = true;
+	unsigned id = site_here(caller, &fid);
+	if (id) {
+		tab->sites[id].count[cause]++;
+		tab->sites[id].caused_bytes[cause] += bytes;
 	}
 	give();
 	mt_tls.in_sites = false;
@@ -359,6 +386,8 @@ static const char *const cause_names[MT_SITE_CAUSES] = {
 	[MT_SITE_MUNMAP] = "munmap",
 	[MT_SITE_PURGE] = "purge",
 	[MT_SITE_THREAD_HEAP_SHRINK] = "thread_heap_shrink",
+	[MT_SITE_OWN_MMAP] = "own_mmap",
+	[MT_SITE_OWN_MUNMAP] = "own_munmap",
 };
 
 static void write_stack(struct mt_json_out *o, const struct site *s)
@@ -422,61 +451,104 @@ static void sort(unsigned *v, unsigned n)
 			}
 }
 
-/* Room kept for the closing bracket. */
-#define SITES_JSON_END 2
+/* One site's figures; causes that are 0 left out. */
+static void write_figures(struct mt_json_obj *j, const struct site *s,
+			  uint64_t function_max_live)
+{
+	struct mt_json_obj large = mt_json_nested(j, "large");
+	mt_json_u64(&large, "allocations", s->allocs);
+	mt_json_u64(&large, "bytes", s->bytes);
+	mt_json_u64(&large, "frees", s->frees);
+	mt_json_u64(&large, "max_live", s->max_live);
+	mt_json_u64(&large, "min_bytes", s->min_bytes);
+	mt_json_u64(&large, "max_bytes", s->max_bytes);
+	mt_json_u64(&large, "grows", s->grows);
+	mt_json_u64(&large, "function_max_live", function_max_live);
+	mt_json_end(&large);
+	struct mt_json_obj caused = mt_json_nested(j, "caused");
+	for (int c = 0; c < MT_SITE_CAUSES; c++) {
+		char key[48];
+		if (!s->count[c] && !s->caused_bytes[c])
+			continue;
+		mt_json_u64(&caused, cause_names[c], s->count[c]);
+		snprintf(key, sizeof key, "%s_bytes", cause_names[c]);
+		mt_json_u64(&caused, key, s->caused_bytes[c]);
+	}
+	mt_json_end(&caused);
+}
+
+/* The sites that did not fit, summed into one. */
+static void add_to_rest(struct site *rest, const struct site *s)
+{
+	rest->allocs += s->allocs;
+	rest->bytes += s->bytes;
+	rest->frees += s->frees;
+	if (s->max_live > rest->max_live)
+		rest->max_live = s->max_live;
+	if (s->min_bytes && (!rest->min_bytes || s->min_bytes < rest->min_bytes))
+		rest->min_bytes = s->min_bytes;
+	if (s->max_bytes > rest->max_bytes)
+		rest->max_bytes = s->max_bytes;
+	for (int c = 0; c < MT_SITE_CAUSES; c++) {
+		rest->count[c] += s->count[c];
+		rest->caused_bytes[c] += s->caused_bytes[c];
+	}
+}
+
+/* Room kept for the sum of the sites that do not fit, and the closing
+ * bracket. */
+#define SITES_JSON_END 1024
 
 size_t mt_sites_json(char *buf, size_t len)
 {
 	static unsigned order[MAX_SITES];
+	static struct site rest;
 	/* A signal handler that called exit() while its thread was inside
 	 * sites.c, holding the lock or about to take it: the lock never comes
 	 * free, and the tables are half changed.  No sites, then. */
-	if (!mt_sites_on || len < 64 || mt_tls.in_sites)
+	if (!mt_sites_on || len < 2 * SITES_JSON_END || mt_tls.in_sites)
 		return 0;
-	/* Sites are written while they fit; one that does not is taken back. */
+	/* Sites are written while they fit; those that do not are summed
+	 * into a last one with no stack ("rest": how many), so that the
+	 * sites add up to the process's figures. */
 	struct mt_json_out o = {buf, len - SITES_JSON_END, 0, false};
 	take();
-	unsigned n = 0;
+	unsigned n = 0, rest_sites = 0;
 	for (unsigned id = 1; id <= tab->nsites; id++)
-		if (tab->sites[id].allocs) /* not a function's own entry */
-			order[n++] = id;
+		if (tab->sites[id].allocs || weight(&tab->sites[id]))
+			order[n++] = id; /* (not a function's own entry) */
 	sort(order, n);
+	memset(&rest, 0, sizeof rest);
 	mt_json_put(&o, "[");
 	for (unsigned k = 0; k < n; k++) {
 		const struct site *s = &tab->sites[order[k]];
 		size_t before = o.pos;
-		mt_json_put(&o, k ? ", " : "");
-		struct mt_json_obj j = mt_json_begin(&o, NULL);
-		mt_json_key(&j, "stack");
-		write_stack(&o, s);
-		struct mt_json_obj large = mt_json_nested(&j, "large");
-		mt_json_u64(&large, "allocations", s->allocs);
-		mt_json_u64(&large, "bytes", s->bytes);
-		mt_json_u64(&large, "frees", s->frees);
-		mt_json_u64(&large, "max_live", s->max_live);
-		mt_json_u64(&large, "min_bytes", s->min_bytes);
-		mt_json_u64(&large, "max_bytes", s->max_bytes);
-		mt_json_u64(&large, "grows", s->grows);
-		mt_json_u64(&large, "function_max_live",
-			    s->function ? tab->sites[s->function].max_live
-					: s->max_live);
-		mt_json_end(&large);
-		struct mt_json_obj caused = mt_json_nested(&j, "caused");
-		for (int c = 0; c < MT_SITE_CAUSES; c++) {
-			char key[48];
-			mt_json_u64(&caused, cause_names[c], s->count[c]);
-			snprintf(key, sizeof key, "%s_bytes", cause_names[c]);
-			mt_json_u64(&caused, key, s->caused_bytes[c]);
-		}
-		mt_json_end(&caused);
-		mt_json_end(&j);
-		if (o.overflow) {
+		if (!rest_sites) {
+			mt_json_put(&o, k ? ", " : "");
+			struct mt_json_obj j = mt_json_begin(&o, NULL);
+			mt_json_key(&j, "stack");
+			write_stack(&o, s);
+			write_figures(&j, s, s->function ? tab->sites[s->function].max_live
+							 : s->max_live);
+			mt_json_end(&j);
+			if (!o.overflow)
+				continue;
 			o.pos = before;
 			o.overflow = false;
-			break;
 		}
+		add_to_rest(&rest, s);
+		rest_sites++;
 	}
 	o.len += SITES_JSON_END;
+	if (rest_sites) {
+		mt_json_put(&o, n > rest_sites ? ", " : "");
+		struct mt_json_obj j = mt_json_begin(&o, NULL);
+		mt_json_key(&j, "stack");
+		mt_json_put(&o, "[]");
+		mt_json_u64(&j, "rest", rest_sites);
+		write_figures(&j, &rest, rest.max_live);
+		mt_json_end(&j);
+	}
 	mt_json_put(&o, "]");
 	give();
 	return o.overflow ? 0 : o.pos;

@@ -8,7 +8,9 @@
  * memory system calls the allocator makes then (the heap grown or
  * trimmed, a chunk mapped or unmapped, pages purged, a thread's heap
  * shrunk) are credited to it.  Calls made elsewhere (the allocator's
- * deferred work, small blocks) are credited to no site. */
+ * deferred work, small blocks) are credited to no site.  The program's
+ * own mappings (files, an interpreter's arenas) are credited to the site
+ * of the code that maps or unmaps them. */
 #ifndef MEMTRACE_SITES_H
 #define MEMTRACE_SITES_H
 
@@ -27,6 +29,8 @@ enum mt_site_cause {
 	MT_SITE_MUNMAP,
 	MT_SITE_PURGE,		   /* madvise MADV_DONTNEED or MADV_FREE */
 	MT_SITE_THREAD_HEAP_SHRINK, /* glibc's thread arenas */
+	MT_SITE_OWN_MMAP,	   /* the program's own mmap, not the allocator's */
+	MT_SITE_OWN_MUNMAP,
 	MT_SITE_CAUSES
 };
 
@@ -40,6 +44,10 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller);
  * same. */
 void mt_site_free(const void *p);
 void mt_site_done(void);
+/* The program itself (not the allocator) mapped or unmapped `bytes`, from
+ * code that returns to caller: credited to the site there. */
+void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
+			 const void *caller);
 /* The allocator did `cause` to `bytes` of memory: credited to the
  * thread's current site, if any. */
 void mt_site_credit_slow(enum mt_site_cause cause, uint64_t bytes);

@@ -39,6 +39,7 @@ struct mt_tls {
 	unsigned sys_seen;	  /* memory syscalls counted on this thread */
 	unsigned sys_depth;	  /* syscall wrappers on this thread's stack */
 	bool sys_by_allocator;	  /* the outermost one was called by it */
+	const void *sys_caller;	  /* where the outermost one returns to */
 	bool resolving;		  /* inside dlsym: serve from the boot arena */
 	bool in_sites;		  /* inside sites.c (a signal handler's call
 				     made meanwhile is not followed) */

@@ -116,12 +116,13 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 			 mechanism, pages, f->faults, f->system_s * 1e3,
 			 share * 100);
 	}
-	/* Sites are those of blocks the allocator mapped: not of the
-	 * program's own mappings. */
+	/* The sites of the blocks the allocator mapped, or of the code that
+	 * made the program's own mappings. */
 	static const char *const mapped_keys[] = {"mmap_bytes", "munmap_bytes",
 						  NULL};
-	if (allocators)
-		mt_finding_sites(x, in, mapped_keys);
+	static const char *const own_keys[] = {"own_mmap_bytes",
+					       "own_munmap_bytes", NULL};
+	mt_finding_sites(x, in, allocators ? mapped_keys : own_keys);
 	if (allocators) {
 		if (strcmp(in->backend, "glibc") == 0)
 			mt_glibc_threshold_fixes(x, f, in->page_size);

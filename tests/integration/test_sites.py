@@ -56,8 +56,8 @@ def test_the_trims_are_func2s(tmp_path):
     credited to sites are func2's, and they are the process's shrinks but
     the few of start-up."""
     s = live_summary([PYTHON, NUMPY_PLAIN, "60"], tmp_path=tmp_path)
-    shrinks = {frames(x)[0][0] if frames(x) else "native": x["caused"]["brk_shrink"]
-               for x in s["sites"] if x["caused"]["brk_shrink"]}
+    shrinks = {frames(x)[0][0] if frames(x) else "native": x["caused"].get("brk_shrink", 0)
+               for x in s["sites"] if x["caused"].get("brk_shrink", 0)}
     assert set(shrinks) == {"func2"}, shrinks
     assert shrinks["func2"] >= 60
     assert sum(shrinks.values()) <= s["brk"]["shrink"]
@@ -121,7 +121,7 @@ def test_stat_by_site_ranks_them(tmp_path):
     rows = [line.split() for line in r.stderr.splitlines()
             if "numpy_plain.py:" in line and "func" in line]
     # func2's two lines first (they trim the heap), then func1's
-    assert [row[9] for row in rows[:3]] == ["func2", "func2", "func1"], r.stderr
+    assert [row[11] for row in rows[:3]] == ["func2", "func2", "func1"], r.stderr
     assert [row[2] for row in rows[:3]] == ["2", "2", "1"]  # live in function
     assert int(rows[0][4]) >= 20  # the trims: brk- of func2's last line
 
@@ -293,3 +293,30 @@ def test_a_helpers_blocks_are_put_on_each_caller(backend):
     assert (blocks("first"), blocks("second"), blocks("deep")) == (60, 30, 60), r.stderr
     first = line_of(src, "char *p = make(n);")
     assert f"< first (stacks.c:{first})" in r.stderr
+
+
+PY_ARENAS = os.path.join(HERE, "..", "unannotated", "py_dicts.py")
+
+
+@pytest.mark.parametrize("cmd", [["c_file_maps"], [PYTHON, PY_ARENAS]],
+                         ids=["c_file_maps", "py_dicts"])
+def test_the_programs_own_mappings_have_sites(cmd, tmp_path):
+    """A file mapped and unmapped by the program (C), CPython's arenas
+    mapped and unmapped by its object allocator: every such call is
+    credited to the code that made it (own_mmap, own_munmap add up to the
+    program's interposed calls), and explain's mmap-churn names it."""
+    cmd = [program(cmd[0])] if len(cmd) == 1 else cmd
+    s = live_summary(cmd, tmp_path=tmp_path)
+    for sys in ("mmap", "munmap"):
+        own = sum(x["caused"].get(f"own_{sys}", 0) for x in s["sites"])
+        calls = s["calls"][sys] + s["calls"].get(sys + "64", 0)
+        assert own == calls - s["calls_by_allocator"][sys] > 0, (sys, own)
+    findings = explain_json(cmd, "glibc")
+    (churn,) = [f for f in findings if f["id"] == "mmap-churn"]
+    top = churn["sites"][0]["stack"]
+    if cmd[0] == PYTHON:
+        assert top[0]["kind"] == "python" and top[0]["file"].endswith("py_dicts.py"), top
+    else:
+        assert top[0]["function"] == "main", top
+        assert top[0]["file"].endswith("c_file_maps.c"), top
+    assert "of the mapping and unmapping is done at" in churn["explanation"]
