@@ -7,6 +7,15 @@
 
 #include "symbolize.h"
 
+/* A file of the compiler's or the system's headers (the C++ library's
+ * templates), not the program's own source. */
+static bool system_file(const char *file)
+{
+	return !strncmp(file, "/usr/include/", 13) ||
+	       !strncmp(file, "/usr/lib/gcc/", 13);
+}
+
+
 #ifdef MT_HAVE_LIBDW
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -206,12 +215,21 @@ unsigned mt_symbolize(const char *object, uint64_t offset,
  * marked "inlined". */
 static void symbolize_frame(json_t *stack, size_t *at)
 {
-	enum { MAX_INLINED = 12 };
-	struct mt_symbol s[MAX_INLINED];
+	enum { MAX_INLINED = 64 };
+	static struct mt_symbol s[MAX_INLINED];
 	json_t *frame = json_array_get(stack, *at);
 	unsigned n = mt_symbolize(json_string_value(json_object_get(frame, "object")),
 				  (uint64_t)json_integer_value(json_object_get(frame, "offset")),
 				  s, MAX_INLINED);
+	/* The C++ library's templates inlined into each other (make_shared
+	 * is a dozen deep): the innermost of each run is enough to say what
+	 * allocated. */
+	unsigned kept = 0;
+	for (unsigned k = 0; k < n; k++)
+		if (k == 0 || k + 1 == n || !system_file(s[k].file) ||
+		    !system_file(s[k - 1].file))
+			s[kept++] = s[k];
+	n = kept;
 	for (unsigned k = 0; k < n; k++) {
 		/* the outermost is the frame itself; the inner ones copies of it */
 		json_t *f = k + 1 < n ? json_deep_copy(frame) : json_incref(frame);

@@ -320,3 +320,16 @@ def test_the_programs_own_mappings_have_sites(cmd, tmp_path):
         assert top[0]["function"] == "main", top
         assert top[0]["file"].endswith("c_file_maps.c"), top
     assert "of the mapping and unmapping is done at" in churn["explanation"]
+
+
+def test_make_shared_is_put_on_the_programs_line():
+    """std::make_shared inlines a dozen library templates into the
+    program's function: the site is that function's line, not the C++
+    library's allocate()."""
+    src = os.path.join(HERE, "..", "programs", "make_shared.cpp")
+    line = line_of(src, "std::make_shared<")
+    r = run([CLI, "stat", "--by-site", "--", program("make_shared"), "30"],
+            clean_env())
+    rows = [row for row in r.stderr.splitlines() if re.match(r"\s+\d+\s+[\d.]+\s", row)]
+    assert rows and f"load_tile (make_shared.cpp:{line})" in rows[0], r.stderr
+    assert int(rows[0].split()[0]) == 30
