@@ -65,7 +65,7 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 	mt_finding_sites(x, in, moved);
 	if (strcmp(in->backend, "glibc") == 0)
 		mt_glibc_threshold_fixes(x, f, in->page_size);
-	mt_backend_fixes(x, in->backend);
+	mt_backend_fixes(x, in->backend, f);
 	mt_reuse_fix(x, in, f->large_max_live >= 2);
 	return x;
 }

@@ -15,8 +15,10 @@ mt_rule mt_rule_heap_trim_churn, mt_rule_mmap_churn, mt_rule_purge_churn,
 /* glibc settings that keep large blocks on the heap, sized from f. */
 void mt_glibc_threshold_fixes(struct mt_finding *x,
 			      const struct mt_call_figures *f, long page_size);
-/* Other backends to try (not `current`). */
-void mt_backend_fixes(struct mt_finding *x, const char *current);
+/* Other backends to try (not `current`), those that keep blocks of the
+ * size that churns in f. */
+void mt_backend_fixes(struct mt_finding *x, const char *current,
+		      const struct mt_call_figures *f);
 /* Reusing buffers; `in_place` when two were live where one would do. */
 void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 		  bool in_place);
