@@ -7,7 +7,9 @@
 #ifndef MEMTRACE_RAWSYS_H
 #define MEMTRACE_RAWSYS_H
 
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -96,6 +98,38 @@ static inline uintptr_t mt_raw_brk_query(void)
 static inline long mt_raw_write(int fd, const void *buf, size_t len)
 {
 	return mt_raw(-1, SYS_write, fd, (long)buf, (long)len, 0, 0, 0);
+}
+
+/* The shim's own I/O from the program's threads (inside malloc and free,
+ * under the shim's locks).  glibc's read, pread, pwritev, open and close
+ * are cancellation points: a thread the program cancels would be
+ * cancelled inside free, or end holding a buffer's lock that every other
+ * thread then waits for.  A raw call never is. */
+static inline long mt_raw_openat(const char *path, int flags, int mode)
+{
+	return mt_raw(-1, SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0);
+}
+
+static inline long mt_raw_close(int fd)
+{
+	return mt_raw(-1, SYS_close, fd, 0, 0, 0, 0, 0);
+}
+
+static inline long mt_raw_read(int fd, void *buf, size_t len)
+{
+	return mt_raw(-1, SYS_read, fd, (long)buf, (long)len, 0, 0, 0);
+}
+
+static inline long mt_raw_pread(int fd, void *buf, size_t len, uint64_t at)
+{
+	return mt_raw(-1, SYS_pread64, fd, (long)buf, (long)len, (long)at, 0, 0);
+}
+
+/* (the offset in one register: the high word is for 32-bit systems) */
+static inline long mt_raw_pwritev(int fd, const struct iovec *iov, int n,
+				  uint64_t at)
+{
+	return mt_raw(-1, SYS_pwritev, fd, (long)iov, n, (long)at, 0, 0);
 }
 
 #endif

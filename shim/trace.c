@@ -150,12 +150,13 @@ static bool trace_fd_is_ours(void)
 	bool ours = is_the_trace(fd);
 	int err = 0;
 	if (!ours) {
-		fd = open(trace_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = (int)mt_raw_openat(trace_path,
+					O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0) {
-			err = errno;
+			err = -fd;
 		} else if (!is_the_trace(fd)) {
 			err = ENOENT; /* another file has the name now */
-			close(fd);
+			mt_raw_close(fd);
 		} else if ((fd = mt_fd_out_of_the_way(fd)) < 0) {
 			err = EMFILE;
 		} else {
@@ -188,11 +189,13 @@ static bool write_at(const struct iovec *iov, int n, size_t total, uint64_t at)
 		return false;
 	}
 	while (total) {
-		ssize_t w = pwritev(trace_fd, iov, n, (off_t)at);
-		if (w < 0 && errno == EINTR)
+		long w = mt_raw_pwritev(trace_fd, iov, n, at);
+		if (w == -EINTR)
 			continue;
-		if (w <= 0)
+		if (w <= 0) {
+			errno = w ? (int)-w : ENOSPC;
 			return false;
+		}
 		if ((size_t)w == total)
 			return true;
 		/* A short write (a full disk, mostly): the rest is lost. */

@@ -494,3 +494,48 @@ def test_pvalloc_of_the_largest_sizes_fails(backend):
     bare = run(cmd, bare_env(backend))
     r = run(cmd, shim_env(backend))
     assert r.stdout == bare.stdout
+
+
+ALL_MODES = {
+    "counting": {},
+    "tracing": {"MEMTRACE_OUT": "trace.mt"},
+    "compressed": {"MEMTRACE_OUT": "trace.mt", "MEMTRACE_COMPRESS": "1"},
+    "faults": {"MEMTRACE_OUT": "trace.mt", "MEMTRACE_FAULTS": "sample"},
+}
+
+
+def env_all(backend, mode, tmp_path, **extra):
+    """The shim in one of ALL_MODES, its files in tmp_path."""
+    for k, v in ALL_MODES[mode].items():
+        extra[k] = str(tmp_path / v) if k == "MEMTRACE_OUT" else v
+    return shim_env(backend, **extra)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_threads_cancelled_while_they_allocate(backend, mode, tmp_path):
+    """Threads that malloc and free are cancelled (deferred).  The shim
+    wrote its chunks with glibc's pwritev, a cancellation point: a thread
+    cancelled there ended holding its buffer's lock, and the idle flusher
+    and exit waited for it for ever.  The shim's own I/O is raw system
+    calls, never a cancellation point."""
+    cmd = [program("hostile"), "cancel", "30"]
+    bare = run(cmd, bare_env(backend), check=False)
+    r = run(cmd, env_all(backend, mode, tmp_path), check=False, timeout=20)
+    assert r.returncode == bare.returncode == 0, r.stderr
+    assert r.stdout == bare.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_free_is_not_a_cancellation_point(backend, mode, tmp_path):
+    """A thread with a cancellation pending frees a large block: without a
+    trace the shim samples resident memory there, with glibc's pread, a
+    cancellation point, so the thread was cancelled inside free and the
+    code after it never ran."""
+    cmd = [program("hostile"), "cancel_free"]
+    bare = run(cmd, bare_env(backend), check=False)
+    assert bare.stdout == "1 pairs, then cancelled\n"
+    r = run(cmd, env_all(backend, mode, tmp_path), check=False, timeout=20)
+    assert r.returncode == bare.returncode, r.stderr
+    assert r.stdout == bare.stdout
