@@ -7,9 +7,12 @@
 #ifndef MEMTRACE_RAWSYS_H
 #define MEMTRACE_RAWSYS_H
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -130,6 +133,40 @@ static inline long mt_raw_pwritev(int fd, const struct iovec *iov, int n,
 				  uint64_t at)
 {
 	return mt_raw(-1, SYS_pwritev, fd, (long)iov, n, (long)at, 0, 0);
+}
+
+/* Signals a write of the shim's own may raise, whose default action kills
+ * the program: SIGPIPE (a pipe whose reader has gone) and SIGXFSZ (a file
+ * past RLIMIT_FSIZE).  They are blocked in this thread while the shim
+ * writes, and the one its write raised is taken back before the mask is
+ * restored (one pending already is left for the program).  Raw calls: the
+ * kernel's sigset is one word. */
+struct mt_quiet {
+	uint64_t old, pending;
+};
+
+#define MT_SIGBIT(sig) (1ull << ((sig) - 1))
+
+static inline void mt_quiet_begin(struct mt_quiet *q)
+{
+	const uint64_t block = MT_SIGBIT(SIGPIPE) | MT_SIGBIT(SIGXFSZ);
+	q->old = q->pending = 0;
+	mt_raw(-1, SYS_rt_sigprocmask, SIG_BLOCK, (long)&block, (long)&q->old, 8,
+	       0, 0);
+	mt_raw(-1, SYS_rt_sigpending, (long)&q->pending, 8, 0, 0, 0, 0);
+}
+
+/* w: the last write's result (-EPIPE and -EFBIG raised a signal). */
+static inline void mt_quiet_end(struct mt_quiet *q, long w)
+{
+	uint64_t raised = w == -EPIPE   ? MT_SIGBIT(SIGPIPE)
+			  : w == -EFBIG ? MT_SIGBIT(SIGXFSZ)
+					: 0;
+	struct timespec now = {0, 0};
+	if (raised && !(q->pending & raised))
+		mt_raw(-1, SYS_rt_sigtimedwait, (long)&raised, 0, (long)&now, 8,
+		       0, 0);
+	mt_raw(-1, SYS_rt_sigprocmask, SIG_SETMASK, (long)&q->old, 0, 8, 0, 0);
 }
 
 #endif

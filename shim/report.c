@@ -122,16 +122,25 @@ static void gather(struct mt_summary *s)
 }
 
 
+/* (RLIMIT_FSIZE: no SIGXFSZ from the shim's write, see mt_quiet_begin) */
 static bool write_all(int fd, const char *buf, size_t len)
 {
+	struct mt_quiet q;
+	long w = 0;
+	mt_quiet_begin(&q);
 	while (len) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0)
-			return false;
+		w = mt_raw_write(fd, buf, len);
+		if (w == -EINTR)
+			continue;
+		if (w <= 0)
+			break;
 		buf += w;
 		len -= (size_t)w;
 	}
-	return true;
+	mt_quiet_end(&q, w);
+	if (len)
+		errno = w < 0 ? (int)-w : ENOSPC;
+	return len == 0;
 }
 
 /* Written to a temporary name and renamed, so a reader never sees half a

@@ -539,3 +539,26 @@ def test_free_is_not_a_cancellation_point(backend, mode, tmp_path):
     r = run(cmd, env_all(backend, mode, tmp_path), check=False, timeout=20)
     assert r.returncode == bare.returncode, r.stderr
     assert r.stdout == bare.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("blocks", ["0", "30"])
+def test_a_file_size_limit_does_not_kill_the_program(backend, mode, blocks,
+                                                     tmp_path):
+    """Under ulimit -f the shim's write past the limit raised SIGXFSZ,
+    whose default action killed the program (status 153): at once with
+    -f 0 (the trace's header, or the summary at exit), and with threads
+    whenever a chunk was placed past the limit.  The signal is blocked
+    around the shim's writes, the one raised taken back, and the limit
+    reads as a full disk: one warning, the program runs on."""
+    cmd = ["sh", "-c", 'ulimit -f "$0"; exec "$@"', blocks,
+           program("hostile"), "cancel", "20"]
+    bare = run(cmd, bare_env(backend), check=False)
+    r = run(cmd, env_all(backend, mode, tmp_path,
+                         summary=str(tmp_path / "summary.json")),
+            check=False, timeout=20)
+    assert r.returncode == bare.returncode == 0, r.stderr
+    assert r.stdout == bare.stdout
+    if blocks == "0" or mode != "counting":  # (a summary fits in 30)
+        assert "memtrace: warning: " in r.stderr
