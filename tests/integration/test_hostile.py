@@ -4,6 +4,7 @@ bare run and, where a trace is recorded, with what the trace reads back."""
 import json
 import os
 import signal
+import stat
 import struct
 import subprocess
 
@@ -562,3 +563,36 @@ def test_a_file_size_limit_does_not_kill_the_program(backend, mode, blocks,
     assert r.stdout == bare.stdout
     if blocks == "0" or mode != "counting":  # (a summary fits in 30)
         assert "memtrace: warning: " in r.stderr
+
+
+def test_a_summary_path_that_is_not_a_regular_file_stays_what_it_is(
+        tmp_path):
+    """MEMTRACE_SUMMARY=/dev/null (or a FIFO, or /dev/stdout, a link) was
+    replaced by a regular file: the summary went to a temporary name that
+    was renamed over the path, so as root /dev/null itself became a file.
+    Such a path is written into (appended to), never replaced; a FIFO with
+    no reader is not waited for, and a full device is one warning."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for mknod")
+    os.mknod(tmp_path / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.mknod(tmp_path / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "out").write_text("the program's output\n")
+    os.symlink("out", tmp_path / "link")
+    cmd = [program("hostile"), "cancel", "1"]
+    bare = run(cmd, bare_env("glibc"))
+    for name in ("null", "full", "fifo", "link"):
+        r = run(cmd, shim_env("glibc", summary=str(tmp_path / name)),
+                check=False, timeout=20)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == bare.stdout
+        assert ("warning" in r.stderr) == (name in ("full", "fifo")), \
+            r.stderr
+    for name, kind in (("null", stat.S_ISCHR), ("full", stat.S_ISCHR),
+                       ("fifo", stat.S_ISFIFO), ("link", stat.S_ISLNK)):
+        assert kind(os.lstat(tmp_path / name).st_mode), name
+    assert sorted(os.listdir(tmp_path)) == ["fifo", "full", "link", "null",
+                                            "out"]
+    out = (tmp_path / "out").read_text()
+    assert out.startswith("the program's output\n{")
+    json.loads(out.split("\n", 1)[1])
