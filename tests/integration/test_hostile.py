@@ -596,3 +596,28 @@ def test_a_summary_path_that_is_not_a_regular_file_stays_what_it_is(
     out = (tmp_path / "out").read_text()
     assert out.startswith("the program's output\n{")
     json.loads(out.split("\n", 1)[1])
+
+
+def vm_size_kib(env):
+    r = run(["grep", "VmSize", "/proc/self/status"], env)
+    return int(r.stdout.split()[1])
+
+
+@pytest.mark.parametrize("mode", ["tracing", "compressed", "faults"])
+def test_the_shims_threads_take_no_malloc_arena(mode, tmp_path):
+    """The shim's threads (flusher, sampler, collector) were started
+    through the shim's own pthread_create, whose start frees a block in
+    the new thread: glibc gave each a malloc arena, 64 MiB of address
+    space, about 200 MiB in all.  Under ulimit -v the program's own
+    threads then could not be created (EAGAIN) where they could bare."""
+    extra = vm_size_kib(env_all("glibc", mode, tmp_path)) - \
+        vm_size_kib(bare_env("glibc"))
+    assert extra < 64 * 1024, f"{extra} KiB more address space"
+    cmd = ["sh", "-c", 'ulimit -v 250000; exec "$@"', "sh",
+           program("hostile"), "cancel", "3"]
+    bare = run(cmd, bare_env("glibc"), check=False)
+    (tmp_path / "run").mkdir()
+    r = run(cmd, env_all("glibc", mode, tmp_path / "run"), check=False,
+            timeout=20)
+    assert r.returncode == bare.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == bare.stdout

@@ -236,8 +236,14 @@ static int cancel(long rounds)
 {
 	for (long r = 0; r < rounds; r++) {
 		pthread_t t[4];
-		for (int i = 0; i < 4; i++)
-			pthread_create(&t[i], NULL, until_cancelled, NULL);
+		for (int i = 0; i < 4; i++) {
+			int err = pthread_create(&t[i], NULL, until_cancelled,
+						 NULL);
+			if (err) {
+				printf("pthread_create: %s\n", strerror(err));
+				return 1;
+			}
+		}
 		usleep(1000);
 		for (int i = 0; i < 4; i++)
 			pthread_cancel(t[i]);
