@@ -41,34 +41,25 @@ static bool stderr_is_the_first(void)
 }
 
 /* A pipe whose reader has gone answers a write with SIGPIPE, whose default
- * action kills the program, which may never write to stderr itself.  So
- * the signal is blocked in this thread while the shim writes, and the one
- * the write raised is taken back before the mask is restored (one that was
- * pending already is left for the program).  Raw calls: the kernel's
- * sigset is one word. */
+ * action kills the program, which may never write to stderr itself (and
+ * a file past RLIMIT_FSIZE with SIGXFSZ): see mt_quiet_begin. */
 static void write_stderr(const char *buf, size_t n)
 {
-	const uint64_t pipe = 1ull << (SIGPIPE - 1);
-	uint64_t old = 0, pending = 0;
-	struct timespec now = {0, 0};
-	bool raised = false;
+	struct mt_quiet q;
+	long w = 0;
 
 	if (!stderr_is_the_first())
 		return;
-	mt_raw(-1, SYS_rt_sigprocmask, SIG_BLOCK, (long)&pipe, (long)&old, 8, 0, 0);
-	mt_raw(-1, SYS_rt_sigpending, (long)&pending, 8, 0, 0, 0, 0);
+	mt_quiet_begin(&q);
 	for (size_t off = 0; off < n;) {
-		long w = mt_raw_write(STDERR_FILENO, buf + off, n - off);
+		w = mt_raw_write(STDERR_FILENO, buf + off, n - off);
 		if (w == -EINTR)
 			continue;
-		raised = w == -EPIPE;
 		if (w <= 0)
 			break;
 		off += (size_t)w;
 	}
-	if (raised && !(pending & pipe))
-		mt_raw(-1, SYS_rt_sigtimedwait, (long)&pipe, 0, (long)&now, 8, 0, 0);
-	mt_raw(-1, SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	mt_quiet_end(&q, w);
 }
 
 static void emit(const char *tag, const char *fmt, va_list ap)

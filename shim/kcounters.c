@@ -98,11 +98,11 @@ int mt_fd_out_of_the_way(int fd)
 	for (long room = 32; top - room >= 64 && room <= 1024; room *= 2) {
 		int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - room));
 		if (high >= 0) {
-			close(fd);
+			mt_raw_close(fd);
 			return high;
 		}
 	}
-	close(fd);
+	mt_raw_close(fd);
 	errno = EMFILE;
 	return -1;
 }
@@ -261,7 +261,7 @@ void mt_kcounters_read(struct mt_ksnapshot *out)
 		uint64_t buf[1 + 2 * MT_KERNEL_COUNT];
 		if (k0 < 0 || !still_ours(leader, k0))
 			continue;
-		ssize_t n = read(leader, buf, sizeof buf);
+		long n = mt_raw_read(leader, buf, sizeof buf);
 		if (n < (ssize_t)sizeof(uint64_t) || buf[0] > MT_KERNEL_COUNT ||
 		    (size_t)n < (1 + 2 * buf[0]) * sizeof(uint64_t))
 			continue;

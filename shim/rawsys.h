@@ -7,7 +7,12 @@
 #ifndef MEMTRACE_RAWSYS_H
 #define MEMTRACE_RAWSYS_H
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -96,6 +101,72 @@ static inline uintptr_t mt_raw_brk_query(void)
 static inline long mt_raw_write(int fd, const void *buf, size_t len)
 {
 	return mt_raw(-1, SYS_write, fd, (long)buf, (long)len, 0, 0, 0);
+}
+
+/* The shim's own I/O from the program's threads (inside malloc and free,
+ * under the shim's locks).  glibc's read, pread, pwritev, open and close
+ * are cancellation points: a thread the program cancels would be
+ * cancelled inside free, or end holding a buffer's lock that every other
+ * thread then waits for.  A raw call never is. */
+static inline long mt_raw_openat(const char *path, int flags, int mode)
+{
+	return mt_raw(-1, SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0);
+}
+
+static inline long mt_raw_close(int fd)
+{
+	return mt_raw(-1, SYS_close, fd, 0, 0, 0, 0, 0);
+}
+
+static inline long mt_raw_read(int fd, void *buf, size_t len)
+{
+	return mt_raw(-1, SYS_read, fd, (long)buf, (long)len, 0, 0, 0);
+}
+
+static inline long mt_raw_pread(int fd, void *buf, size_t len, uint64_t at)
+{
+	return mt_raw(-1, SYS_pread64, fd, (long)buf, (long)len, (long)at, 0, 0);
+}
+
+/* (the offset in one register: the high word is for 32-bit systems) */
+static inline long mt_raw_pwritev(int fd, const struct iovec *iov, int n,
+				  uint64_t at)
+{
+	return mt_raw(-1, SYS_pwritev, fd, (long)iov, n, (long)at, 0, 0);
+}
+
+/* Signals a write of the shim's own may raise, whose default action kills
+ * the program: SIGPIPE (a pipe whose reader has gone) and SIGXFSZ (a file
+ * past RLIMIT_FSIZE).  They are blocked in this thread while the shim
+ * writes, and the one its write raised is taken back before the mask is
+ * restored (one pending already is left for the program).  Raw calls: the
+ * kernel's sigset is one word. */
+struct mt_quiet {
+	uint64_t old, pending;
+};
+
+#define MT_SIGBIT(sig) (1ull << ((sig) - 1))
+
+static inline void mt_quiet_begin(struct mt_quiet *q)
+{
+	const uint64_t block = MT_SIGBIT(SIGPIPE) | MT_SIGBIT(SIGXFSZ);
+	q->old = q->pending = 0;
+	mt_raw(-1, SYS_rt_sigprocmask, SIG_BLOCK, (long)&block, (long)&q->old, 8,
+	       0, 0);
+	mt_raw(-1, SYS_rt_sigpending, (long)&q->pending, 8, 0, 0, 0, 0);
+}
+
+/* w: the last write's result (-EPIPE and -EFBIG raised a signal). */
+static inline void mt_quiet_end(struct mt_quiet *q, long w)
+{
+	uint64_t raised = w == -EPIPE   ? MT_SIGBIT(SIGPIPE)
+			  : w == -EFBIG ? MT_SIGBIT(SIGXFSZ)
+					: 0;
+	struct timespec now = {0, 0};
+	if (raised && !(q->pending & raised))
+		mt_raw(-1, SYS_rt_sigtimedwait, (long)&raised, 0, (long)&now, 8,
+		       0, 0);
+	mt_raw(-1, SYS_rt_sigprocmask, SIG_SETMASK, (long)&q->old, 0, 8, 0, 0);
 }
 
 #endif

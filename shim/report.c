@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,16 +123,42 @@ static void gather(struct mt_summary *s)
 }
 
 
+/* (RLIMIT_FSIZE: no SIGXFSZ from the shim's write, see mt_quiet_begin) */
 static bool write_all(int fd, const char *buf, size_t len)
 {
+	struct mt_quiet q;
+	long w = 0;
+	mt_quiet_begin(&q);
 	while (len) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0)
-			return false;
+		w = mt_raw_write(fd, buf, len);
+		if (w == -EINTR)
+			continue;
+		if (w <= 0)
+			break;
 		buf += w;
 		len -= (size_t)w;
 	}
-	return true;
+	mt_quiet_end(&q, w);
+	if (len)
+		errno = w < 0 ? (int)-w : ENOSPC;
+	return len == 0;
+}
+
+/* A path that is not a regular file (/dev/null, /dev/stdout, a FIFO, a
+ * link) is written into, never replaced: a rename over it put a regular
+ * file in place of the device (as root, /dev/null itself).  Appended, so
+ * that a link to the program's own output (/dev/stdout) does not write
+ * over it; and a FIFO without a reader is not waited for (ENXIO). */
+static void write_into(const char *path, const char *json, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY |
+				    O_CLOEXEC);
+	bool ok = fd >= 0 && write_all(fd, json, len);
+	if (fd >= 0)
+		mt_raw_close(fd);
+	if (!ok)
+		mt_warn("cannot write the summary to '%s': %m%s", path,
+			errno == ENXIO ? " (a FIFO nobody reads)" : "");
 }
 
 /* Written to a temporary name and renamed, so a reader never sees half a
@@ -139,7 +166,13 @@ static bool write_all(int fd, const char *buf, size_t len)
 static void write_file(const char *path, const char *json, size_t len)
 {
 	char tmp[4200];
+	struct stat st;
 
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode)) {
+		write_into(path, json, len);
+		return;
+	}
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		      0644);

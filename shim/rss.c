@@ -102,7 +102,7 @@ static bool read_statm(uint64_t *anon, uint64_t *file)
 		__atomic_store_n(&mt_rss_due_ns, UINT64_MAX, __ATOMIC_RELAXED);
 		return false;
 	}
-	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	long n = mt_raw_pread(fd, buf, sizeof buf - 1, 0);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';

@@ -11,6 +11,7 @@
 
 #include "native_stack.h"
 #include "rawsys.h"
+#include "symbols.h"
 #include "thread.h"
 #include "emit.h"
 
@@ -240,9 +241,13 @@ static bool start(struct shim_thread *s)
 	 * without the shim (a program may wait for signals in one thread). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	mt_tls.hidden++;
-	s->joinable = pthread_create(&s->id, &attr, run_shim_thread, s) == 0;
-	mt_tls.hidden--;
+	/* Not through the shim's own pthread_create, whose hidden start
+	 * frees a block in the new thread: glibc's free there gave each of
+	 * the shim's threads a malloc arena, 64 MiB of address space (under
+	 * ulimit -v, the program's).  The thread hides itself
+	 * (mt_become_shim_thread). */
+	s->joinable = mt_real.pthread_create(&s->id, &attr, run_shim_thread,
+					     s) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	return s->joinable;

@@ -150,12 +150,13 @@ static bool trace_fd_is_ours(void)
 	bool ours = is_the_trace(fd);
 	int err = 0;
 	if (!ours) {
-		fd = open(trace_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = (int)mt_raw_openat(trace_path,
+					O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0) {
-			err = errno;
+			err = -fd;
 		} else if (!is_the_trace(fd)) {
 			err = ENOENT; /* another file has the name now */
-			close(fd);
+			mt_raw_close(fd);
 		} else if ((fd = mt_fd_out_of_the_way(fd)) < 0) {
 			err = EMFILE;
 		} else {
@@ -187,19 +188,20 @@ static bool write_at(const struct iovec *iov, int n, size_t total, uint64_t at)
 		descriptor_lost = true; /* errno: why it cannot be opened again */
 		return false;
 	}
-	while (total) {
-		ssize_t w = pwritev(trace_fd, iov, n, (off_t)at);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		if ((size_t)w == total)
-			return true;
-		/* A short write (a full disk, mostly): the rest is lost. */
-		errno = ENOSPC;
-		return false;
-	}
-	return true;
+	/* Past RLIMIT_FSIZE the write raises SIGXFSZ, which would kill the
+	 * program: the limit is taken as a full disk. */
+	struct mt_quiet q;
+	long w;
+	mt_quiet_begin(&q);
+	do
+		w = mt_raw_pwritev(trace_fd, iov, n, at);
+	while (w == -EINTR);
+	mt_quiet_end(&q, w);
+	if (w > 0 && (size_t)w == total)
+		return true;
+	/* A short write (a full disk, or the size limit): the rest is lost. */
+	errno = w < 0 ? (int)-w : ENOSPC;
+	return false;
 }
 
 /* A buffer's lock holds its holder's thread pointer, so that a signal
@@ -295,6 +297,8 @@ static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
 					       "its descriptor, and the file "
 					       "cannot be opened again"
 			     : errno == ENOSPC ? "the disk is full"
+			     : errno == EFBIG  ? "the file size limit (ulimit -f) "
+						 "is reached"
 					       : "cannot write",
 			     errno, at);
 #ifdef MT_HAVE_ZSTD

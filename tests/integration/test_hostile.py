@@ -4,6 +4,7 @@ bare run and, where a trace is recorded, with what the trace reads back."""
 import json
 import os
 import signal
+import stat
 import struct
 import subprocess
 
@@ -494,3 +495,147 @@ def test_pvalloc_of_the_largest_sizes_fails(backend):
     bare = run(cmd, bare_env(backend))
     r = run(cmd, shim_env(backend))
     assert r.stdout == bare.stdout
+
+
+ALL_MODES = {
+    "counting": {},
+    "tracing": {"MEMTRACE_OUT": "trace.mt"},
+    "compressed": {"MEMTRACE_OUT": "trace.mt", "MEMTRACE_COMPRESS": "1"},
+    "faults": {"MEMTRACE_OUT": "trace.mt", "MEMTRACE_FAULTS": "sample"},
+}
+
+
+def env_all(backend, mode, tmp_path, **extra):
+    """The shim in one of ALL_MODES, its files in tmp_path."""
+    for k, v in ALL_MODES[mode].items():
+        extra[k] = str(tmp_path / v) if k == "MEMTRACE_OUT" else v
+    return shim_env(backend, **extra)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_threads_cancelled_while_they_allocate(backend, mode, tmp_path):
+    """Threads that malloc and free are cancelled (deferred).  The shim
+    wrote its chunks with glibc's pwritev, a cancellation point: a thread
+    cancelled there ended holding its buffer's lock, and the idle flusher
+    and exit waited for it for ever.  The shim's own I/O is raw system
+    calls, never a cancellation point."""
+    cmd = [program("hostile"), "cancel", "30"]
+    bare = run(cmd, bare_env(backend), check=False)
+    r = run(cmd, env_all(backend, mode, tmp_path), check=False, timeout=20)
+    assert r.returncode == bare.returncode == 0, r.stderr
+    assert r.stdout == bare.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_free_is_not_a_cancellation_point(backend, mode, tmp_path):
+    """A thread with a cancellation pending frees a large block: without a
+    trace the shim samples resident memory there, with glibc's pread, a
+    cancellation point, so the thread was cancelled inside free and the
+    code after it never ran."""
+    cmd = [program("hostile"), "cancel_free"]
+    bare = run(cmd, bare_env(backend), check=False)
+    assert bare.stdout == "1 pairs, then cancelled\n"
+    r = run(cmd, env_all(backend, mode, tmp_path), check=False, timeout=20)
+    assert r.returncode == bare.returncode, r.stderr
+    assert r.stdout == bare.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("blocks", ["0", "30"])
+def test_a_file_size_limit_does_not_kill_the_program(backend, mode, blocks,
+                                                     tmp_path):
+    """Under ulimit -f the shim's write past the limit raised SIGXFSZ,
+    whose default action killed the program (status 153): at once with
+    -f 0 (the trace's header, or the summary at exit), and with threads
+    whenever a chunk was placed past the limit.  The signal is blocked
+    around the shim's writes, the one raised taken back, and the limit
+    reads as a full disk: one warning, the program runs on."""
+    cmd = ["sh", "-c", 'ulimit -f "$0"; exec "$@"', blocks,
+           program("hostile"), "cancel", "20"]
+    bare = run(cmd, bare_env(backend), check=False)
+    r = run(cmd, env_all(backend, mode, tmp_path,
+                         summary=str(tmp_path / "summary.json")),
+            check=False, timeout=20)
+    assert r.returncode == bare.returncode == 0, r.stderr
+    assert r.stdout == bare.stdout
+    if blocks == "0" or mode != "counting":  # (a summary fits in 30)
+        assert "memtrace: warning: " in r.stderr
+
+
+def test_a_summary_path_that_is_not_a_regular_file_stays_what_it_is(
+        tmp_path):
+    """MEMTRACE_SUMMARY=/dev/null (or a FIFO, or /dev/stdout, a link) was
+    replaced by a regular file: the summary went to a temporary name that
+    was renamed over the path, so as root /dev/null itself became a file.
+    Such a path is written into (appended to), never replaced; a FIFO with
+    no reader is not waited for, and a full device is one warning."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for mknod")
+    os.mknod(tmp_path / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.mknod(tmp_path / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "out").write_text("the program's output\n")
+    os.symlink("out", tmp_path / "link")
+    cmd = [program("hostile"), "cancel", "1"]
+    bare = run(cmd, bare_env("glibc"))
+    for name in ("null", "full", "fifo", "link"):
+        r = run(cmd, shim_env("glibc", summary=str(tmp_path / name)),
+                check=False, timeout=20)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == bare.stdout
+        assert ("warning" in r.stderr) == (name in ("full", "fifo")), \
+            r.stderr
+    for name, kind in (("null", stat.S_ISCHR), ("full", stat.S_ISCHR),
+                       ("fifo", stat.S_ISFIFO), ("link", stat.S_ISLNK)):
+        assert kind(os.lstat(tmp_path / name).st_mode), name
+    assert sorted(os.listdir(tmp_path)) == ["fifo", "full", "link", "null",
+                                            "out"]
+    out = (tmp_path / "out").read_text()
+    assert out.startswith("the program's output\n{")
+    json.loads(out.split("\n", 1)[1])
+
+
+def vm_size_kib(env):
+    r = run(["grep", "VmSize", "/proc/self/status"], env)
+    return int(r.stdout.split()[1])
+
+
+@pytest.mark.parametrize("mode", ["tracing", "compressed", "faults"])
+def test_the_shims_threads_take_no_malloc_arena(mode, tmp_path):
+    """The shim's threads (flusher, sampler, collector) were started
+    through the shim's own pthread_create, whose start frees a block in
+    the new thread: glibc gave each a malloc arena, 64 MiB of address
+    space, about 200 MiB in all.  Under ulimit -v the program's own
+    threads then could not be created (EAGAIN) where they could bare."""
+    extra = vm_size_kib(env_all("glibc", mode, tmp_path)) - \
+        vm_size_kib(bare_env("glibc"))
+    assert extra < 64 * 1024, f"{extra} KiB more address space"
+    cmd = ["sh", "-c", 'ulimit -v 250000; exec "$@"', "sh",
+           program("hostile"), "cancel", "3"]
+    bare = run(cmd, bare_env("glibc"), check=False)
+    (tmp_path / "run").mkdir()
+    r = run(cmd, env_all("glibc", mode, tmp_path / "run"), check=False,
+            timeout=20)
+    assert r.returncode == bare.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == bare.stdout
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_many_short_threads_reuse_the_shims_blocks(backend, tmp_path):
+    """1,000 threads made and ended one round after another.  glibc frees
+    NULL at each thread's very end, after the TSD destructors gave the
+    thread's counter block back: that free took a block again, which
+    nothing gave back, so each thread ever made kept one (an mmap each:
+    10,000 threads, 36 MiB and 7x the time, growing quadratically as each
+    attach walked them all)."""
+    cmd = [program("hostile"), "cancel", "250"]
+    summary = tmp_path / "summary.json"
+    r = run(cmd, shim_env(backend, summary=str(summary), MEMTRACE_PERF="0"),
+            timeout=60)
+    assert r.stdout == "cancelled 250 rounds of 4 threads\n"
+    s = json.loads(summary.read_text())
+    assert s["threads"] >= 1000
+    assert s["shim_syscalls"]["mmap"] < 100, s["shim_syscalls"]

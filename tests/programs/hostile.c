@@ -19,6 +19,11 @@
  *   exit_in_handler MS  main mallocs and frees, 10 blocks to a region,
  *                    until, MS ms in, a timer's handler calls exit(4)
  *                    (wherever main is: in the allocator, or in the shim)
+ *   cancel N         N rounds of 4 threads that malloc and free until main
+ *                    cancels them (deferred: at their pthread_testcancel)
+ *   cancel_free      a thread cancels itself, then mallocs and frees a
+ *                    large block 50 times, with a cancellation point
+ *                    (usleep) after each: only the first pair runs
  *
  * A third argument sets the size of the blocks the program's threads make
  * (default 100 bytes; 300000 is large: followed by the shim's sites).
@@ -217,6 +222,65 @@ static __attribute__((noreturn)) int exit_in_handler(long ms)
 	}
 }
 
+static void *until_cancelled(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		alloc_and_free((void *)1000L);
+		pthread_testcancel();
+	}
+	return NULL;
+}
+
+static int cancel(long rounds)
+{
+	for (long r = 0; r < rounds; r++) {
+		pthread_t t[4];
+		for (int i = 0; i < 4; i++) {
+			int err = pthread_create(&t[i], NULL, until_cancelled,
+						 NULL);
+			if (err) {
+				printf("pthread_create: %s\n", strerror(err));
+				return 1;
+			}
+		}
+		usleep(1000);
+		for (int i = 0; i < 4; i++)
+			pthread_cancel(t[i]);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+	}
+	printf("cancelled %ld rounds of 4 threads\n", rounds);
+	return 0;
+}
+
+static atomic_int pairs_before_cancel;
+
+static void *cancel_self(void *arg)
+{
+	(void)arg;
+	pthread_cancel(pthread_self());
+	for (int i = 0; i < 50; i++) {
+		void *p = malloc(1 << 20);
+		keep(p);
+		free(p); /* not a cancellation point */
+		atomic_fetch_add(&pairs_before_cancel, 1);
+		usleep(0); /* one */
+	}
+	return NULL;
+}
+
+static int cancel_free(void)
+{
+	pthread_t t;
+	void *result;
+	pthread_create(&t, NULL, cancel_self, NULL);
+	pthread_join(t, &result);
+	printf("%d pairs, then %s\n", atomic_load(&pairs_before_cancel),
+	       result == PTHREAD_CANCELED ? "cancelled" : "returned");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -239,7 +303,12 @@ int main(int argc, char **argv)
 		return crash(n);
 	if (strcmp(mode, "exit_in_handler") == 0)
 		return exit_in_handler(n);
+	if (strcmp(mode, "cancel") == 0)
+		return cancel(n);
+	if (strcmp(mode, "cancel_free") == 0)
+		return cancel_free();
 	fprintf(stderr, "usage: hostile detached|main_exits|fork_in_thread|"
-			"signal_malloc|fork_threads|crash|exit_in_handler [N]\n");
+			"signal_malloc|fork_threads|crash|exit_in_handler|"
+			"cancel|cancel_free [N]\n");
 	return 2;
 }
