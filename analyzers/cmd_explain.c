@@ -128,6 +128,8 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 			.f = &f,
 			.sites = json_object_get(m->runs.summaries[0], "sites"),
 			.python = cx->python,
+			.numpy = mt_sites_in_numpy(json_object_get(m->runs.summaries[0],
+								   "sites")),
 			.page_size = sysconf(_SC_PAGESIZE),
 		};
 		for (mt_rule *const *rule = mt_rules; ok && *rule; rule++) {

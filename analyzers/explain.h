@@ -43,6 +43,7 @@ struct mt_rule_input {
 	const struct mt_call_figures *f; /* per call, this region */
 	json_t *sites; /* the whole run's call sites (sites.h), or NULL */
 	bool python;			 /* the command is a Python program */
+	bool numpy;			 /* whose sites are NumPy's */
 	long page_size;
 };
 

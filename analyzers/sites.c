@@ -248,19 +248,22 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 			   "python")) {
 		/* and the library function it called (which allocated, or
 		 * called what did): the outermost with a file of its own
-		 * (NumPy's dispatch wrappers have none) */
-		json_t *inner = json_array_get(stack, 0);
+		 * (NumPy's dispatch wrappers have none) and a name a reader
+		 * knows (not a closure's: "decorator.<locals>.public_api") */
+		json_t *inner = NULL;
 		for (size_t k = own; k-- > 0;) {
-			const char *file = json_string_value(json_object_get(
-				json_array_get(stack, k), "file"));
-			if (file && file[0] != '<') {
-				inner = json_array_get(stack, k);
+			json_t *f = json_array_get(stack, k);
+			const char *file = json_string_value(json_object_get(f, "file"));
+			const char *fn = json_string_value(json_object_get(f, "function"));
+			if (file && file[0] != '<' && fn && !strstr(fn, "<locals>")) {
+				inner = f;
 				break;
 			}
 		}
 		size_t at = strlen(buf);
-		snprintf(buf + at, len - at, " in %s",
-			 json_string_value(json_object_get(inner, "function")));
+		if (inner)
+			snprintf(buf + at, len - at, " in %s",
+				 json_string_value(json_object_get(inner, "function")));
 	}
 	return buf;
 }
@@ -297,6 +300,21 @@ const char *mt_frame_label(json_t *f, char *buf, size_t len)
 			snprintf(buf, len, "%s+0x%llx", object, offset);
 	}
 	return buf;
+}
+
+bool mt_sites_in_numpy(json_t *sites)
+{
+	size_t i, k;
+	json_t *site, *f;
+	json_array_foreach(sites, i, site)
+		json_array_foreach(json_object_get(site, "stack"), k, f) {
+		const char *file = json_string_value(json_object_get(f, "file"));
+		const char *object = json_string_value(json_object_get(f, "object"));
+		if ((file && strstr(file, "/numpy/")) ||
+		    (object && strstr(object, "/numpy/")))
+			return true;
+	}
+	return false;
 }
 
 void mt_site_print_callers(FILE *out, json_t *stack, size_t max)

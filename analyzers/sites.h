@@ -38,6 +38,9 @@ bool mt_frame_is_library(json_t *frame);
 /* " < caller" for the first max callers of a site's own frame, the
  * program's (a Python frame's callers, the interpreter's too). */
 void mt_site_print_callers(FILE *out, json_t *stack, size_t max);
+/* Does any site's code lie in NumPy (a Python file or a native object
+ * under a numpy/ directory)? */
+bool mt_sites_in_numpy(json_t *sites);
 /* A table of the sites of summary s, heaviest first, on out. */
 void mt_sites_print(FILE *out, json_t *s);
 /* The same for one frame. */

@@ -170,7 +170,7 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 					   "allocating them again"
 			  : "allocate the large buffers once and reuse them across "
 			    "calls",
-		 in->python ? " (with NumPy arrays: the out= argument, e.g. "
-			      "np.divide(x, y, out=x))"
-			    : "");
+		 in->numpy ? " (with NumPy arrays: the out= argument, e.g. "
+			     "np.divide(x, y, out=x))"
+			   : "");
 }
