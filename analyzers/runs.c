@@ -5,6 +5,12 @@
 #include "measure.h"
 #include "runs.h"
 
+/* The command's own exit status, from its first run without a setting: a
+ * program that exits 3 (a failing test, grep finding nothing) is measured
+ * all the same, and a run that ends otherwise (another status, a signal)
+ * failed. */
+static int own_status = -1;
+
 bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		 int stdout_fd, char *failure, size_t len)
 {
@@ -17,7 +23,15 @@ bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		return false;
 	}
 	struct mt_measured m;
-	bool ok = mt_measure(&l, argv, &m) && m.status == 0;
+	bool ok = mt_measure(&l, argv, &m) && !m.signaled;
+	if (ok && own_status < 0 && !setting) {
+		own_status = m.status;
+		if (m.status)
+			fprintf(stderr, "memtrace: '%s' exited with status %d: "
+					"measured all the same\n",
+				argv[0], m.status);
+	}
+	ok = ok && m.status == (own_status < 0 ? 0 : own_status);
 	if (ok) {
 		r->summaries[r->n++] = json_incref(mt_measured_root(&m));
 	} else {

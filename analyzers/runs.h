@@ -21,7 +21,9 @@ struct mt_runs {
 /* One more run of argv under r's backend, with `setting` (NAME=VALUE, or
  * NULL) in its environment and its output to stdout_fd.  False when it
  * failed: then `failure` says how ("'CMD' failed under B with S (exit
- * status 1)"). */
+ * status 1)").  A run fails when a signal ends it, or when it exits with
+ * another status than the command's first run without a setting did
+ * (which is said once when it is not 0). */
 bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		 int stdout_fd, char *failure, size_t len);
 /* argv `repeat` times under each of the nb backends of b, interleaved

@@ -49,9 +49,15 @@ def test_table_and_ratio_line():
 
 
 def test_failed_command_is_reported():
-    r = compare("--backends", "glibc", "--repeat", "1", "--", "false", check=False)
+    """A run ended by a signal failed; one that exits non-zero, as the
+    program always does, is measured all the same, and said."""
+    r = compare("--backends", "glibc", "--repeat", "1", "--", "/bin/sh", "-c",
+                "kill -SEGV $$", check=False)
     assert r.returncode == 1
     assert "failed under glibc" in r.stderr
+    r = compare("--backends", "glibc,tcmalloc", "--repeat", "2", "--", "false")
+    assert "exited with status 1: measured all the same" in r.stderr
+    assert "failed" not in r.stderr
 
 
 def test_usage():
