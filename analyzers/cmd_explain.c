@@ -109,6 +109,47 @@ static bool whole_program_recorded(const struct measured *m, const char *region)
 	return false;
 }
 
+/* One glibc setting for one region: the first finding's (the churn's,
+ * sized for what churns), where a later one (threshold) would size the
+ * same tunables otherwise and contradict it.  (A fix's setting lives as
+ * long as its finding.) */
+static void one_glibc_setting(struct mt_finding **x, size_t n)
+{
+	const char *first = NULL, *setting = NULL;
+	const char *prefix = "GLIBC_TUNABLES=";
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < x[i]->nfixes;) {
+			struct mt_fix *fix = &x[i]->fixes[k];
+			if (fix->kind != MT_FIX_SETTING ||
+			    strncmp(fix->setting, prefix, strlen(prefix))) {
+				k++;
+				continue;
+			}
+			if (!first) {
+				first = x[i]->id;
+				setting = fix->setting;
+				k++;
+				continue;
+			}
+			if (x[i]->id == first || !strcmp(fix->setting, setting)) {
+				k++;
+				continue;
+			}
+			/* said once, the fix dropped */
+			size_t at = strlen(x[i]->explanation);
+			if (!strstr(x[i]->explanation, "The glibc setting of ["))
+				snprintf(x[i]->explanation + at,
+					 sizeof x[i]->explanation - at,
+					 " The glibc setting of [%s] above is "
+					 "the one to try.",
+					 first);
+			memmove(fix, fix + 1,
+				(size_t)(x[i]->nfixes - k - 1) * sizeof *fix);
+			x[i]->nfixes--;
+		}
+	}
+}
+
 /* Every rule, on every region of m. */
 static bool apply_rules(const struct context *cx, const struct measured *m,
 			struct findings *out)
@@ -132,6 +173,7 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 								   "sites")),
 			.page_size = sysconf(_SC_PAGESIZE),
 		};
+		size_t first = out->n;
 		for (mt_rule *const *rule = mt_rules; ok && *rule; rule++) {
 			struct mt_finding *x = (*rule)(&in);
 			if (!x)
@@ -140,6 +182,8 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 			if (!(ok = keep(out, x)))
 				mt_finding_free(x);
 		}
+		if (ok)
+			one_glibc_setting(out->at + first, out->n - first);
 	}
 	free(regions);
 	return ok;

@@ -164,3 +164,22 @@ def test_verified_fixes_come_in_the_order_the_runs_showed():
     ranks = [rank[(x["verified"] or {}).get("verdict")] for x in churn[0]["fixes"]]
     assert ranks == sorted(ranks), churn[0]["fixes"]
     assert ranks[0] == 0, churn[0]["fixes"]
+
+
+def test_one_glibc_setting_per_run():
+    """Producers allocate, consumers free in other threads: glibc's
+    thread heaps churn, and glibc raised its mmap threshold on the way.
+    The churn's setting, sized for the churn, is the one proposed; the
+    threshold finding points to it instead of sizing the same tunables
+    otherwise (before: trim threshold 32 MiB in one, 8 GiB in the other)."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("prodcons"), "600"], clean_env())
+    findings = json.loads(r.stdout)["findings"]
+    settings = {fix["setting"] for f in findings for fix in f["fixes"]
+                if fix["kind"] == "setting" and
+                fix["setting"].startswith("GLIBC_TUNABLES=")}
+    assert len(settings) <= 1, settings
+    ids = [f["id"] for f in findings]
+    if "threshold" in ids and settings:
+        (threshold,) = [f for f in findings if f["id"] == "threshold"]
+        assert "The glibc setting of [" in threshold["explanation"]
