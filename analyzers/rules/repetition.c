@@ -18,7 +18,10 @@
  *              may bring in more than a page: a transparent huge page, the
  *              kernel's fault-around, so pages are not counted);
  *   explained  the refaults the cycles can account for: no more than the
- *              pages they gave back;
+ *              pages they gave back, and where memory was also given back
+ *              by other means (a heap trimmed and blocks unmapped), their
+ *              part of the refaults in proportion to the pages each gave
+ *              back, so that two findings never claim the same faults;
  *   cost       the run's system time in proportion to the faults explained
  *              (faults are what system time goes to in a run that churns),
  *              against the CPU time the run took: its wall time would
@@ -49,7 +52,12 @@ bool mt_repeats(const struct mt_rule_input *in, double cycles,
 	r->given_back_pages = bytes_given_back / page;
 	r->resident_pages = f->peak_rss / page;
 	r->refaults = fmax(0, f->faults - r->resident_pages);
-	r->explained = fmin(r->refaults, r->given_back_pages);
+	/* (a thread heap's shrink is an madvise: among the purged bytes) */
+	double all = f->brk_shrink_bytes + f->syscall_bytes[MT_SYS_MUNMAP] +
+		     fmax(f->purged_bytes, f->thread_heap_shrink_bytes);
+	double part = all > bytes_given_back && all > 0 ? bytes_given_back / all : 1;
+	r->shared = part < 0.99;
+	r->explained = fmin(r->refaults * part, r->given_back_pages);
 	r->system_s = f->faults > 0 ? f->system_s * r->explained / f->faults : 0;
 	r->cpu_s = f->user_s + f->system_s;
 	r->share = r->cpu_s > 0 ? fmin(1, r->system_s / r->cpu_s) : 0;
@@ -92,10 +100,13 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 	snprintf(buf, len,
 		 "the process took %.0f page faults, %.0f more than the %.0f "
 		 "pages it ever had resident at once, and %s gave back %.0f "
-		 "pages, enough to account for %.0f of them: about %.2f s of "
+		 "pages, enough to account for %.0f of them%s: about %.2f s of "
 		 "system time, %.0f%% of the %.2f s of CPU the run took.",
 		 f->faults, r->refaults, r->resident_pages, cause,
-		 r->given_back_pages, r->explained, r->system_s, r->share * 100,
-		 r->cpu_s);
+		 r->given_back_pages, r->explained,
+		 r->shared ? " (their part, as memory was also given back "
+			     "by other means)"
+			   : "",
+		 r->system_s, r->share * 100, r->cpu_s);
 	return buf;
 }

@@ -34,6 +34,7 @@ struct mt_repetition {
 	double resident_pages;	 /* peak RSS */
 	double refaults;	 /* faults beyond the peak resident pages */
 	double explained;	 /* refaults the cycles account for */
+	bool shared;		 /* with memory given back by other means */
 	double system_s;	 /* the system time of those */
 	double cpu_s;		 /* user and system time of the run */
 	double share;		 /* of it */
