@@ -431,10 +431,14 @@ static uint64_t weight(const struct site *s)
 	return w;
 }
 
+/* What decides which sites are written when not all fit: the memory
+ * moved on their account and the bytes of their blocks together (either
+ * alone would leave out the sites of the other: a loop's large
+ * temporaries, or the mappings of many small objects). */
 static bool heavier(unsigned a, unsigned b)
 {
 	const struct site *x = &tab->sites[a], *y = &tab->sites[b];
-	uint64_t wx = weight(x), wy = weight(y);
+	uint64_t wx = weight(x) + x->bytes, wy = weight(y) + y->bytes;
 	return wx != wy ? wx > wy : x->bytes > y->bytes;
 }
 

@@ -56,9 +56,9 @@ static inline void mt_site_credit(enum mt_site_cause cause, uint64_t bytes)
 	if (__builtin_expect(mt_tls.site != 0, 0))
 		mt_site_credit_slow(cause, bytes);
 }
-/* The sites as a JSON array into buf, heaviest first (the memory the
- * allocator moved on their account, then their bytes), as many as fit;
- * its length, 0 if none did. */
+/* The sites as a JSON array into buf, heaviest first (the memory moved on
+ * their account and their blocks' bytes), as many as fit, the rest summed
+ * into a last one; its length, 0 if none could be written. */
 #define MT_SITES_JSON_BYTES (24 << 10)
 size_t mt_sites_json(char *buf, size_t len);
 /* In a child after fork: its figures start from zero. */

@@ -136,14 +136,17 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 		 * than the arenas' mappings it saves. */
 		struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
 		if (fix)
-			snprintf(fix->text, sizeof fix->text,
-				 "map the file or memory once and keep the "
-				 "mapping, instead of mapping and unmapping it "
-				 "for each use%s",
-				 in->python ? "; in Python, keep large structures "
-					      "(lists of objects) alive and reuse "
-					      "them rather than building them anew"
-					    : "");
+			snprintf(fix->text, sizeof fix->text, "%s",
+				 in->python
+					 ? "keep large structures (lists and dicts "
+					   "of many objects) alive and reuse them, "
+					   "clearing and refilling them, rather than "
+					   "building them anew and dropping them, so "
+					   "that CPython's arenas stay mapped (a file "
+					   "mapped with mmap: map it once)"
+					 : "map the file or memory once and keep the "
+					   "mapping, instead of mapping and unmapping "
+					   "it for each use");
 	}
 	return x;
 }
