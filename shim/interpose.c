@@ -12,7 +12,9 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <linux/seccomp.h>
 #include <unistd.h>
 
 #include "crash.h"
@@ -494,9 +496,28 @@ MT_EXPORT long syscall(long nr, ...)
 	case SYS_mremap:
 	case SYS_madvise:
 		return memory_syscall(CALLER, nr, a, b, c, d, e, f);
+	case SYS_seccomp:
+		if (a == SECCOMP_SET_MODE_STRICT || a == SECCOMP_SET_MODE_FILTER)
+			mt_lifecycle_sandbox();
+		return mt_real.syscall(nr, a, b, c, d, e, f);
 	default:
 		return mt_real.syscall(nr, a, b, c, d, e, f);
 	}
+}
+
+/* ---- seccomp: a filter may kill the process for a call of the shim's -- */
+
+MT_EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a = va_arg(ap, unsigned long), b = va_arg(ap, unsigned long);
+	unsigned long c = va_arg(ap, unsigned long), d = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		mt_lifecycle_sandbox();
+	/* (glibc's prctl is this system call and nothing more) */
+	return (int)mt_real.syscall(SYS_prctl, option, a, b, c, d);
 }
 
 /* ---- threads the shim's own work starts ------------------------------ */

@@ -165,6 +165,23 @@ __attribute__((destructor)) static void mt_fini(void)
 	mt_tls.hidden--;
 }
 
+void mt_lifecycle_sandbox(void)
+{
+	if (!active)
+		return;
+	mt_tls.hidden++;
+	mt_warn("the program installs a seccomp filter, which may kill it for "
+		"a system call of memtrace's own: what was recorded so far is "
+		"written now, and memtrace makes no system call from here on "
+		"(the figures end here)");
+	/* Their calls too: a filter may be put on every thread at once. */
+	mt_shim_threads_pause();
+	mt_rss_at_exit(mt_self());
+	mt_report_at_exit(finish);
+	active = false; /* (exit has nothing more to write) */
+	mt_tls.hidden--;
+}
+
 void mt_lifecycle_exec(const char *path)
 {
 	MT_EMIT(exec, path);

@@ -8,6 +8,11 @@
  * it goes on recording. */
 void mt_lifecycle_exec(const char *path);
 void mt_lifecycle_exec_failed(void);
+/* Before a seccomp filter is installed, whose action for a call the shim
+ * makes (opening /proc files, writing the trace or the summary) may be to
+ * kill the process: everything recorded goes out, and the shim makes no
+ * system call of its own after it. */
+void mt_lifecycle_sandbox(void);
 /* _exit()/_Exit(): no atexit work, no destructor; every thread's events
  * written out first.  Safe in a signal handler and a vfork child. */
 void mt_lifecycle_exit_now(int status);

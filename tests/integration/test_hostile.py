@@ -639,3 +639,28 @@ def test_many_short_threads_reuse_the_shims_blocks(backend, tmp_path):
     s = json.loads(summary.read_text())
     assert s["threads"] >= 1000
     assert s["shim_syscalls"]["mmap"] < 100, s["shim_syscalls"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("how", [["prctl"], ["syscall"], ["syscall", "tsync"]],
+                         ids=["prctl", "seccomp", "seccomp-tsync"])
+def test_a_seccomp_sandbox_does_not_kill_the_program(backend, mode, how,
+                                                     tmp_path):
+    """A program that installs a seccomp filter killing the process on any
+    system call but the memory ones, write and exit: the shim's own calls
+    (the summary's /proc reads and writes, the trace's pwritev, its
+    threads' sleeps) killed it with SIGSYS where bare it exits 3.  Now the
+    shim writes out what it has before the filter goes in, and makes no
+    system call after it."""
+    bare = subprocess.run([program("sandboxed")] + how, env=bare_env(backend),
+                          capture_output=True, text=True)
+    assert bare.returncode == 3 and bare.stdout == "sandboxed: done\n"
+    r = subprocess.run([program("sandboxed")] + how,
+                       env=env_all(backend, mode, tmp_path),
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (3, bare.stdout), r.stderr
+    assert "seccomp filter" in r.stderr
+    if "MEMTRACE_OUT" in ALL_MODES[mode]:
+        s = stat_json(tmp_path / ALL_MODES[mode]["MEMTRACE_OUT"])
+        assert s["calls"]["malloc"] >= 20  # the 20 rounds before the filter
