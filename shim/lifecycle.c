@@ -133,7 +133,7 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 	if (active) {
 		mt_options_parse(&mt_opt, get_env);
 		mt_backend_ensure(argv);
-		mt_threads_init(thread_exit);
+		mt_threads_init(thread_exit, mt_real.pthread_create);
 		if (mt_opt.sites)
 			mt_sites_init();
 		/* Why kernel counters are missing is news, not an error:

@@ -106,6 +106,7 @@ struct walk {
 };
 
 struct mt_walk_cache {
+	unsigned owner; /* the block's owner they were walked for */
 	struct walk walks[WALKS];
 };
 
@@ -155,12 +156,8 @@ void mt_native_stack_init(void)
 		unwinder.backtrace = NULL;
 }
 
-void mt_native_stack_forget(struct mt_thread *t)
-{
-	if (t->walks)
-		memset(t->walks, 0, sizeof *t->walks);
-}
-
+/* The thread's remembered walks: none while its block had another owner
+ * (thread.c hands blocks on), whose walks were of another stack. */
 static struct walk *entry_for(struct mt_thread *t, uintptr_t anchor,
 			      uintptr_t caller)
 {
@@ -170,6 +167,10 @@ static struct walk *entry_for(struct mt_thread *t, uintptr_t anchor,
 		t->walks = mt_raw_mmap(sizeof *t->walks);
 	if (!t->walks)
 		return NULL;
+	if (t->walks->owner != t->owners) {
+		memset(t->walks, 0, sizeof *t->walks);
+		t->walks->owner = t->owners;
+	}
 	uint64_t h = (anchor ^ caller * 0x9e3779b97f4a7c15ull) >> 7;
 	return &t->walks->walks[h % WALKS];
 }

@@ -8,8 +8,6 @@
 
 #include <stdint.h>
 
-struct mt_thread;
-
 /* Load the unwinder (at start-up). */
 void mt_native_stack_init(void);
 /* Up to max return addresses into out, innermost first, past the shim's
@@ -20,8 +18,5 @@ void mt_native_stack_init(void);
  * many. */
 unsigned mt_native_stack(const void *caller, const void **out, unsigned max,
 			 uintptr_t *function);
-/* A thread's block changes hands (thread.c): the walks it remembers were
- * of another thread's stack. */
-void mt_native_stack_forget(struct mt_thread *t);
 
 #endif

@@ -9,9 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "native_stack.h"
 #include "rawsys.h"
-#include "symbols.h"
 #include "thread.h"
 #include "emit.h"
 
@@ -23,6 +21,7 @@ static uint64_t peak_live;
 static pthread_key_t exit_key;
 static bool exit_key_ready;
 static void (*on_thread_exit)(struct mt_thread *);
+static mt_thread_create_fn *real_create = pthread_create;
 /* glibc's count of the threads running (the shim's too), which ends the
  * process when it falls to 0; for its thread debugger, so exported, but
  * private: NULL where it is not. */
@@ -40,9 +39,11 @@ static void thread_detach(void *arg)
 	__atomic_store_n(&t->in_use, 0, __ATOMIC_RELEASE);
 }
 
-void mt_threads_init(void (*on_exit)(struct mt_thread *))
+void mt_threads_init(void (*on_exit)(struct mt_thread *),
+		     mt_thread_create_fn *create)
 {
 	on_thread_exit = on_exit;
+	real_create = create;
 	exit_key_ready = pthread_key_create(&exit_key, thread_detach) == 0;
 	nptl_nthreads = dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
 }
@@ -87,7 +88,7 @@ struct mt_thread *mt_thread_attach(void)
 		t = new_block();
 	if (!t)
 		t = &overflow_block;
-	mt_native_stack_forget(t);
+	t->owners++;
 	t->live_mark = (int64_t)(t->c.allocated - t->c.freed);
 	mt_tls.thread = t;
 	MT_EMIT(thread_attach, t);
@@ -246,8 +247,7 @@ static bool start(struct shim_thread *s)
 	 * the shim's threads a malloc arena, 64 MiB of address space (under
 	 * ulimit -v, the program's).  The thread hides itself
 	 * (mt_become_shim_thread). */
-	s->joinable = mt_real.pthread_create(&s->id, &attr, run_shim_thread,
-					     s) == 0;
+	s->joinable = real_create(&s->id, &attr, run_shim_thread, s) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	return s->joinable;

@@ -3,6 +3,7 @@
 #ifndef MEMTRACE_THREAD_H
 #define MEMTRACE_THREAD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,6 +28,8 @@ struct mt_thread {
 	/* and those of signal handlers that interrupted it writing one */
 	struct mt_trace_buf *signal_trace;
 	struct mt_walk_cache *walks; /* stacks unwound (native_stack.c) */
+	unsigned owners;	/* threads that took the block: a new one
+				   finds another stack than the walks' */
 	struct mt_thread *next; /* all blocks, newest first */
 	int in_use;
 };
@@ -85,8 +88,12 @@ static inline void mt_large_free(struct mt_thread *t)
 
 /* Set up the key whose destructor releases a block at thread exit, after
  * calling on_exit with it (lifecycle.c: what a thread's end means to the
- * sinks). */
-void mt_threads_init(void (*on_exit)(struct mt_thread *));
+ * sinks); the shim's own threads are started with `create`, glibc's
+ * pthread_create rather than the shim's. */
+typedef int mt_thread_create_fn(pthread_t *, const pthread_attr_t *,
+				void *(*)(void *), void *);
+void mt_threads_init(void (*on_exit)(struct mt_thread *),
+		     mt_thread_create_fn *create);
 /* Sum of every block, and the peak of live bytes seen. */
 void mt_threads_sum(struct mt_counters *out);
 /* The most large blocks one thread had live at once. */
