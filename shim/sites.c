@@ -48,10 +48,13 @@ struct site {
 	struct native_name natives[MAX_NATIVE];
 	unsigned function;	     /* the site of its innermost function */
 	uint64_t allocs, bytes, frees, live, max_live;
-	/* Its blocks' sizes: the least, the most, the last, and how many
-	 * were a quarter or more larger than the one before (a buffer grown
-	 * step by step, as realloc or a vector's doubling does). */
-	uint64_t min_bytes, max_bytes, last_bytes, grows;
+	/* Its blocks' sizes: the least, the most, the last, how many were
+	 * a quarter or more larger than the one before (a buffer doubled, as
+	 * realloc or a vector's push_back does), and how many were larger or
+	 * smaller at all (a buffer grown by a constant step is larger but
+	 * when it starts again; sizes that merely vary are larger as often as
+	 * smaller). */
+	uint64_t min_bytes, max_bytes, last_bytes, grows, larger, smaller;
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
 };
 
@@ -310,6 +313,10 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 			s->max_bytes = usable;
 		if (s->last_bytes && usable >= s->last_bytes + s->last_bytes / 4)
 			s->grows++;
+		if (s->last_bytes && usable > s->last_bytes)
+			s->larger++;
+		else if (usable < s->last_bytes)
+			s->smaller++;
 		s->last_bytes = usable;
 		live_up(s);
 		if (fid != id)
@@ -463,6 +470,8 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 	mt_json_u64(&large, "min_bytes", s->min_bytes);
 	mt_json_u64(&large, "max_bytes", s->max_bytes);
 	mt_json_u64(&large, "grows", s->grows);
+	mt_json_u64(&large, "larger", s->larger);
+	mt_json_u64(&large, "smaller", s->smaller);
 	mt_json_u64(&large, "function_max_live", function_max_live);
 	mt_json_end(&large);
 	struct mt_json_obj caused = mt_json_nested(j, "caused");

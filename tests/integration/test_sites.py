@@ -222,6 +222,51 @@ def test_a_buffer_grown_step_by_step_is_named_as_growth():
     assert code and "final size" not in code[0], code
 
 
+@pytest.mark.parametrize("backend", ["glibc", "jemalloc"])
+def test_a_buffer_grown_by_a_constant_step_is_growth(backend):
+    """Each round grows a buffer by 256 KiB steps to 8 MiB, each step a
+    new block (a quarter or more larger only in its first few steps, so
+    doublings alone miss it): said to grow, with the fix that keeps the
+    buffer across rounds first.  Blocks of sizes drawn at random between
+    128 KiB and 16 MiB churn as well and are not said to grow (a quarter
+    larger than the one before four times in ten)."""
+    churn = [f for f in explain_json([program("grow"), "linear", "20"], backend)
+             if f["id"] in ("purge-churn", "mmap-churn", "heap-trim-churn")]
+    assert churn, churn
+    for f in churn:
+        assert "The blocks there grow" in f["explanation"], f["explanation"]
+        assert "to 8.0 MiB" in f["explanation"], f["explanation"]
+        code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
+        assert code and code[0].startswith("keep the buffer and its capacity "
+                                           "across uses"), code
+        assert "reserve()" in code[0], code
+    churn = [f for f in explain_json([program("grow"), "varied", "20"], backend)
+             if f["id"] in ("purge-churn", "mmap-churn", "heap-trim-churn")]
+    assert churn, churn
+    for f in churn:
+        assert "The blocks there grow" not in f["explanation"], f["explanation"]
+        code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
+        assert code and "capacity" not in code[0], code
+
+
+def test_an_array_concatenated_to_is_growth_with_a_python_fix():
+    """np.concatenate in a loop: the churn is put on its line, said to
+    grow, and the fix is NumPy's (a list concatenated once, or an array
+    preallocated), not out= nor reserve()."""
+    src = os.path.join(HERE, "..", "programs", "np_concat.py")
+    line = line_of(src, "out = np.concatenate(")
+    found = explain_json([PYTHON, src, "10"], "glibc")
+    churn = [f for f in found if f["id"] in ("mmap-churn", "heap-trim-churn")]
+    assert churn, found
+    for f in churn + [f for f in found if f["id"] == "temporaries"]:
+        code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
+        assert code and "concatenate them once" in code[0], code
+        assert "out=" not in code[0] and "reserve()" not in code[0], code
+    for f in churn:
+        assert f"collect (np_concat.py:{line})" in f["explanation"], f["explanation"]
+        assert "The blocks there grow" in f["explanation"], f["explanation"]
+
+
 def test_small_blocks_churn_is_not_put_on_a_large_blocks_site():
     """A structure of 200,000 small nodes freed each round, then its one
     large index: glibc trims the heap at the index's free, but what it
