@@ -111,8 +111,9 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 				json_integer_value(cv)));
 		json_object_set_new(e, "value",
 				    json_real(json_number_value(json_object_get(e, "value")) + v));
-		const char *add[] = {"allocations", "bytes", "frees", "grows"};
-		for (int k = 0; k < 4; k++)
+		const char *add[] = {"allocations", "bytes", "frees", "grows",
+				     "freed_elsewhere"};
+		for (int k = 0; k < 5; k++)
 			json_object_set_new(sum, add[k], json_integer(
 				json_integer_value(json_object_get(sum, add[k])) +
 				json_integer_value(json_object_get(large, add[k]))));

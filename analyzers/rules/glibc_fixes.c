@@ -153,6 +153,21 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 				    : "");
 		return;
 	}
+	json_t *top = json_object_get(json_array_get(x->sites, 0), "large");
+	double frees = json_number_value(json_object_get(top, "frees"));
+	if (frees > 0 &&
+	    json_number_value(json_object_get(top, "freed_elsewhere")) >= 0.5 * frees) {
+		/* Made on one thread, freed on another (a producer's
+		 * messages, a consumer's frees): no result to write in place;
+		 * the buffers can go back to the thread that makes them. */
+		snprintf(fix->text, sizeof fix->text,
+			 "the blocks are made on one thread and freed on "
+			 "another: hand them back for reuse instead (a pool or "
+			 "free list of buffers the consumer returns them to and "
+			 "the producer takes them from), so that the same few "
+			 "large blocks go round");
+		return;
+	}
 	if (mt_site_grows(json_array_get(x->sites, 0))) {
 		/* Keeping the buffer first: the block freed each round is the
 		 * cost, not only its growth (measured on a C++ vector grown by

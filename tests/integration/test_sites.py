@@ -267,6 +267,37 @@ def test_an_array_concatenated_to_is_growth_with_a_python_fix():
         assert "The blocks there grow" in f["explanation"], f["explanation"]
 
 
+def test_live_at_once_in_a_function_is_counted_per_thread(tmp_path):
+    """4 worker threads, each holding 2 blocks of 1 MiB in work() while
+    the others hold theirs (a barrier): 8 live in the process at once,
+    but the most live at once in the function is 2, on each thread."""
+    s = live_summary([program("handoff"), "pool", "50"], tmp_path=tmp_path)
+    sites = [x for x in s["sites"] if x["large"]["allocations"] >= 50]
+    assert sites, s["sites"]
+    for x in sites:
+        assert x["large"]["function_max_live"] == 2, x
+        assert x["large"]["freed_elsewhere"] == 0, x
+
+
+def test_blocks_freed_by_another_thread_are_not_temporaries_to_write_in_place():
+    """Producers make blocks, consumers free them: every block is freed by
+    another thread (freed_elsewhere), the finding says so rather than how
+    many are live in the producer (its queue's), and the fix hands the
+    buffers back instead of writing a result in place."""
+    found = explain_json([program("handoff"), "prodcons", "1000"], "glibc")
+    temps = [f for f in found if f["id"] == "temporaries"]
+    assert temps, found
+    text = temps[0]["explanation"]
+    assert "freed by another thread than the one that made them: 2000" in text, text
+    assert temps[0]["sites"][0]["large"]["freed_elsewhere"] == 2000
+    for f in found:
+        for fix in f["fixes"]:
+            if fix["kind"] == "code":
+                assert "already there" not in fix["description"], fix
+    code = [x["description"] for x in temps[0]["fixes"] if x["kind"] == "code"]
+    assert code and "hand them back" in code[0], code
+
+
 def test_small_blocks_churn_is_not_put_on_a_large_blocks_site():
     """A structure of 200,000 small nodes freed each round, then its one
     large index: glibc trims the heap at the index's free, but what it
