@@ -193,7 +193,7 @@ bool mt_site_grows(json_t *site)
 	 * allocator's size classes make equal sizes of a constant step, which
 	 * count for neither).  A summary without the counts: doublings, a
 	 * third of the blocks. */
-	if (json_object_get(large, "larger")) {
+	if (json_object_get(large, "larger") || json_object_get(large, "smaller")) {
 		double larger = mt_site_larger(site);
 		double smaller = json_number_value(json_object_get(large, "smaller"));
 		return larger >= 2 && larger >= 2 * smaller;

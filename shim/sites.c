@@ -522,10 +522,16 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 	mt_json_u64(&large, "min_bytes", s->min_bytes);
 	mt_json_u64(&large, "max_bytes", s->max_bytes);
 	mt_json_u64(&large, "grows", s->grows);
-	mt_json_u64(&large, "larger", s->larger);
-	mt_json_u64(&large, "smaller", s->smaller);
+	/* (left out when 0, as the causes are: the sites that fit in the
+	 * summary are fewer with every byte; a reader takes no "larger" as
+	 * "grows", which is 0 then too) */
+	if (s->larger)
+		mt_json_u64(&large, "larger", s->larger);
+	if (s->smaller)
+		mt_json_u64(&large, "smaller", s->smaller);
 	mt_json_u64(&large, "function_max_live", function_max_live);
-	mt_json_u64(&large, "freed_elsewhere", s->freed_elsewhere);
+	if (s->freed_elsewhere)
+		mt_json_u64(&large, "freed_elsewhere", s->freed_elsewhere);
 	mt_json_end(&large);
 	struct mt_json_obj caused = mt_json_nested(j, "caused");
 	for (int c = 0; c < MT_SITE_CAUSES; c++) {
