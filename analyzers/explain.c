@@ -150,10 +150,10 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	snprintf(x->explanation + at, sizeof x->explanation - at,
 		 " The blocks there grow: %.0f of its %.0f large allocations "
 		 "were larger than the one before, from %s to %s, a buffer "
-		 "grown step by step (realloc, a vector's push_back, a list or "
-		 "string appended to), each step a new block for the allocator "
+		 "grown step by step (realloc, a vector's push_back, a list, "
+		 "string or array appended to), each step a new block for the allocator "
 		 "to find room for and the kernel to fault in.",
-		 json_number_value(json_object_get(large, "grows")),
+		 mt_site_larger(top),
 		 json_number_value(json_object_get(large, "allocations")),
 		 mt_format_bytes(json_number_value(json_object_get(large, "min_bytes")),
 				 lo, sizeof lo),

@@ -140,6 +140,9 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->kept_bytes = num(res, "kept_bytes_max");
 	f->anon_at_kept = num(res, "anon_bytes_at_kept_max");
 	f->live_later = num(res, "live_bytes_later");
+	f->live_at_kept = json_object_get(res, "live_bytes_at_kept_max")
+				  ? num(res, "live_bytes_at_kept_max")
+				  : f->live_later;
 	f->program_mapped_at_kept = num(res, "program_mapped_bytes_at_kept_max");
 	f->kept_sustained = num(res, "kept_bytes_sustained");
 	f->kept_s = num(res, "kept_ms") / 1e3;

@@ -42,6 +42,8 @@ struct mt_call_figures {
 	 * from then on, how long half of that much was kept, and at exit */
 	double resident_samples, kept_bytes, anon_at_kept, live_later,
 		program_mapped_at_kept, anon_max, anon_exit, live_exit;
+	double live_at_kept; /* live at that sample (a summary without it:
+				live_later) */
 	double kept_sustained, kept_s, sampled_s;
 	double threads;			/* the process's, over the run */
 	bool kernel;			/* syscalls come from the kernel */

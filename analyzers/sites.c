@@ -111,12 +111,22 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 				json_integer_value(cv)));
 		json_object_set_new(e, "value",
 				    json_real(json_number_value(json_object_get(e, "value")) + v));
-		const char *add[] = {"allocations", "bytes", "frees", "grows"};
-		for (int k = 0; k < 4; k++)
+		const char *add[] = {"allocations", "bytes", "frees", "grows",
+				     "freed_elsewhere"};
+		for (int k = 0; k < 5; k++)
 			json_object_set_new(sum, add[k], json_integer(
 				json_integer_value(json_object_get(sum, add[k])) +
 				json_integer_value(json_object_get(large, add[k]))));
 		fold_sizes(sum, large);
+		/* (a summary before "larger": none, so mt_site_grows falls
+		 * back to "grows") */
+		for (int k = 0; k < 2; k++) {
+			const char *key = k ? "smaller" : "larger";
+			if (json_object_get(large, key))
+				json_object_set_new(sum, key, json_integer(
+					json_integer_value(json_object_get(sum, key)) +
+					json_integer_value(json_object_get(large, key))));
+		}
 		json_int_t most = json_integer_value(json_object_get(large, "function_max_live"));
 		if (most > json_integer_value(json_object_get(sum, "max_live_in_function")))
 			json_object_set_new(sum, "max_live_in_function", json_integer(most));
@@ -162,14 +172,34 @@ json_t *mt_sites_by_bytes(json_t *sites, size_t max)
 	return ranked(sites, weigh_bytes, NULL, max, 0.01);
 }
 
+double mt_site_larger(json_t *site)
+{
+	json_t *large = json_object_get(site, "large");
+	json_t *larger = json_object_get(large, "larger");
+	return json_number_value(larger ? larger : json_object_get(large, "grows"));
+}
+
 bool mt_site_grows(json_t *site)
 {
 	json_t *large = json_object_get(site, "large");
-	double grows = json_number_value(json_object_get(large, "grows"));
 	double allocs = json_number_value(json_object_get(large, "allocations"));
 	double lo = json_number_value(json_object_get(large, "min_bytes"));
 	double hi = json_number_value(json_object_get(large, "max_bytes"));
-	return grows >= 2 && 3 * grows >= allocs && lo > 0 && hi >= 4 * lo;
+	if (!(lo > 0 && hi >= 4 * lo))
+		return false;
+	/* Of the blocks whose size differs from the one before, two in three
+	 * larger: a buffer grown by any step, each round starting again small
+	 * (sizes drawn at random are larger as often as smaller; the
+	 * allocator's size classes make equal sizes of a constant step, which
+	 * count for neither).  A summary without the counts: doublings, a
+	 * third of the blocks. */
+	if (json_object_get(large, "larger") || json_object_get(large, "smaller")) {
+		double larger = mt_site_larger(site);
+		double smaller = json_number_value(json_object_get(large, "smaller"));
+		return larger >= 2 && larger >= 2 * smaller;
+	}
+	double grows = json_number_value(json_object_get(large, "grows"));
+	return grows >= 2 && 3 * grows >= allocs;
 }
 
 static const char *base_name(const char *path)

@@ -25,11 +25,16 @@ json_t *mt_sites_by_bytes(json_t *sites, size_t max);
  * interpreter's or a library's: "<module> (frames.py:18) in pad", pad being the function it called). */
 const char *mt_site_label(json_t *stack, char *buf, size_t len);
 /* Does a ranked site's code grow a buffer step by step (realloc, a
- * vector's doubling)?  At least two of its large blocks, and a third of
- * them, were a quarter or more larger than the one before, and the
- * largest is four times the smallest or more: growth, not one size over
- * and over. */
+ * vector's doubling, an array concatenated to)?  At least two of its
+ * large blocks were larger than the one before, twice as many as were
+ * smaller, and the largest is four times the smallest or more: growth,
+ * not one size over and over, nor sizes that merely vary.  (A summary
+ * without "larger": two, and a third of them, a quarter or more
+ * larger.) */
 bool mt_site_grows(json_t *site);
+/* How many of its blocks were larger than the one before ("larger", or
+ * in a summary without it "grows"). */
+double mt_site_larger(json_t *site);
 /* The index of that frame in stack. */
 size_t mt_site_own_frame(json_t *stack);
 /* Code that is an interpreter's, a library's or the C/C++ runtime's (its

@@ -23,6 +23,7 @@ static void merge(struct mt_resident_point *into,
 	into->live_bytes = max(a->live_bytes, b->live_bytes);
 	into->program_mapped_bytes =
 		max(a->program_mapped_bytes, b->program_mapped_bytes);
+	into->live_now = max(a->live_now, b->live_now);
 }
 
 void mt_resident_fold(struct mt_resident_series *series,
@@ -39,7 +40,7 @@ void mt_resident_fold(struct mt_resident_series *series,
 	 * the block was live until then, and counts as live at the sample. */
 	struct mt_resident_point point = {s->time_ms, s->anon_bytes,
 					  s->live_bytes + s->freed_bytes,
-					  s->program_mapped_bytes};
+					  s->program_mapped_bytes, s->live_bytes};
 	if (!series->per_point)
 		series->per_point = 1;
 	if (series->n && series->in_last < series->per_point) {
@@ -110,6 +111,7 @@ void mt_resident_figures(const struct mt_resident_series *series,
 			out->live_bytes_later = later;
 			out->program_mapped_at_kept_max =
 				p[i].program_mapped_bytes;
+			out->live_bytes_at_kept_max = p[i].live_now;
 		}
 	}
 	if (!out->kept_bytes_max)

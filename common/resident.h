@@ -18,8 +18,9 @@
 #define MT_KEPT_SUSTAINED_SHARE 0.2
 
 struct mt_resident_point {
-	/* live_bytes: with the block whose free took the sample, if any */
-	uint64_t time_ms, anon_bytes, live_bytes, program_mapped_bytes;
+	/* live_bytes: with the block whose free took the sample, if any;
+	 * live_now: without it */
+	uint64_t time_ms, anon_bytes, live_bytes, program_mapped_bytes, live_now;
 };
 
 struct mt_resident_series {
@@ -44,6 +45,9 @@ struct mt_resident {
 	uint64_t kept_bytes_max;
 	uint64_t anon_bytes_at_kept_max, live_bytes_later,
 		program_mapped_at_kept_max;
+	/* and the live bytes at that sample, the block whose free took it
+	 * not counted: what still holds memory there */
+	uint64_t live_bytes_at_kept_max;
 	/* The most memory kept for at least a fifth of the time sampled (a
 	 * moment, an interpreter's teardown, is not what a program pays
 	 * for), for how long that much was kept, and the time from the first

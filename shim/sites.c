@@ -22,6 +22,7 @@ enum {
 	MAX_SITES = 4096,	  /* then new sites are not told apart */
 	SITE_SLOTS = 2 * MAX_SITES,
 	BLOCK_SLOTS = 1 << 16,	  /* live large blocks followed */
+	THREAD_SLOTS = 1 << 14,	  /* functions' live blocks, per thread */
 	NAMES_BYTES = 2 << 20,
 };
 
@@ -48,16 +49,34 @@ struct site {
 	struct native_name natives[MAX_NATIVE];
 	unsigned function;	     /* the site of its innermost function */
 	uint64_t allocs, bytes, frees, live, max_live;
-	/* Its blocks' sizes: the least, the most, the last, and how many
-	 * were a quarter or more larger than the one before (a buffer grown
-	 * step by step, as realloc or a vector's doubling does). */
-	uint64_t min_bytes, max_bytes, last_bytes, grows;
+	/* A function's entry: the most of its blocks one thread had live at
+	 * once.  A site: its blocks freed by another thread than the one
+	 * that allocated them (a producer's, freed by a consumer). */
+	uint64_t thread_max_live, freed_elsewhere;
+	/* Its blocks' sizes: the least, the most, the last, how many were
+	 * a quarter or more larger than the one before (a buffer doubled, as
+	 * realloc or a vector's push_back does), and how many were larger or
+	 * smaller at all (a buffer grown by a constant step is larger but
+	 * when it starts again; sizes that merely vary are larger as often as
+	 * smaller). */
+	uint64_t min_bytes, max_bytes, last_bytes, grows, larger, smaller;
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
 };
 
 struct block {
 	uintptr_t addr; /* 0: empty */
 	unsigned site;
+	unsigned thread_live;  /* its slot in thread_live, 0: none */
+	uintptr_t thread;      /* the thread that allocated it (its TLS) */
+};
+
+/* How many blocks of a function one thread has live: by function and
+ * thread (the address of its TLS, which a later thread may take over, as
+ * a thread id would be). */
+struct thread_live {
+	uintptr_t thread; /* 0: empty */
+	unsigned function;
+	uint64_t live;
 };
 
 struct tables {
@@ -66,6 +85,9 @@ struct tables {
 	unsigned nsites;
 	struct block blocks[BLOCK_SLOTS];
 	unsigned nblocks;
+	struct thread_live thread_live[THREAD_SLOTS];
+	unsigned nthread_live;
+	bool thread_live_full; /* some blocks not counted per thread */
 	uint64_t untracked; /* large blocks not followed: a table was full */
 	char names[NAMES_BYTES];
 	size_t names_used;
@@ -250,6 +272,28 @@ static void block_remove(struct block *b)
 	tab->nblocks--;
 }
 
+/* The slot of this function's blocks on this thread, taken if new; 0
+ * when the table is full. */
+static unsigned thread_live_of(unsigned function, uintptr_t thread)
+{
+	unsigned i = (unsigned)(mix(function, thread) % THREAD_SLOTS);
+	for (;; i = (i + 1) % THREAD_SLOTS) {
+		struct thread_live *t = &tab->thread_live[i];
+		if (t->thread == thread && t->function == function)
+			return i + 1;
+		if (!t->thread)
+			break;
+	}
+	if (tab->nthread_live >= THREAD_SLOTS * 3 / 4) {
+		tab->thread_live_full = true;
+		return 0;
+	}
+	tab->nthread_live++;
+	tab->thread_live[i].thread = thread;
+	tab->thread_live[i].function = function;
+	return i + 1;
+}
+
 static void live_up(struct site *s)
 {
 	s->live++;
@@ -310,10 +354,21 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 			s->max_bytes = usable;
 		if (s->last_bytes && usable >= s->last_bytes + s->last_bytes / 4)
 			s->grows++;
+		if (s->last_bytes && usable > s->last_bytes)
+			s->larger++;
+		else if (usable < s->last_bytes)
+			s->smaller++;
 		s->last_bytes = usable;
 		live_up(s);
 		if (fid != id)
 			live_up(&tab->sites[fid]);
+		b->thread = (uintptr_t)&mt_tls;
+		b->thread_live = fid ? thread_live_of(fid, b->thread) : 0;
+		if (b->thread_live) {
+			uint64_t n = ++tab->thread_live[b->thread_live - 1].live;
+			if (n > tab->sites[fid].thread_max_live)
+				tab->sites[fid].thread_max_live = n;
+		}
 		b->addr = (uintptr_t)p;
 		b->site = id;
 		tab->nblocks++;
@@ -354,6 +409,10 @@ void mt_site_free(const void *p)
 		s->live--;
 		if (s->function && s->function != b->site)
 			tab->sites[s->function].live--;
+		if (b->thread_live)
+			tab->thread_live[b->thread_live - 1].live--;
+		if (b->thread != (uintptr_t)&mt_tls)
+			s->freed_elsewhere++;
 		mt_tls.site = b->site;
 		block_remove(b);
 	}
@@ -467,7 +526,16 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 	mt_json_u64(&large, "min_bytes", s->min_bytes);
 	mt_json_u64(&large, "max_bytes", s->max_bytes);
 	mt_json_u64(&large, "grows", s->grows);
+	/* (left out when 0, as the causes are: the sites that fit in the
+	 * summary are fewer with every byte; a reader takes no "larger" as
+	 * "grows", which is 0 then too) */
+	if (s->larger)
+		mt_json_u64(&large, "larger", s->larger);
+	if (s->smaller)
+		mt_json_u64(&large, "smaller", s->smaller);
 	mt_json_u64(&large, "function_max_live", function_max_live);
+	if (s->freed_elsewhere)
+		mt_json_u64(&large, "freed_elsewhere", s->freed_elsewhere);
 	mt_json_end(&large);
 	struct mt_json_obj caused = mt_json_nested(j, "caused");
 	for (int c = 0; c < MT_SITE_CAUSES; c++) {
@@ -481,12 +549,24 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 	mt_json_end(&caused);
 }
 
+/* The most blocks of a site's function one thread had live at once; all
+ * threads' together when some were not counted per thread (the table of
+ * functions and threads was full). */
+static uint64_t function_max_live(const struct site *s)
+{
+	if (!s->function)
+		return s->max_live;
+	const struct site *fn = &tab->sites[s->function];
+	return tab->thread_live_full ? fn->max_live : fn->thread_max_live;
+}
+
 /* The sites that did not fit, summed into one. */
 static void add_to_rest(struct site *rest, const struct site *s)
 {
 	rest->allocs += s->allocs;
 	rest->bytes += s->bytes;
 	rest->frees += s->frees;
+	rest->freed_elsewhere += s->freed_elsewhere;
 	if (s->max_live > rest->max_live)
 		rest->max_live = s->max_live;
 	if (s->min_bytes && (!rest->min_bytes || s->min_bytes < rest->min_bytes))
@@ -532,8 +612,7 @@ size_t mt_sites_json(char *buf, size_t len)
 			struct mt_json_obj j = mt_json_begin(&o, NULL);
 			mt_json_key(&j, "stack");
 			write_stack(&o, s);
-			write_figures(&j, s, s->function ? tab->sites[s->function].max_live
-							 : s->max_live);
+			write_figures(&j, s, function_max_live(s));
 			mt_json_end(&j);
 			if (!o.overflow)
 				continue;
@@ -566,10 +645,14 @@ void mt_sites_reset_after_fork(void)
 	for (unsigned id = 1; id <= tab->nsites; id++) {
 		struct site *s = &tab->sites[id];
 		s->allocs = s->bytes = s->frees = s->live = s->max_live = 0;
+		s->thread_max_live = s->freed_elsewhere = 0;
 		memset(s->count, 0, sizeof s->count);
 		memset(s->caused_bytes, 0, sizeof s->caused_bytes);
 	}
 	memset(tab->blocks, 0, sizeof tab->blocks);
 	tab->nblocks = 0;
+	memset(tab->thread_live, 0, sizeof tab->thread_live);
+	tab->nthread_live = 0;
+	tab->thread_live_full = false;
 	tab->untracked = 0;
 }

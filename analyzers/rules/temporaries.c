@@ -44,24 +44,34 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 	int at = snprintf(x->explanation, sizeof x->explanation,
 			  "Over the run, the program allocated %.0f large blocks "
 			  "and freed %.0f of them. Where most are made, and the "
-			  "most live at once in the function that makes them:",
+			  "most of them one thread had live at once in the "
+			  "function that makes them (a block it returned counts "
+			  "while it lives):",
 			  f->large_allocs, f->large_frees);
 	bool two = false;
 	json_array_foreach(sites, i, site) {
 		json_t *large = json_object_get(site, "large");
 		double n = (double)json_integer_value(json_object_get(large, "allocations"));
+		double freed = (double)json_integer_value(json_object_get(large, "frees"));
 		json_int_t live = json_integer_value(json_object_get(large, "max_live_in_function"));
 		double bytes = json_number_value(json_object_get(site, "value"));
-		two |= live >= 2;
+		double elsewhere = (double)json_integer_value(
+			json_object_get(large, "freed_elsewhere"));
+		/* Blocks handed to another thread, which frees them: live
+		 * in a queue, not two in the function where one would do. */
+		bool handed = elsewhere >= 0.5 * freed;
+		two |= live >= 2 && !handed;
 		if (at > 0 && (size_t)at < sizeof x->explanation)
 			at += snprintf(x->explanation + at, sizeof x->explanation - at,
-				       "%s %s, %.0f blocks of about %s, at most %lld "
-				       "live at once",
+				       "%s %s, %.0f blocks of about %s, %s %lld",
 				       i ? ";" : "",
 				       mt_site_label(json_object_get(site, "stack"),
 						     label, sizeof label),
 				       n, mt_format_bytes(bytes / n, b1, sizeof b1),
-				       (long long)live);
+				       handed ? "freed by another thread than the "
+						"one that made them:"
+					      : "at most live at once:",
+				       (long long)(handed ? elsewhere : live));
 	}
 	if (at > 0 && (size_t)at < sizeof x->explanation)
 		snprintf(x->explanation + at, sizeof x->explanation - at, ".%s",

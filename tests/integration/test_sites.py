@@ -222,6 +222,82 @@ def test_a_buffer_grown_step_by_step_is_named_as_growth():
     assert code and "final size" not in code[0], code
 
 
+@pytest.mark.parametrize("backend", ["glibc", "jemalloc"])
+def test_a_buffer_grown_by_a_constant_step_is_growth(backend):
+    """Each round grows a buffer by 256 KiB steps to 8 MiB, each step a
+    new block (a quarter or more larger only in its first few steps, so
+    doublings alone miss it): said to grow, with the fix that keeps the
+    buffer across rounds first.  Blocks of sizes drawn at random between
+    128 KiB and 16 MiB churn as well and are not said to grow (a quarter
+    larger than the one before four times in ten)."""
+    churn = [f for f in explain_json([program("grow"), "linear", "20"], backend)
+             if f["id"] in ("purge-churn", "mmap-churn", "heap-trim-churn")]
+    assert churn, churn
+    for f in churn:
+        assert "The blocks there grow" in f["explanation"], f["explanation"]
+        assert "to 8.0 MiB" in f["explanation"], f["explanation"]
+        code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
+        assert code and code[0].startswith("keep the buffer and its capacity "
+                                           "across uses"), code
+        assert "reserve()" in code[0], code
+    churn = [f for f in explain_json([program("grow"), "varied", "20"], backend)
+             if f["id"] in ("purge-churn", "mmap-churn", "heap-trim-churn")]
+    assert churn, churn
+    for f in churn:
+        assert "The blocks there grow" not in f["explanation"], f["explanation"]
+        code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
+        assert code and "capacity" not in code[0], code
+
+
+def test_an_array_concatenated_to_is_growth_with_a_python_fix():
+    """np.concatenate in a loop: the churn is put on its line, said to
+    grow, and the fix is NumPy's (a list concatenated once, or an array
+    preallocated), not out= nor reserve()."""
+    src = os.path.join(HERE, "..", "programs", "np_concat.py")
+    line = line_of(src, "out = np.concatenate(")
+    found = explain_json([PYTHON, src, "10"], "glibc")
+    churn = [f for f in found if f["id"] in ("mmap-churn", "heap-trim-churn")]
+    assert churn, found
+    for f in churn + [f for f in found if f["id"] == "temporaries"]:
+        code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
+        assert code and "concatenate them once" in code[0], code
+        assert "out=" not in code[0] and "reserve()" not in code[0], code
+    for f in churn:
+        assert f"collect (np_concat.py:{line})" in f["explanation"], f["explanation"]
+        assert "The blocks there grow" in f["explanation"], f["explanation"]
+
+
+def test_live_at_once_in_a_function_is_counted_per_thread(tmp_path):
+    """4 worker threads, each holding 2 blocks of 1 MiB in work() while
+    the others hold theirs (a barrier): 8 live in the process at once,
+    but the most live at once in the function is 2, on each thread."""
+    s = live_summary([program("handoff"), "pool", "50"], tmp_path=tmp_path)
+    sites = [x for x in s["sites"] if x["large"]["allocations"] >= 50]
+    assert sites, s["sites"]
+    for x in sites:
+        assert x["large"]["function_max_live"] == 2, x
+        assert x["large"].get("freed_elsewhere", 0) == 0, x
+
+
+def test_blocks_freed_by_another_thread_are_not_temporaries_to_write_in_place():
+    """Producers make blocks, consumers free them: every block is freed by
+    another thread (freed_elsewhere), the finding says so rather than how
+    many are live in the producer (its queue's), and the fix hands the
+    buffers back instead of writing a result in place."""
+    found = explain_json([program("handoff"), "prodcons", "1000"], "glibc")
+    temps = [f for f in found if f["id"] == "temporaries"]
+    assert temps, found
+    text = temps[0]["explanation"]
+    assert "freed by another thread than the one that made them: 2000" in text, text
+    assert temps[0]["sites"][0]["large"]["freed_elsewhere"] == 2000
+    for f in found:
+        for fix in f["fixes"]:
+            if fix["kind"] == "code":
+                assert "already there" not in fix["description"], fix
+    code = [x["description"] for x in temps[0]["fixes"] if x["kind"] == "code"]
+    assert code and "hand them back" in code[0], code
+
+
 def test_small_blocks_churn_is_not_put_on_a_large_blocks_site():
     """A structure of 200,000 small nodes freed each round, then its one
     large index: glibc trims the heap at the index's free, but what it

@@ -5,6 +5,12 @@
  *          builder does), and frees it
  *   fixed  each round allocates a 16 MiB buffer whole, fills it and frees
  *          it: one size over and over, no growth
+ *   linear each round grows a buffer by a constant 256 KiB step to 8 MiB,
+ *          each step a new block the old one is copied into (as an array
+ *          concatenated to in a loop does), the old one freed
+ *   varied each round allocates, fills and frees 32 blocks of sizes drawn
+ *          at random between 128 KiB and 16 MiB: sizes that vary, no
+ *          growth
  *
  * Every byte is written, as a program would use it. */
 #include <stdio.h>
@@ -53,14 +59,59 @@ static unsigned fixed_round(void)
 	return sum;
 }
 
+enum { STEP = 256 << 10, STEPS = 32 };
+
+static unsigned linear_round(void)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	for (int i = 0; i < STEPS; i++) {
+		char *bigger = malloc(size + STEP);
+		if (!bigger)
+			exit(1);
+		if (buf)
+			memcpy(bigger, buf, size);
+		memset(bigger + size, i, STEP);
+		free(buf);
+		buf = bigger;
+		size += STEP;
+	}
+	__asm__ volatile("" : : "r"(buf) : "memory");
+	unsigned sum = (unsigned char)buf[size / 2];
+	free(buf);
+	return sum;
+}
+
+static unsigned varied_round(void)
+{
+	static unsigned long seed = 12345;
+	unsigned sum = 0;
+	for (int i = 0; i < STEPS; i++) {
+		seed = seed * 6364136223846793005ul + 1442695040888963407ul;
+		size_t size = FIRST + (seed >> 33) % (LAST - FIRST);
+		char *buf = malloc(size);
+		if (!buf)
+			exit(1);
+		memset(buf, i, size);
+		__asm__ volatile("" : : "r"(buf) : "memory");
+		sum += (unsigned char)buf[size / 2];
+		free(buf);
+	}
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 2;
-	int grow = !strcmp(argv[1], "grow"), rounds = atoi(argv[2]);
+	unsigned (*round)(void) = !strcmp(argv[1], "grow")     ? grow_round
+				  : !strcmp(argv[1], "linear") ? linear_round
+				  : !strcmp(argv[1], "varied") ? varied_round
+							       : fixed_round;
+	int rounds = atoi(argv[2]);
 	unsigned sum = 0;
 	for (int i = 0; i < rounds; i++)
-		sum += grow ? grow_round() : fixed_round();
+		sum += round();
 	printf("%u\n", sum);
 	return 0;
 }
