@@ -10,6 +10,7 @@
 
 #include "counters.h"
 #include "resident.h"
+#include "shim_cost.h"
 #include "memtrace/trace_events.h"
 
 #define MT_SUMMARY_SCHEMA 1
@@ -60,6 +61,8 @@ struct mt_summary {
 	unsigned fault_period; /* 0: not sampled */
 	uint64_t fault_samples, fault_samples_lost;
 	struct mt_resident resident;
+	/* What the shim cost the run, estimated (shim_cost.h). */
+	struct mt_shim_cost shim_cost;
 };
 
 /* A figure with where it came from, and whether it covers every call. */

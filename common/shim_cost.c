@@ -1,0 +1,77 @@
+#include <string.h>
+
+#include "shim_cost.h"
+#include "summary.h"
+
+/* ns the shim adds per call, measured, not guessed:
+ *
+ *   bench/shim_cost.py --repeats 5   (TABLE_WHEN)
+ *
+ * malloc_pairs bare, under the shim counting, and tracing (MEMTRACE_OUT),
+ * interleaved, one thread, the minimum of 5 runs each; half of what a
+ * pair adds is one call's:
+ *   small:   malloc(16) + free
+ *   large:   malloc(1 MiB) + free (the block's call site followed)
+ *   syscall: the program's own mmap(1 MiB) + munmap, one byte written
+ *            (--mmap: the kernel counters count it too, and its site is
+ *            followed)
+ * Another machine, another build, or other options (MEMTRACE_SITES=0,
+ * MEMTRACE_PERF=0) cost otherwise: the figures are an estimate, and the
+ * output says so.  Re-measure with the command above and paste its last
+ * lines here. */
+static const struct mt_shim_cost_row rows[] = {
+	{"glibc", false, 1.6, 28.6, 236.8},
+	{"glibc", true, 10.8, 42.0, 2230.3},
+	{"jemalloc", false, 4.7, 40.2, 498.4},
+	{"jemalloc", true, 18.6, 54.6, 2234.6},
+	{"tcmalloc", false, 5.2, 37.1, 442.1},
+	{"tcmalloc", true, 18.1, 45.6, 2468.8},
+	{"mimalloc", false, 4.7, 34.4, 416.4},
+	{"mimalloc", true, 19.0, 52.5, 2573.9},
+};
+
+const struct mt_shim_cost_row *mt_shim_cost_row(const char *backend,
+						bool tracing)
+{
+	const struct mt_shim_cost_row *worst = NULL;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		const struct mt_shim_cost_row *r = &rows[i];
+		if (r->tracing != tracing)
+			continue;
+		if (backend && strcmp(r->backend, backend) == 0)
+			return r;
+		if (!worst || r->small_ns > worst->small_ns)
+			worst = r;
+	}
+	return worst;
+}
+
+double mt_shim_cost_calls_s(const char *backend, bool tracing,
+			    const struct mt_figures *f)
+{
+	const struct mt_counters *c = &f->c;
+	const struct mt_shim_cost_row *r = mt_shim_cost_row(backend, tracing);
+	double heap = 0, sys = 0;
+	for (int i = 0; i <= MT_CALL_MALLOC_USABLE_SIZE; i++)
+		heap += (double)c->calls[i];
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		sys += (double)mt_figures_syscall(f, i).value;
+	return mt_shim_cost_of(r, heap, (double)(c->large_allocs + c->large_frees),
+			       sys);
+}
+
+double mt_shim_cost_of(const struct mt_shim_cost_row *r, double heap_calls,
+		       double large_calls, double syscalls)
+{
+	if (large_calls > heap_calls)
+		large_calls = heap_calls;
+	return ((heap_calls - large_calls) * r->small_ns +
+		large_calls * r->large_ns + syscalls * r->syscall_ns) / 1e9;
+}
+
+void mt_shim_cost_finish(struct mt_shim_cost *k, double cpu_s, double wall_s)
+{
+	double of = cpu_s > 0 ? cpu_s : wall_s;
+	k->estimated_s = k->calls_s + k->threads_s + k->start_s;
+	k->share = of > 0 ? k->estimated_s / of : 0;
+}
