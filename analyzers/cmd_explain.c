@@ -604,7 +604,11 @@ int mt_cmd_explain(int argc, char **argv)
 				json_object_set_new(top, "partial", json_true());
 				break;
 			}
-		json_object_set_new(top, "shim_cost", shim_costs(NULL, m, nm));
+		json_t *costs = shim_costs(NULL, m, nm);
+		if (json_array_size(costs))
+			json_object_set_new(top, "shim_cost", costs);
+		else
+			json_decref(costs);
 		json_dumpf(top, out, JSON_INDENT(2));
 		fputc('\n', out);
 		json_decref(top);

@@ -1,7 +1,6 @@
 #include <string.h>
 
 #include "shim_cost.h"
-#include "summary.h"
 
 /* ns the shim adds per call, measured, not guessed:
  *
@@ -54,20 +53,6 @@ const struct mt_shim_cost_row *mt_shim_cost_row(const char *backend,
 			worst = r;
 	}
 	return worst;
-}
-
-double mt_shim_cost_calls_s(const char *backend, bool tracing,
-			    const struct mt_figures *f)
-{
-	const struct mt_counters *c = &f->c;
-	const struct mt_shim_cost_row *r = mt_shim_cost_row(backend, tracing);
-	double heap = 0, sys = 0;
-	for (int i = 0; i <= MT_CALL_MALLOC_USABLE_SIZE; i++)
-		heap += (double)c->calls[i];
-	for (int i = 0; i < MT_SYS_COUNT; i++)
-		sys += (double)mt_figures_syscall(f, i).value;
-	return mt_shim_cost_of(r, heap, (double)(c->large_allocs + c->large_frees),
-			       sys);
 }
 
 double mt_shim_cost_of(const struct mt_shim_cost_row *r, double heap_calls,

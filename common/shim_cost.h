@@ -8,7 +8,6 @@
 
 #include <stdbool.h>
 
-struct mt_figures;
 
 struct mt_shim_cost {
 	bool known;	   /* false: not recorded (a trace without its end) */
@@ -40,12 +39,6 @@ const struct mt_shim_cost_row *mt_shim_cost_row(const char *backend,
  * them on large blocks) and memory system calls. */
 double mt_shim_cost_of(const struct mt_shim_cost_row *r, double heap_calls,
 		       double large_calls, double syscalls);
-
-/* Seconds the shim adds to the calls of f: its malloc-API calls, and its
- * memory system calls as the best source counts them (every one the
- * kernel made when the kernel counters are on: glibc's own too). */
-double mt_shim_cost_calls_s(const char *backend, bool tracing,
-			    const struct mt_figures *f);
 
 /* Fill in k's estimated_s and share: of the program's CPU time (user +
  * system, which includes the shim's) when there is any, else of its wall

@@ -77,6 +77,12 @@ struct mt_figure {
 struct mt_figure mt_figures_syscall(const struct mt_figures *f, int sys);
 struct mt_figure mt_figures_faults(const struct mt_figures *f, bool major);
 
+/* Seconds the shim adds to the calls of f: its malloc-API calls, and its
+ * memory system calls as the best source counts them (every one the
+ * kernel made when the kernel counters are on: glibc's own too). */
+double mt_figures_shim_calls_s(const char *backend, bool tracing,
+			       const struct mt_figures *f);
+
 /* Write s as JSON into buf (NUL-terminated, no allocation).  Returns the
  * length, or 0 when buf was too small. */
 size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len);

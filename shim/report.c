@@ -83,7 +83,7 @@ static void shim_cost(struct mt_summary *s)
 	struct mt_shim_cost *k = &s->shim_cost;
 	k->known = true;
 	k->tracing = mt_tracing;
-	k->calls_s = mt_shim_cost_calls_s(s->backend_name, k->tracing, &s->f);
+	k->calls_s = mt_figures_shim_calls_s(s->backend_name, k->tracing, &s->f);
 	k->threads_s = mt_shim_threads_cpu_s();
 	k->start_s = startup_cpu_s;
 	mt_shim_cost_finish(k, s->f.user_s + s->f.system_s, s->wall_s);
