@@ -20,6 +20,7 @@
 #include "report_page.h"
 #include "report_series.h"
 #include "runs.h"
+#include "shim_cost.h"
 #include "trace_read.h"
 
 static const char usage[] =
@@ -49,7 +50,7 @@ enum { MAX_BACKENDS = 8 };
 /* One row of the table: a label, how to print, and where the value is. */
 struct metric {
 	const char *key, *label;
-	enum { TIME, COUNT, BYTES } kind;
+	enum { TIME, COUNT, BYTES, SHARE } kind;
 	size_t offset;
 	int sys; /* >= 0: syscalls[sys] instead of offset */
 };
@@ -79,6 +80,8 @@ static const struct metric metrics[] = {
 	 FIELD(large_max_live), -1},
 	{"peak_live_bytes", "peak live bytes (process)", BYTES, FIELD(peak_live), -1},
 	{"peak_rss_bytes", "peak RSS (process)", BYTES, FIELD(peak_rss), -1},
+	{"shim_s", "shim's own time per call", TIME, FIELD(shim_s), -1},
+	{"shim_share", "  of the cpu time (estimate)", SHARE, FIELD(shim_share), -1},
 };
 
 static double value_of(const struct metric *m, const struct mt_call_figures *f)
@@ -94,6 +97,9 @@ static void format(char *buf, size_t len, const struct metric *m, double v)
 		mt_format_seconds(v, buf, len);
 	else if (m->kind == BYTES)
 		mt_format_bytes(v, buf, len);
+	else if (m->kind == SHARE)
+		snprintf(buf, len, "%.1f%%%s", 100 * v,
+			 v > MT_SHIM_COST_MARK ? " *" : "");
 	else
 		mt_format_per_call(v, buf, len);
 }
@@ -126,6 +132,15 @@ static void print_table(FILE *out, const char *region,
 		}
 		fputc('\n', out);
 	}
+	bool marked = false;
+	for (size_t i = 0; i < nb; i++)
+		marked |= have[i] && f[i].shim_share > MT_SHIM_COST_MARK;
+	if (marked)
+		fprintf(out, "  * the shim's own time, estimated from the cost "
+			     "per call measured for each backend, is more than "
+			     "%.0f%% of the cpu time: it may have moved these "
+			     "figures\n",
+			100 * MT_SHIM_COST_MARK);
 }
 
 /* Each region's fastest call against the first region's, per backend:
@@ -181,6 +196,9 @@ static json_t *as_json(const char **regions, size_t nr,
 			for (size_t m = 0; m < sizeof metrics / sizeof *metrics; m++)
 				json_object_set_new(o, metrics[m].key,
 						    json_real(value_of(&metrics[m], &f)));
+			json_object_set_new(o, "shim_moved_figures",
+					    json_boolean(f.shim_share >
+							 MT_SHIM_COST_MARK));
 			json_object_set_new(backends, b[i].backend, o);
 		}
 		json_t *reg = json_object();

@@ -14,6 +14,7 @@
 #include "replay_json.h"
 #include "rules/rules.h"
 #include "runs.h"
+#include "shim_cost.h"
 #include "sites.h"
 #include "symbolize.h"
 
@@ -56,6 +57,36 @@ struct measured {
 	const char *source;  /* the file read, or NULL for runs made here */
 	const char *partial; /* a partial trace: why (owned by runs[0]) */
 };
+
+/* What the shim cost each run read or made, estimated (figures.h), beside
+ * the run's CPU time: a line each, or (json) an array. */
+static json_t *shim_costs(FILE *out, const struct measured *m, int nm)
+{
+	json_t *list = out ? NULL : json_array();
+	for (int i = 0; i < nm; i++) {
+		struct mt_call_figures f;
+		if (!mt_runs_figures(&m[i].runs, MT_WHOLE_PROGRAM, &f) ||
+		    !f.shim_known)
+			continue;
+		if (list)
+			json_array_append_new(
+				list, json_pack("{s:s, s:f, s:f, s:f}", "backend",
+						m[i].runs.backend, "estimated_s",
+						f.shim_s, "cpu_s",
+						f.user_s + f.system_s,
+						"share_of_run", f.shim_share));
+		else
+			fprintf(out, "shim's own time on %s (estimate from measured "
+				     "costs): %.3f s, %.1f%% of the run's %.3f s "
+				     "of cpu%s\n",
+				m[i].runs.backend, f.shim_s, 100 * f.shim_share,
+				f.user_s + f.system_s,
+				f.shim_share > MT_SHIM_COST_MARK
+					? ": it may have moved the figures"
+					: "");
+	}
+	return list;
+}
 
 /* The findings, as many as the rules make. */
 struct findings {
@@ -619,11 +650,17 @@ int mt_cmd_explain(int argc, char **argv)
 				json_object_set_new(top, "partial", json_true());
 				break;
 			}
+		json_t *costs = shim_costs(NULL, m, nm);
+		if (json_array_size(costs))
+			json_object_set_new(top, "shim_cost", costs);
+		else
+			json_decref(costs);
 		json_dumpf(top, out, JSON_INDENT(2));
 		fputc('\n', out);
 		json_decref(top);
 	} else {
 		fprintf(out, "memtrace explain: %zu finding%s\n", n, n == 1 ? "" : "s");
+		shim_costs(out, m, nm);
 		for (size_t i = 0; i < n; i++)
 			print_finding(out, found[i]);
 	}

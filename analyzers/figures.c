@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "figures.h"
+#include "shim_cost.h"
 
 static double num(json_t *obj, const char *key)
 {
@@ -59,6 +60,42 @@ static double large_p95(json_t *histogram)
 			return num(c, "min");
 	}
 	return 0;
+}
+
+/* The shim's own time per call, estimated, and its share of the CPU: the
+ * summary's for the whole run; a region's calls at the cost per call the
+ * shim measured for its backend and mode (its threads and start-up are the
+ * whole run's). */
+static void shim_cost(json_t *s, json_t *r, bool whole,
+		      struct mt_call_figures *f)
+{
+	json_t *k = json_object_get(s, "shim_cost");
+	if (!json_is_object(k))
+		return;
+	f->shim_known = true;
+	if (whole) {
+		f->shim_s = num(k, "estimated_s");
+		f->shim_share = num(k, "share_of_run");
+		return;
+	}
+	const char *mode = json_string_value(json_object_get(k, "mode"));
+	const struct mt_shim_cost_row *row = mt_shim_cost_row(
+		json_string_value(json_object_get(json_object_get(s, "backend"),
+						  "name")),
+		mode && strcmp(mode, "trace") == 0);
+	json_t *calls = json_object_get(r, "calls");
+	json_t *large = json_object_get(r, "large");
+	json_t *sys = json_object_get(r, "syscalls");
+	double heap = num(calls, "free") + num(calls, "malloc_usable_size") +
+		      sum_allocations(calls), syscalls = 0;
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		syscalls += num(sys, mt_sys_names[i]);
+	f->shim_s = mt_shim_cost_of(row, heap,
+				    num(large, "allocations") + num(large, "frees"),
+				    syscalls) / f->calls;
+	double cpu = f->user_s + f->system_s;
+	double of = cpu > 0 ? cpu : f->time_median_s;
+	f->shim_share = of > 0 ? f->shim_s / of : 0;
 }
 
 bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
@@ -157,6 +194,7 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->trim_threshold = num(g, "trim");
 	f->threshold_raises = num(g, "raises");
 	f->thresholds_dynamic = json_is_true(json_object_get(g, "dynamic"));
+	shim_cost(s, r, whole, f);
 	return true;
 }
 

@@ -46,6 +46,10 @@ struct mt_call_figures {
 				live_later) */
 	double kept_sustained, kept_s, sampled_s;
 	double threads;			/* the process's, over the run */
+	/* The shim's own time per call, estimated (the summary's
+	 * "shim_cost"; in a region, its calls at the measured cost per
+	 * call), and its share of the CPU time (not per call) */
+	double shim_s, shim_share;
 	bool kernel;			/* syscalls come from the kernel */
 	bool whole;			/* the whole run, which has no regions */
 	const char *fault_source;
@@ -53,6 +57,7 @@ struct mt_call_figures {
 	 * "glibc_thresholds", glibc only): the run's, and of several runs
 	 * the first one's, not combined. */
 	bool glibc_thresholds, thresholds_dynamic;
+	bool shim_known; /* the summary has "shim_cost" */
 	double mmap_threshold, trim_threshold, threshold_raises;
 };
 

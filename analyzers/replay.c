@@ -514,6 +514,17 @@ static void from_exit(json_t *x, struct mt_summary *s)
 	for (int i = 0; i < MT_SYS_COUNT; i++)
 		s->shim_syscalls[i] = u64(shim, mt_sys_names[i]);
 	s->fault_period = (unsigned)u64(x, "fault_period");
+	json_t *k = json_object_get(x, "shim_cost");
+	if (json_is_object(k)) {
+		s->shim_cost.known = true;
+		const char *mode = json_string_value(json_object_get(k, "mode"));
+		s->shim_cost.tracing = mode && strcmp(mode, "trace") == 0;
+		s->shim_cost.calls_s = json_number_value(json_object_get(k, "calls_s"));
+		s->shim_cost.threads_s = json_number_value(json_object_get(k, "threads_s"));
+		s->shim_cost.start_s = json_number_value(json_object_get(k, "start_s"));
+		s->shim_cost.estimated_s = json_number_value(json_object_get(k, "estimated_s"));
+		s->shim_cost.share = json_number_value(json_object_get(k, "share_of_run"));
+	}
 	json_t *g = json_object_get(x, "glibc_thresholds");
 	if (g) {
 		s->glibc_heap = s->f.glibc_inference = true;

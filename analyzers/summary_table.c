@@ -161,6 +161,31 @@ static void print_syscalls(FILE *out, json_t *s)
 	}
 }
 
+/* What the shim cost the run, estimated (common/shim_cost.c), beside the
+ * program's time. */
+static void print_shim_cost(FILE *out, json_t *s)
+{
+	json_t *k = json_object_get(s, "shim_cost");
+	if (!json_is_object(k))
+		return;
+	double share = json_number_value(json_object_get(k, "share_of_run"));
+	fprintf(out, "  %16.3f s  %-30s  # %.1f%% of the cpu time: %.3f s in %s "
+		     "calls, %.3f s its threads, %.3f s start-up\n",
+		json_number_value(json_object_get(k, "estimated_s")),
+		"shim's own (estimate)", 100 * share,
+		json_number_value(json_object_get(k, "calls_s")),
+		json_is_string(json_object_get(k, "mode")) &&
+				strcmp(json_string_value(json_object_get(k, "mode")),
+				       "trace") == 0
+			? "traced"
+			: "counted",
+		json_number_value(json_object_get(k, "threads_s")),
+		json_number_value(json_object_get(k, "start_s")));
+	fputs("  (the shim's own: calls x ns per call measured on one machine "
+	      "(bench/shim_cost.py), plus its threads' cpu time; included in "
+	      "the times above)\n", out);
+}
+
 static void print_time(FILE *out, json_t *s)
 {
 	json_t *pf = json_object_get(s, "page_faults");
@@ -183,6 +208,7 @@ static void print_time(FILE *out, json_t *s)
 	seconds_row(out, json_object_get(cpu, "user"), "user");
 	seconds_row(out, json_object_get(cpu, "system"), "system");
 	seconds_row(out, json_object_get(s, "wall_s"), "wall");
+	print_shim_cost(out, s);
 }
 
 /* Beside strace -f: the kernel's count from the exec on (when memtrace ran

@@ -1,8 +1,8 @@
 /*
  * malloc_pairs: time malloc(size)+free() pairs, optionally in several threads.
  *
- *   malloc_pairs [--threads N] [--iterations N] [--clock] [--depth N]
- *                [--new-stacks] SIZE...
+ *   malloc_pairs [--threads N] [--iterations N] [--clock] [--mmap]
+ *                [--depth N] [--new-stacks] SIZE...
  *
  * For each size, N threads (started together behind a barrier) each run a
  * tight loop of malloc, one byte written, free.  One line per size:
@@ -18,6 +18,10 @@
  * last 63 (its depth goes round N to N+63), so that one that remembers the
  * stacks it walked walks them all the same.
  *
+ * --mmap makes each pair an anonymous mmap(size) of the program's own, one
+ * byte written, munmap: two memory system calls that the shim interposes
+ * (bench/shim_cost.py measures what it adds to each).
+ *
  * --clock reads the TSC before each malloc and each free, as a trace
  * writer that timestamps every event must: no shim, just what the clock
  * costs per event on this machine (bench/trace_cost.py prints it).
@@ -30,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -52,6 +57,7 @@ static uint64_t now_ns(void)
 }
 
 static bool with_clock;
+static bool with_mmap;
 
 /* A timestamp, kept (so that it is really read). */
 static inline __attribute__((always_inline)) void stamp(void)
@@ -83,9 +89,24 @@ pairs_loop(size_t size, uint64_t n, bool clock)
 	}
 }
 
+/* The program's own mappings, made and given back. */
+static void mmap_loop(size_t size, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			abort();
+		*(volatile char *)p = (char)i;
+		munmap(p, size);
+	}
+}
+
 static void pairs(size_t size, uint64_t n)
 {
-	if (with_clock)
+	if (with_mmap)
+		mmap_loop(size, n);
+	else if (with_clock)
 		pairs_loop(size, n, true);
 	else
 		pairs_loop(size, n, false);
@@ -175,7 +196,8 @@ static uint64_t calibrate(size_t size, int nthreads)
 static int usage(void)
 {
 	fprintf(stderr, "usage: malloc_pairs [--threads N] [--iterations N] "
-			"[--clock] [--depth N] [--new-stacks] SIZE...\n");
+			"[--clock] [--mmap] [--depth N] [--new-stacks] "
+			"SIZE...\n");
 	return 2;
 }
 
@@ -220,6 +242,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--clock")) {
 			with_clock = true;
+		} else if (!strcmp(a, "--mmap")) {
+			with_mmap = true;
 		} else if (!strcmp(a, "--new-stacks")) {
 			new_stacks = true;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -28,3 +28,18 @@ struct mt_figure mt_figures_faults(const struct mt_figures *s, bool major)
 					: s->rusage_minor_faults,
 				  "getrusage", true};
 }
+
+double mt_figures_shim_calls_s(const char *backend, bool tracing,
+			       const struct mt_figures *f)
+{
+	const struct mt_counters *c = &f->c;
+	const struct mt_shim_cost_row *r = mt_shim_cost_row(backend, tracing);
+	double heap = 0, sys = 0;
+	for (int i = 0; i <= MT_CALL_MALLOC_USABLE_SIZE; i++)
+		heap += (double)c->calls[i];
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		sys += (double)mt_figures_syscall(f, i).value;
+	return mt_shim_cost_of(r, heap, (double)(c->large_allocs + c->large_frees),
+			       sys);
+}
+

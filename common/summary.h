@@ -10,6 +10,7 @@
 
 #include "counters.h"
 #include "resident.h"
+#include "shim_cost.h"
 #include "memtrace/trace_events.h"
 
 #define MT_SUMMARY_SCHEMA 1
@@ -60,6 +61,8 @@ struct mt_summary {
 	unsigned fault_period; /* 0: not sampled */
 	uint64_t fault_samples, fault_samples_lost;
 	struct mt_resident resident;
+	/* What the shim cost the run, estimated (shim_cost.h). */
+	struct mt_shim_cost shim_cost;
 };
 
 /* A figure with where it came from, and whether it covers every call. */
@@ -73,6 +76,12 @@ struct mt_figure {
 /* The best figure for a memory syscall, and for page faults. */
 struct mt_figure mt_figures_syscall(const struct mt_figures *f, int sys);
 struct mt_figure mt_figures_faults(const struct mt_figures *f, bool major);
+
+/* Seconds the shim adds to the calls of f: its malloc-API calls, and its
+ * memory system calls as the best source counts them (every one the
+ * kernel made when the kernel counters are on: glibc's own too). */
+double mt_figures_shim_calls_s(const char *backend, bool tracing,
+			       const struct mt_figures *f);
 
 /* Write s as JSON into buf (NUL-terminated, no allocation).  Returns the
  * length, or 0 when buf was too small. */

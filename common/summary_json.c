@@ -200,6 +200,22 @@ static void write_figures(struct mt_json_obj *top, const struct mt_figures *f,
 	mt_json_end(&cpu);
 }
 
+/* The shim's own time, estimated (shim_cost.h); absent when not known (a
+ * trace without its closing record, or from an older shim). */
+static void write_shim_cost(struct mt_json_obj *top, const struct mt_shim_cost *k)
+{
+	if (!k->known)
+		return;
+	struct mt_json_obj o = mt_json_nested(top, "shim_cost");
+	mt_json_double(&o, "estimated_s", k->estimated_s);
+	mt_json_double(&o, "calls_s", k->calls_s);
+	mt_json_double(&o, "threads_s", k->threads_s);
+	mt_json_double(&o, "start_s", k->start_s);
+	mt_json_double(&o, "share_of_run", k->share);
+	mt_json_str(&o, "mode", k->tracing ? "trace" : "counting");
+	mt_json_end(&o);
+}
+
 /* The whole process's figures that no region has. */
 static void write_process(struct mt_json_obj *top, const struct mt_summary *s)
 {
@@ -209,6 +225,7 @@ static void write_process(struct mt_json_obj *top, const struct mt_summary *s)
 	mt_json_end(&shim);
 
 	mt_json_double(top, "wall_s", s->wall_s);
+	write_shim_cost(top, &s->shim_cost);
 	mt_json_u64(top, "threads", s->threads);
 	mt_json_u64(top, "peak_rss_bytes", s->peak_rss_bytes);
 	if (s->glibc_heap) {

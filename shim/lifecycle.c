@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -124,6 +125,8 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 {
 	(void)argc;
 	(void)envp;
+	struct timespec cpu0, cpu1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 	/* The shim's own allocations (getenv, dlsym, snprintf) are not the
 	 * program's. */
 	mt_tls.hidden++;
@@ -145,6 +148,9 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 		start_kernel_samples();
 		mt_rss_start();
 		pthread_atfork(before_fork, parent_after_fork, child_after_fork);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+		mt_report_startup_took((double)(cpu1.tv_sec - cpu0.tv_sec) +
+				       (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e9);
 	}
 	mt_tls.hidden--;
 }

@@ -28,6 +28,12 @@
 uint64_t mt_shim_syscalls[MT_SYS_COUNT];
 
 static struct timespec started;
+static double startup_cpu_s;
+
+void mt_report_startup_took(double cpu_s)
+{
+	startup_cpu_s = cpu_s;
+}
 
 void mt_report_start(bool announce)
 {
@@ -42,6 +48,7 @@ void mt_report_restart_in_child(void)
 {
 	mt_kcounters_forget();
 	memset(mt_shim_syscalls, 0, sizeof mt_shim_syscalls);
+	startup_cpu_s = 0; /* the parent's */
 	mt_report_start(false);
 }
 
@@ -67,6 +74,19 @@ static uint64_t peak_rss_of_this_image(uint64_t maxrss_bytes)
 	buf[n] = '\0';
 	const char *at = strstr(buf, "\nVmHWM:");
 	return at ? strtoull(at + 8, NULL, 10) * 1024 : maxrss_bytes;
+}
+
+/* What the shim cost, estimated: the calls at the measured cost per call
+ * (common/shim_cost.c), its threads' CPU time, its start-up's. */
+static void shim_cost(struct mt_summary *s)
+{
+	struct mt_shim_cost *k = &s->shim_cost;
+	k->known = true;
+	k->tracing = mt_tracing;
+	k->calls_s = mt_figures_shim_calls_s(s->backend_name, k->tracing, &s->f);
+	k->threads_s = mt_shim_threads_cpu_s();
+	k->start_s = startup_cpu_s;
+	mt_shim_cost_finish(k, s->f.user_s + s->f.system_s, s->wall_s);
 }
 
 static void gather(struct mt_summary *s)
@@ -120,6 +140,7 @@ static void gather(struct mt_summary *s)
 	for (int i = 0; i < MT_SYS_COUNT; i++)
 		s->shim_syscalls[i] =
 			__atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);
+	shim_cost(s);
 }
 
 
@@ -271,6 +292,12 @@ static void print_text(const struct mt_summary *s)
 	       minor.source, (unsigned long long)minor.value,
 	       (unsigned long long)mt_figures_faults(&s->f, true).value, s->f.user_s,
 	       s->f.system_s, s->wall_s);
+	const struct mt_shim_cost *k = &s->shim_cost;
+	mt_say("  shim's own time (estimate from measured costs): %.3f s, %.1f%% "
+	       "of the cpu (%.3f s in %s calls, %.3f s its threads, %.3f s "
+	       "start-up)",
+	       k->estimated_s, 100 * k->share, k->calls_s,
+	       k->tracing ? "traced" : "counted", k->threads_s, k->start_s);
 }
 
 void mt_report_at_exit(void (*closing)(const char *json, size_t len))

@@ -209,6 +209,7 @@ static struct shim_thread {
 	void *(*fn)(void *);
 	bool running;  /* in its function */
 	bool joinable; /* started, not joined yet */
+	uint64_t ended_cpu_ns; /* CPU time of its runs that ended */
 } shim_threads[MAX_SHIM_THREADS];
 static unsigned nshim_threads;
 static bool shim_threads_paused;
@@ -223,6 +224,12 @@ static void *run_shim_thread(void *arg)
 	struct shim_thread *s = arg;
 	__atomic_store_n(&s->running, true, __ATOMIC_RELAXED);
 	void *r = s->fn(NULL);
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+		__atomic_add_fetch(&s->ended_cpu_ns,
+				   (uint64_t)cpu.tv_sec * 1000000000u +
+					   (uint64_t)cpu.tv_nsec,
+				   __ATOMIC_RELAXED);
 	__atomic_store_n(&s->running, false, __ATOMIC_RELAXED);
 	return r;
 }
@@ -259,6 +266,7 @@ bool mt_start_shim_thread(void *(*fn)(void *))
 		return false;
 	struct shim_thread *s = &shim_threads[nshim_threads++];
 	s->fn = fn;
+	s->ended_cpu_ns = 0; /* (after fork: the parent's thread's) */
 	return start(s);
 }
 
@@ -337,6 +345,25 @@ void mt_shim_threads_resume(void)
 	for (unsigned i = 0; i < nshim_threads; i++)
 		if (!shim_threads[i].joinable)
 			start(&shim_threads[i]);
+}
+
+double mt_shim_threads_cpu_s(void)
+{
+	uint64_t ns = 0;
+	for (unsigned i = 0; i < nshim_threads; i++) {
+		struct shim_thread *s = &shim_threads[i];
+		clockid_t clock;
+		struct timespec cpu;
+		ns += __atomic_load_n(&s->ended_cpu_ns, __ATOMIC_RELAXED);
+		/* (one that ends meanwhile has said its time, or its clock is
+		 * gone: counted once either way, or not at all) */
+		if (__atomic_load_n(&s->running, __ATOMIC_RELAXED) &&
+		    s->joinable && pthread_getcpuclockid(s->id, &clock) == 0 &&
+		    clock_gettime(clock, &cpu) == 0)
+			ns += (uint64_t)cpu.tv_sec * 1000000000u +
+			      (uint64_t)cpu.tv_nsec;
+	}
+	return (double)ns / 1e9;
 }
 
 void mt_shim_threads_forget(void)

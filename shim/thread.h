@@ -121,6 +121,9 @@ unsigned mt_shim_threads_pause(void);
 void mt_shim_threads_resume(void);
 /* In a child after fork: the parent's threads are not there. */
 void mt_shim_threads_forget(void);
+/* CPU time the shim's threads have used (those running now, read from
+ * their clocks; those that ended, as they ended).  Allocates nothing. */
+double mt_shim_threads_cpu_s(void);
 /* At the start of such a thread. */
 static inline void mt_become_shim_thread(void)
 {

@@ -1,0 +1,72 @@
+#include <string.h>
+
+#include "shim_cost.h"
+
+/* ns the shim adds per call, measured, not guessed:
+ *
+ *   bench/shim_cost.py --repeats 5
+ *   (2026-11-25, this project's Debian 12 VM: AMD EPYC, 2 vCPUs shared
+ *   with other jobs; glibc 2.36, jemalloc 5.3.0, tcmalloc (gperftools
+ *   2.10), mimalloc 2.0.9; the build of commit e2dc030)
+ *
+ * malloc_pairs bare, under the shim counting, and tracing (MEMTRACE_OUT),
+ * interleaved, one thread, the minimum of 5 runs each; half of what a
+ * pair adds is one call's:
+ *   small:   malloc(16) + free
+ *   large:   malloc(1 MiB) + free (the block's call site followed)
+ *   syscall: the program's own mmap(1 MiB) + munmap, one byte written
+ *            (--mmap): the shim interposes it and follows its site, and
+ *            the kernel counts it (counting) or samples its entry and exit
+ *            into the trace (tracing: most of the 2.4 us).  That path does
+ *            not depend on the allocator, and a pair takes 6.5 us bare, so
+ *            the per-backend figures (counting 237, 498, 442, 416 ns;
+ *            tracing 2230, 2235, 2469, 2574 ns) differ by noise: each row
+ *            has their median.
+ * Another machine, another build, or other options (MEMTRACE_SITES=0,
+ * MEMTRACE_PERF=0) cost otherwise: the figures are an estimate, and the
+ * output says so.  Re-measure with the command above and paste its last
+ * lines here.  How well the estimate matches what a program loses: see
+ * README.md, "What the shim costs". */
+static const struct mt_shim_cost_row rows[] = {
+	/* backend, tracing, small, large, syscall (ns per call) */
+	{"glibc", false, 1.6, 28.6, 429.3},
+	{"glibc", true, 10.8, 42.0, 2351.7},
+	{"jemalloc", false, 4.7, 40.2, 429.3},
+	{"jemalloc", true, 18.6, 54.6, 2351.7},
+	{"tcmalloc", false, 5.2, 37.1, 429.3},
+	{"tcmalloc", true, 18.1, 45.6, 2351.7},
+	{"mimalloc", false, 4.7, 34.4, 429.3},
+	{"mimalloc", true, 19.0, 52.5, 2351.7},
+};
+
+const struct mt_shim_cost_row *mt_shim_cost_row(const char *backend,
+						bool tracing)
+{
+	const struct mt_shim_cost_row *worst = NULL;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		const struct mt_shim_cost_row *r = &rows[i];
+		if (r->tracing != tracing)
+			continue;
+		if (backend && strcmp(r->backend, backend) == 0)
+			return r;
+		if (!worst || r->small_ns > worst->small_ns)
+			worst = r;
+	}
+	return worst;
+}
+
+double mt_shim_cost_of(const struct mt_shim_cost_row *r, double heap_calls,
+		       double large_calls, double syscalls)
+{
+	if (large_calls > heap_calls)
+		large_calls = heap_calls;
+	return ((heap_calls - large_calls) * r->small_ns +
+		large_calls * r->large_ns + syscalls * r->syscall_ns) / 1e9;
+}
+
+void mt_shim_cost_finish(struct mt_shim_cost *k, double cpu_s, double wall_s)
+{
+	double of = cpu_s > 0 ? cpu_s : wall_s;
+	k->estimated_s = k->calls_s + k->threads_s + k->start_s;
+	k->share = of > 0 ? k->estimated_s / of : 0;
+}

@@ -1,0 +1,52 @@
+/* What the shim costs the program it runs in, estimated: the calls it
+ * interposed, each at the cost measured for this allocator and mode
+ * (the table in shim_cost.c), plus the CPU time of its own threads and of
+ * its start-up.  The shim fills it at exit; the summary and its readers
+ * say it beside the program's time. */
+#ifndef MEMTRACE_SHIM_COST_H
+#define MEMTRACE_SHIM_COST_H
+
+#include <stdbool.h>
+
+
+struct mt_shim_cost {
+	bool known;	   /* false: not recorded (a trace without its end) */
+	bool tracing;	   /* events recorded (trace, LTTng), not only counted */
+	double calls_s;	   /* interposed calls x measured ns per call */
+	double threads_s;  /* CPU time of the shim's own threads */
+	double start_s;	   /* the shim's start-up (its constructor) */
+	double estimated_s; /* the three together */
+	double share;	    /* estimated_s of the program's time */
+};
+
+/* Measured ns the shim adds per call, one row per allocator and mode. */
+struct mt_shim_cost_row {
+	const char *backend;
+	bool tracing;
+	double small_ns;   /* a malloc-API call on a block below 128 KiB */
+	double large_ns;   /* one on a large block (MT_LARGE_BYTES or more) */
+	double syscall_ns; /* a memory system call (the kernel counts each,
+			      and with a trace samples it; the shim
+			      interposes the program's own) */
+};
+
+/* The row for backend and mode: another backend's ("custom") is the
+ * costliest row of the mode. */
+const struct mt_shim_cost_row *mt_shim_cost_row(const char *backend,
+						bool tracing);
+
+/* Seconds the shim adds to so many calls: malloc-API calls (`large` of
+ * them on large blocks) and memory system calls. */
+double mt_shim_cost_of(const struct mt_shim_cost_row *r, double heap_calls,
+		       double large_calls, double syscalls);
+
+/* Fill in k's estimated_s and share: of the program's CPU time (user +
+ * system, which includes the shim's) when there is any, else of its wall
+ * time. */
+void mt_shim_cost_finish(struct mt_shim_cost *k, double cpu_s, double wall_s);
+
+/* Above this share, compare marks the backend: the shim may have moved
+ * its figures. */
+#define MT_SHIM_COST_MARK 0.02
+
+#endif

@@ -1,0 +1,105 @@
+"""Every run says what the shim cost it: the summary's shim_cost (calls x
+the cost per call measured for the backend and mode, the shim's threads'
+CPU time, its start-up), stat's line, and compare's mark above 2%."""
+import json
+import os
+import tempfile
+
+from mt import BACKENDS, CLI, clean_env, program, run, shim_env
+
+
+def summary(cmd, backend="glibc", **extra):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.json")
+        run(cmd, shim_env(backend, summary=path, **extra))
+        with open(path) as f:
+            return json.load(f)
+
+
+def test_summary_carries_the_estimate():
+    for backend in BACKENDS:
+        s = summary([program("tiny_pairs"), "100000"], backend)
+        k = s["shim_cost"]
+        assert k["mode"] == "counting"
+        assert k["calls_s"] > 0 and k["threads_s"] >= 0 and k["start_s"] >= 0
+        assert abs(k["estimated_s"] - (k["calls_s"] + k["threads_s"] +
+                                       k["start_s"])) < 3e-6
+        cpu = s["cpu_s"]["user"] + s["cpu_s"]["system"]
+        if cpu > 0:
+            assert abs(k["share_of_run"] - k["estimated_s"] / cpu) < 0.01
+
+
+def test_calls_s_grows_with_the_calls():
+    for backend in BACKENDS:
+        few = summary([program("tiny_pairs"), "100000"], backend)["shim_cost"]
+        many = summary([program("tiny_pairs"), "1000000"], backend)["shim_cost"]
+        # 10x the pairs, and the few calls of the C runtime's start-up
+        assert 9 <= many["calls_s"] / few["calls_s"] <= 10.5, (backend, few, many)
+
+
+def test_a_trace_costs_more_and_its_summary_says_the_same():
+    with tempfile.TemporaryDirectory() as d:
+        trace = os.path.join(d, "t.mt")
+        live = summary([program("tiny_pairs"), "100000"], "glibc",
+                       MEMTRACE_OUT=trace)
+        counted = summary([program("tiny_pairs"), "100000"], "glibc")
+        k = live["shim_cost"]
+        assert k["mode"] == "trace"
+        assert k["calls_s"] > 2 * counted["shim_cost"]["calls_s"]
+        # The trace's summary carries the live one's, from its closing record.
+        r = run([CLI, "stat", "--json", trace], clean_env())
+        assert json.loads(r.stdout.splitlines()[0])["shim_cost"] == k
+
+
+def test_stat_says_it_beside_the_time():
+    r = run([CLI, "stat", "--", program("tiny_pairs"), "100000"], clean_env())
+    assert "shim's own (estimate)" in r.stderr
+    assert "of the cpu time" in r.stderr
+
+
+def test_stderr_summary_says_it_is_an_estimate():
+    r = run([program("tiny_pairs"), "1000"], shim_env("glibc", quiet=False))
+    assert "shim's own time (estimate from measured costs)" in r.stderr
+
+
+def compare_json(*cmd):
+    r = run([CLI, "compare", "--repeat", "1", "--json", "--", *cmd],
+            clean_env())
+    (region,) = json.loads(r.stdout)["regions"]
+    return region["backends"]
+
+
+def test_compare_marks_a_backend_the_shim_moved():
+    # Tiny allocations and nothing else: the shim's share is far above 2%.
+    backends = compare_json(program("tiny_pairs"), "2000000")
+    assert set(backends) == set(BACKENDS)
+    for b, m in backends.items():
+        assert m["shim_share"] > 0.02, (b, m)
+        assert m["shim_moved_figures"] is True
+    r = run([CLI, "compare", "--backends", "glibc", "--repeat", "1", "--",
+             program("tiny_pairs"), "2000000"], clean_env())
+    row = next(l for l in r.stdout.splitlines()
+               if "of the cpu time (estimate)" in l)
+    assert row.rstrip().endswith("*")
+    assert "it may have moved these figures" in r.stdout
+
+
+def test_compare_does_not_mark_a_run_the_shim_barely_touched():
+    # A thousand pairs, then 300 ms of arithmetic.
+    backends = compare_json(program("tiny_pairs"), "1000", "300")
+    for b, m in backends.items():
+        assert m["shim_share"] < 0.02, (b, m)
+        assert m["shim_moved_figures"] is False
+    r = run([CLI, "compare", "--backends", "glibc", "--repeat", "1", "--",
+             program("tiny_pairs"), "1000", "300"], clean_env())
+    assert "may have moved" not in r.stdout
+
+
+def test_explain_says_it():
+    r = run([CLI, "explain", "--", program("tiny_pairs"), "100000"],
+            clean_env())
+    assert "shim's own time on glibc (estimate from measured costs)" in r.stdout
+    r = run([CLI, "explain", "--json", "--", program("tiny_pairs"), "100000"],
+            clean_env())
+    (k,) = json.loads(r.stdout)["shim_cost"]
+    assert k["backend"] == "glibc" and k["estimated_s"] > 0
