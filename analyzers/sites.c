@@ -269,11 +269,30 @@ size_t mt_site_own_frame(json_t *stack)
 	return 0;
 }
 
+/* The frame of the function that holds frame k: k itself, or past the
+ * functions inlined there. */
+static size_t holding_frame(json_t *stack, size_t k)
+{
+	while (json_is_true(json_object_get(json_array_get(stack, k), "inlined")) &&
+	       k + 1 < json_array_size(stack))
+		k++;
+	return k;
+}
+
 const char *mt_site_label(json_t *stack, char *buf, size_t len)
 {
 	size_t own = mt_site_own_frame(stack);
 	json_t *first = json_array_get(stack, 0);
 	mt_frame_label(json_array_get(stack, own), buf, len);
+	/* A function the compiler inlined: and the one it is in, whose
+	 * blocks these are (the function the figures of a site go by). */
+	size_t holder = holding_frame(stack, own);
+	if (holder != own) {
+		char in[256];
+		size_t at = strlen(buf);
+		snprintf(buf + at, len - at, " in %s",
+			 mt_frame_label(json_array_get(stack, holder), in, sizeof in));
+	}
 	if (own && !strcmp(json_string_value(json_object_get(first, "kind")) ?: "",
 			   "python")) {
 		/* and the library function it called (which allocated, or
@@ -350,7 +369,7 @@ bool mt_sites_in_numpy(json_t *sites)
 void mt_site_print_callers(FILE *out, json_t *stack, size_t max)
 {
 	char label[512];
-	size_t own = mt_site_own_frame(stack), shown = 0;
+	size_t own = holding_frame(stack, mt_site_own_frame(stack)), shown = 0;
 	bool python = !strcmp(json_string_value(json_object_get(
 				      json_array_get(stack, 0), "kind")) ?: "",
 			      "python");
