@@ -23,25 +23,12 @@ import os
 import subprocess
 import sys
 
+from backend_libs import BACKEND_LIBS, backend_lib, default_libdir
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.join(HERE, '..', 'build')
-BACKEND_LIBS = {
-    'glibc': None,
-    'jemalloc': 'libjemalloc.so.2',
-    'tcmalloc': 'libtcmalloc_minimal.so.4',
-    'mimalloc': 'libmimalloc.so.2',
-}
 MAX_ADDED_NS = 3.0
 MAX_RATIO_16_GLIBC = 1.15
-
-
-def default_libdir():
-    try:
-        arch = subprocess.run(['gcc', '-print-multiarch'], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        arch = ''
-    return os.path.join('/usr/lib', arch) if arch else '/usr/lib'
 
 
 def run(bench, threads, sizes, preload, extra_env):
@@ -102,8 +89,7 @@ def main():
         if backend not in BACKEND_LIBS:
             sys.exit('unknown backend %r (known: %s)'
                      % (backend, ', '.join(BACKEND_LIBS)))
-        lib = BACKEND_LIBS[backend] and os.path.join(libdir,
-                                                     BACKEND_LIBS[backend])
+        lib = backend_lib(backend, libdir)
         if lib and not os.path.exists(lib):
             print('note: skipping %s: %s not found' % (backend, lib))
             continue

@@ -27,25 +27,12 @@ import subprocess
 import sys
 import tempfile
 
+from backend_libs import backend_lib
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.join(HERE, '..', 'build')
-BACKEND_LIBS = {
-    'glibc': None,
-    'jemalloc': 'libjemalloc.so.2',
-    'tcmalloc': 'libtcmalloc_minimal.so.4',
-    'mimalloc': 'libmimalloc.so.2',
-}
 KINDS = (('small', [], '16'), ('large', [], '1048576'),
          ('syscall', ['--mmap'], '1048576'))
-
-
-def libdir():
-    try:
-        arch = subprocess.run(['gcc', '-print-multiarch'], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        arch = ''
-    return os.path.join('/usr/lib', arch) if arch else '/usr/lib'
 
 
 def clean_env(extra):
@@ -94,8 +81,7 @@ def main():
 
     rows = []
     for backend in a.backends.split(','):
-        lib = BACKEND_LIBS[backend] and os.path.join(libdir(),
-                                                     BACKEND_LIBS[backend])
+        lib = backend_lib(backend)
         if lib and not os.path.exists(lib):
             print('note: skipping %s: %s not found' % (backend, lib))
             continue

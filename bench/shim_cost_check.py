@@ -18,16 +18,11 @@ import sys
 import tempfile
 import time
 
+from backend_libs import backend_lib
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, '..')
 BUILD = os.path.join(ROOT, 'build')
-LIBDIR = '/usr/lib/x86_64-linux-gnu'
-BACKEND_LIBS = {
-    'glibc': None,
-    'jemalloc': 'libjemalloc.so.2',
-    'tcmalloc': 'libtcmalloc_minimal.so.4',
-    'mimalloc': 'libmimalloc.so.2',
-}
 
 
 def timed(cmd, env):
@@ -66,8 +61,8 @@ def main():
         'estimate', 'of which', 'est/cpu'))
     for name, cmd in programs:
         for backend in a.backends.split(','):
-            lib = BACKEND_LIBS[backend]
-            pre = [os.path.join(LIBDIR, lib)] if lib else []
+            lib = backend_lib(backend)
+            pre = [lib] if lib else []
             for mode in a.modes.split(','):
                 summary = os.path.join(tmp, 's.json')
                 trace = os.path.join(tmp, 't.mt')
