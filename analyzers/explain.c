@@ -106,13 +106,38 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	 * their size: no bound. */
 	bool own = !strncmp(keys[0], "own_", 4);
 	double bound = own ? 1 : large_blocks_bound(in->f, keys);
+	/* The sites' shares are of what was credited to a site; what the
+	 * allocator did on its own time (a purge decided later, a trim after
+	 * a small free) is the run's and no site's. */
+	double run = 0;
+	for (size_t k = 0; keys[k]; k++)
+		run += run_total(in->f, keys[k]);
+	double credited = mt_sites_total(in->sites, keys);
+	double covered = own || run <= 0 ? 1 : fmin(1, credited / run);
+	double scale = fmin(bound, covered);
 	size_t i;
 	json_t *site;
 	json_array_foreach(x->sites, i, site) json_object_set_new(
 		site, "share",
-		json_real(json_number_value(json_object_get(site, "share")) * bound));
+		json_real(json_number_value(json_object_get(site, "share")) * scale));
 	json_t *top = json_array_get(x->sites, 0);
 	size_t at = strlen(x->explanation);
+	if (bound >= 0.5 && covered < 0.5) {
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 " Only %.0f%% of it was done while a large block was "
+			 "allocated or freed, where memtrace knows the code: the "
+			 "allocator did the rest on its own time (a purge "
+			 "decided later, a trim after small frees)%s",
+			 covered * 100, top ? "; " : ".");
+		at = strlen(x->explanation);
+		if (!top)
+			return;
+		mt_site_label(json_object_get(top, "stack"), label, sizeof label);
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 "%.0f%% at %s.",
+			 json_number_value(json_object_get(top, "share")) * 100, label);
+		return;
+	}
 	if (bound < 0.5) {
 		x->small_blocks = true;
 		char share[32];

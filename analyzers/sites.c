@@ -22,7 +22,8 @@ static json_t *place(json_t *f)
 
 /* Sites with the same Python frames are one place in the code: the
  * interpreter called the allocator from different C functions (NumPy's
- * allocation paths).  Without Python frames, the whole stack, by place. */
+ * allocation paths).  Without Python frames, the whole stack, by place,
+ * a function that calls itself once. */
 static char *fold_key(json_t *stack)
 {
 	json_t *py = json_array(), *all = json_array();
@@ -32,9 +33,27 @@ static char *fold_key(json_t *stack)
 		if (strcmp(json_string_value(json_object_get(f, "kind")) ?: "",
 			   "python") == 0)
 			json_array_append(py, f);
-		json_array_append_new(all, place(f));
+		/* (the C runtime's frames say nothing of the place, and where
+		 * the stack was cut among them varies) */
+		if (mt_frame_is_library(f) &&
+		    strcmp(json_string_value(json_object_get(f, "kind")) ?: "", "python"))
+			continue;
+		json_t *p = place(f);
+		/* a recursion is one place, however deep: a frame of the
+		 * function the last one kept is in goes */
+		json_t *last = json_array_get(all, json_array_size(all) - 1);
+		const char *fn = json_string_value(json_object_get(p, "function"));
+		if (last && fn &&
+		    !strcmp(fn, json_string_value(json_object_get(last, "function")) ?: "") &&
+		    json_equal(json_object_get(p, "file"), json_object_get(last, "file")))
+			json_decref(p);
+		else
+			json_array_append_new(all, p);
 	}
-	char *key = json_dumps(json_array_size(py) ? py : all,
+	/* (all of it the runtime's: the stack as it is) */
+	char *key = json_dumps(json_array_size(py)    ? py
+			       : json_array_size(all) ? all
+						      : stack,
 			       JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(py);
 	json_decref(all);
@@ -349,6 +368,15 @@ const char *mt_frame_label(json_t *f, char *buf, size_t len)
 			snprintf(buf, len, "%s+0x%llx", object, offset);
 	}
 	return buf;
+}
+
+double mt_sites_total(json_t *sites, const char *const *keys)
+{
+	size_t i;
+	json_t *site;
+	double total = 0;
+	json_array_foreach(sites, i, site) total += caused(site, keys);
+	return total;
 }
 
 bool mt_sites_in_numpy(json_t *sites)

@@ -43,6 +43,9 @@ bool mt_frame_is_library(json_t *frame);
 /* " < caller" for the first max callers of a site's own frame, the
  * program's (a Python frame's callers, the interpreter's too). */
 void mt_site_print_callers(FILE *out, json_t *stack, size_t max);
+/* The sum of the "caused" figures named in keys over every site (the
+ * sites not written out, summed by the shim, included). */
+double mt_sites_total(json_t *sites, const char *const *keys);
 /* Does any site's code lie in NumPy (a Python file or a native object
  * under a numpy/ directory)? */
 bool mt_sites_in_numpy(json_t *sites);

@@ -315,11 +315,12 @@ static unsigned site_here(const void *caller, unsigned *fid)
 	uintptr_t function = (uintptr_t)caller;
 	unsigned nn = n ? 1 : mt_native_stack(caller, native, MAX_NATIVE, &function);
 	/* The innermost function's own entry: its code, at no line, and no
-	 * native frame (without Python frames, where the innermost native
-	 * function begins). */
+	 * native frame; without Python frames, where the innermost native
+	 * function begins and where it was called from (a helper that
+	 * allocates for several callers is one function for each). */
 	struct mt_pyframe fn = {n ? f[0].code : NULL, 0};
-	const void *fnative[1] = {(const void *)function};
-	unsigned nf = n ? 1 : 0, fnn = n ? 0 : 1;
+	const void *fnative[2] = {(const void *)function, nn > 1 ? native[1] : NULL};
+	unsigned nf = n ? 1 : 0, fnn = n ? 0 : nn > 1 ? 2 : 1;
 
 	uint64_t h = hash_of(native, nn, f, n), hf = hash_of(fnative, fnn, &fn, nf);
 	take();

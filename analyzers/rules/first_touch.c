@@ -41,12 +41,14 @@ struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)
 	if (f->whole) {
 		json_object_set_new(e, "peak_resident_pages", json_real(resident));
 		snprintf(x->explanation, sizeof x->explanation,
-			 "The run took %.0f page faults, about as many as the "
+			 "The run took %.0f page faults, %s the "
 			 "%.0f pages it ever had resident at once: they come "
 			 "from memory touched for the first time, which is the "
 			 "cost of its working set, not churn (memory given back "
 			 "and faulted in again would take more).",
-			 f->faults, resident);
+			 f->faults,
+			 f->faults < 0.8 * resident ? "fewer than" : "about as many as",
+			 resident);
 	} else {
 		snprintf(x->explanation, sizeof x->explanation,
 			 "%s takes %.0f page faults per call without giving "

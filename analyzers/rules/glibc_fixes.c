@@ -14,6 +14,30 @@
 /* Its default, which setting the trim threshold alone pins. */
 #define GLIBC_MMAP_THRESHOLD_DEFAULT (128ull << 10)
 
+/* Blocks above the ceiling: no mapping at all puts them on the heap
+ * (measured: 40 blocks of 64 MiB, 655,000 faults -> 16,000; a buffer
+ * grown to 32 MiB, whose last chunk is just above it, helped where the
+ * capped threshold hurt). */
+static void no_mapping_fix(struct mt_finding *x, unsigned long long trim)
+{
+	char b[32];
+	struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
+	if (!fix)
+		return;
+	snprintf(fix->setting, sizeof fix->setting,
+		 "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:"
+		 "glibc.malloc.trim_threshold=%llu",
+		 trim);
+	snprintf(fix->text, sizeof fix->text,
+		 "map no block at all (mmap max 0), so that every block, "
+		 "these above the 32 MiB no mmap threshold can reach "
+		 "included, comes from the heap, and leave up to %s free "
+		 "at its top before trimming (trim threshold); the heap "
+		 "then holds every large block, and one still live above "
+		 "freed ones keeps them from being given back",
+		 mt_format_bytes((double)trim, b, sizeof b));
+}
+
 void mt_glibc_threshold_fixes(struct mt_finding *x,
 			      const struct mt_call_figures *f, long page_size)
 {
@@ -35,15 +59,17 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 	bool capped = mmap > GLIBC_MMAP_THRESHOLD_MAX;
 	if (capped)
 		mmap = GLIBC_MMAP_THRESHOLD_MAX;
-	/* Most blocks that churn above the ceiling: no threshold keeps them
-	 * on the heap (measured: no change on a program of 48 MiB blocks);
-	 * mapping none does. */
-	struct mt_fix *fix;
+	/* Blocks that churn above the ceiling: no threshold keeps them on
+	 * the heap (measured: no change on a program of 48 MiB blocks);
+	 * mapping none does, first.  The capped threshold follows only for
+	 * blocks mostly below it. */
+	if (capped)
+		no_mapping_fix(x, trim);
 	if (capped && f->large_bytes / fmax(f->large_allocs, 1) >
 			      (double)GLIBC_MMAP_THRESHOLD_MAX)
-		goto no_mapping;
+		return;
 
-	fix = mt_fix_add(x, MT_FIX_SETTING);
+	struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
 	if (fix) {
 		snprintf(fix->setting, sizeof fix->setting,
 			 "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=%llu:"
@@ -60,8 +86,6 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 				  "threshold: glibc takes none above 32 MiB"
 				: "");
 	}
-	if (capped)
-		goto no_mapping;
 	/* The trim threshold alone pins the mmap threshold at its default:
 	 * offered only when the blocks that churn are below it anyway (else
 	 * each of them is mapped and unmapped instead: measured 8x slower
@@ -77,26 +101,6 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 			 "it also pins the mmap threshold at its 128 KiB "
 			 "default, which the blocks that churn are below",
 			 mt_format_bytes((double)trim, b1, sizeof b1));
-	}
-	return;
-
-no_mapping:
-	/* Blocks above the ceiling: no mapping at all puts them on the heap
-	 * (measured: 40 blocks of 64 MiB, 655,000 faults -> 16,000). */
-	fix = mt_fix_add(x, MT_FIX_SETTING);
-	if (fix) {
-		snprintf(fix->setting, sizeof fix->setting,
-			 "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:"
-			 "glibc.malloc.trim_threshold=%llu",
-			 trim);
-		snprintf(fix->text, sizeof fix->text,
-			 "map no block at all (mmap max 0), so that every block, "
-			 "these above the 32 MiB no mmap threshold can reach "
-			 "included, comes from the heap, and leave up to %s free "
-			 "at its top before trimming (trim threshold); the heap "
-			 "then holds every large block, and one still live above "
-			 "freed ones keeps them from being given back",
-			 mt_format_bytes((double)trim, b2, sizeof b2));
 	}
 }
 

@@ -22,10 +22,15 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 	if (f->whole && !mt_run_churns(in))
 		return NULL;
 
+	double mapped = f->syscalls_inferred[MT_SYS_MMAP];
+	/* A raised threshold brings blocks to the heap: where most are still
+	 * mapped (larger than it, or than the 32 MiB it can reach), it is
+	 * not what their churn is about. */
+	if (dynamic && mapped >= 0.5 * f->large_allocs)
+		return NULL;
 	struct mt_finding *x = mt_finding_new("threshold", in);
 	if (!x)
 		return NULL;
-	double mapped = f->syscalls_inferred[MT_SYS_MMAP];
 	json_t *e = x->evidence;
 	json_object_set_new(e, "mmap_threshold", json_real(mmap));
 	json_object_set_new(e, "trim_threshold", json_real(trim));
@@ -48,7 +53,7 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 			 "does so each time the program frees a mapped block "
 			 "larger than the threshold, and sets the trim threshold "
 			 "to twice that, %s. Blocks of %s, as in %s, are now "
-			 "below it, so they come from the heap (%s are still "
+			 "below it, so they come from the heap (%s were "
 			 "mapped) and the heap is trimmed whenever more than %s "
 			 "is free at its top.",
 			 raises, mt_format_bytes(mmap, b1, sizeof b1),

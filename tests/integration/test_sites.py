@@ -369,6 +369,11 @@ def test_a_helpers_blocks_are_put_on_each_caller(backend):
     assert (blocks("first"), blocks("second"), blocks("deep")) == (60, 30, 60), r.stderr
     first = line_of(src, "char *p = make(n);")
     assert f"< first (stacks.c:{first})" in r.stderr
+    # make() for first() has one block live at a time, though another
+    # block it made for keep() lives all along: a helper is one function
+    # for each caller (the live-fn column)
+    (row,) = [row for row in rows if "< first (stacks.c:" in row]
+    assert row.split()[2] == "1", row
 
 
 PY_ARENAS = os.path.join(HERE, "..", "unannotated", "py_dicts.py")
