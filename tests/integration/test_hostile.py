@@ -664,3 +664,23 @@ def test_a_seccomp_sandbox_does_not_kill_the_program(backend, mode, how,
     if "MEMTRACE_OUT" in ALL_MODES[mode]:
         s = stat_json(tmp_path / ALL_MODES[mode]["MEMTRACE_OUT"])
         assert s["calls"]["malloc"] >= 20  # the 20 rounds before the filter
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_large_blocks_on_stacks_that_come_and_go(backend, mode, tmp_path):
+    """Coroutines on stacks mapped and unmapped in turn, a handler on an
+    alternate stack mapped and unmapped: the shim unwinds each large
+    block's stack and remembers the walks by where their return addresses
+    lay, and never reads a stack that is gone (the same output, status 0),
+    and every block is put on its code."""
+    exe = program("coroutines")
+    bare = subprocess.run([exe], env=bare_env(backend), capture_output=True,
+                          text=True)
+    r = subprocess.run([exe], env=env_all(backend, mode, tmp_path,
+                                          MEMTRACE_SUMMARY=str(tmp_path / "s.json")),
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (0, bare.stdout), r.stderr
+    sites = json.loads((tmp_path / "s.json").read_text())["sites"]
+    made = sum(x["large"]["allocations"] for x in sites)
+    assert made >= 700, made  # 600 in the coroutines, 100 in the handler
