@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,9 +128,12 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	json_t *inf = json_object_get(r, "syscalls_inferred");
 	json_t *bytes = json_object_get(r, "syscall_bytes");
 	json_t *inferred_bytes = json_object_get(r, "syscall_bytes_inferred");
+	json_t *interposed = json_object_get(r, "syscalls_interposed");
 	for (int i = 0; i < MT_SYS_COUNT; i++) {
 		f->syscalls[i] = num(sys, mt_sys_names[i]) / calls;
 		f->syscalls_by_allocator[i] = num(by, mt_sys_names[i]) / calls;
+		f->syscalls_own[i] = fmax(0, num(interposed, mt_sys_names[i]) / calls -
+						     f->syscalls_by_allocator[i]);
 		f->syscalls_inferred[i] = num(inf, mt_sys_names[i]) / calls;
 		f->syscall_bytes[i] = (num(bytes, mt_sys_names[i]) +
 				       num(inferred_bytes, mt_sys_names[i])) /

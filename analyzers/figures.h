@@ -22,6 +22,10 @@ struct mt_call_figures {
 	double syscalls[MT_SYS_COUNT];	/* best source */
 	double syscalls_by_allocator[MT_SYS_COUNT];
 	double syscalls_inferred[MT_SYS_COUNT];
+	/* the program's own calls, as the interposers saw them (those the
+	 * allocator made apart): exact where the kernel counters started
+	 * after the allocator's first mappings; 0 in older summaries */
+	double syscalls_own[MT_SYS_COUNT];
 	double syscall_bytes[MT_SYS_COUNT]; /* interposed and inferred */
 	double dontneed, free_advice;	/* madvise(MADV_DONTNEED/FREE) */
 	double purged_bytes;		/* the bytes of those */

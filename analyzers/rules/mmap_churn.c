@@ -22,7 +22,14 @@ static bool whole_run_churns(const struct mt_rule_input *in, double *maps,
 	double a_unmaps = f->syscalls_by_allocator[MT_SYS_MUNMAP] +
 			  f->syscalls_inferred[MT_SYS_MUNMAP];
 	double all = fmax(*unmaps, a_unmaps), bytes = *unmapped;
-	double p_maps = fmax(0, *maps - a_maps), p_unmaps = fmax(0, *unmaps - a_unmaps);
+	/* The program's own: what the interposers saw it call, where they
+	 * saw any (the kernel's count less the allocator's undercounts them
+	 * when the allocator mapped before the kernel counters started). */
+	const double *own = f->syscalls_own;
+	double p_maps = own[MT_SYS_MMAP] > 0 ? own[MT_SYS_MMAP]
+					     : fmax(0, *maps - a_maps);
+	double p_unmaps = own[MT_SYS_MUNMAP] > 0 ? own[MT_SYS_MUNMAP]
+						 : fmax(0, *unmaps - a_unmaps);
 
 	*unmapped = all > 0 ? bytes * a_unmaps / all : 0;
 	if (mt_repeats(in, fmin(a_maps, a_unmaps), *unmapped, r)) {
