@@ -69,6 +69,7 @@ struct replay {
 	const char **argv;
 	struct mt_region_summary *summaries;
 	char *sites;
+	json_t *sites_so_far; /* the latest sites event */
 };
 
 struct rss_sample {
@@ -457,6 +458,10 @@ static bool on_event(const struct mt_event *e, void *arg)
 		json_decref(r->exit);
 		r->exit = json_loadb(e->text, e->text_len, 0, NULL);
 		break;
+	case MT_EV_SITES: /* the latest, for a process that never exits */
+		json_decref(r->sites_so_far);
+		r->sites_so_far = json_loadb(e->text, e->text_len, 0, NULL);
+		break;
 	}
 	return !r->failed;
 }
@@ -627,12 +632,15 @@ static bool fill_summary(struct replay *r, struct mt_trace *t, struct mt_summary
 	s->backend_version = json_string_value(json_object_get(be, "version"));
 	finish_threads(r, s);
 	s->peak_live = r->peak > 0 ? (uint64_t)r->peak : 0;
+	/* The call sites are the shim's, at exit (sites.h), or as last
+	 * written before a process ended otherwise. */
+	json_t *at = r->sites_so_far;
 	if (r->exit) {
 		from_exit(r->exit, s);
-		/* The call sites are the shim's, at exit (sites.h). */
-		json_t *at = json_object_get(r->exit, "sites");
-		s->sites_json = r->sites = at ? json_dumps(at, JSON_COMPACT) : NULL;
+		if (json_object_get(r->exit, "sites"))
+			at = json_object_get(r->exit, "sites");
 	}
+	s->sites_json = r->sites = at ? json_dumps(at, JSON_COMPACT) : NULL;
 	s->fault_samples = r->fault_samples;
 	s->fault_samples_lost = r->fault_samples_lost;
 	fold_rss(r, &s->resident);
@@ -665,6 +673,7 @@ static void replay_free(struct replay *r)
 	free(r->argv);
 	free(r->summaries);
 	free(r->sites);
+	json_decref(r->sites_so_far);
 	free(r->rss);
 	free(r);
 }

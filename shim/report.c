@@ -221,7 +221,7 @@ static void write_json(struct mt_summary *s,
 	 * in one chunk and one LTTng event). */
 	size_t sites_size = MT_SITES_JSON_BYTES;
 	char *sites = mt_raw_mmap(sites_size);
-	size_t sites_len = sites ? mt_sites_json(sites, sites_size) : 0;
+	size_t sites_len = sites ? mt_sites_json(sites, sites_size, true) : 0;
 	s->sites_json = sites_len ? sites : NULL;
 	/* About 6 KiB per region, and 10 for the rest. */
 	size_t size = 16384 + (s->region_count + 1) * 8192 + sites_len;

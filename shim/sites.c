@@ -108,9 +108,19 @@ static void take(void)
 			__builtin_ia32_pause();
 }
 
+/* Changes to the tables (each lock given back follows one, or nearly),
+ * for whoever writes them out now and then. */
+static uint64_t changes;
+
 static void give(void)
 {
+	__atomic_store_n(&changes, changes + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+}
+
+uint64_t mt_sites_changes(void)
+{
+	return __atomic_load_n(&changes, __ATOMIC_RELAXED);
 }
 
 void mt_sites_init(void)
@@ -584,7 +594,7 @@ static void add_to_rest(struct site *rest, const struct site *s)
  * bracket. */
 #define SITES_JSON_END 1024
 
-size_t mt_sites_json(char *buf, size_t len)
+size_t mt_sites_json(char *buf, size_t len, bool wait)
 {
 	static unsigned order[MAX_SITES];
 	static struct site rest;
@@ -597,7 +607,10 @@ size_t mt_sites_json(char *buf, size_t len)
 	 * into a last one with no stack ("rest": how many), so that the
 	 * sites add up to the process's figures. */
 	struct mt_json_out o = {buf, len - SITES_JSON_END, 0, false};
-	take();
+	if (wait)
+		take();
+	else if (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+		return 0;
 	unsigned n = 0, rest_sites = 0;
 	for (unsigned id = 1; id <= tab->nsites; id++)
 		if (tab->sites[id].allocs || weight(&tab->sites[id]))
@@ -634,7 +647,8 @@ size_t mt_sites_json(char *buf, size_t len)
 		mt_json_end(&j);
 	}
 	mt_json_put(&o, "]");
-	give();
+	/* (read, not changed) */
+	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
 	return o.overflow ? 0 : o.pos;
 }
 

@@ -58,9 +58,13 @@ static inline void mt_site_credit(enum mt_site_cause cause, uint64_t bytes)
 }
 /* The sites as a JSON array into buf, heaviest first (the memory moved on
  * their account and their blocks' bytes), as many as fit, the rest summed
- * into a last one; its length, 0 if none could be written. */
+ * into a last one; its length, 0 if none could be written.  Without
+ * `wait`, 0 when another thread holds the tables (a fatal signal's
+ * handler must not wait for it). */
 #define MT_SITES_JSON_BYTES (24 << 10)
-size_t mt_sites_json(char *buf, size_t len);
+size_t mt_sites_json(char *buf, size_t len, bool wait);
+/* How often the sites changed so far: unchanged, nothing to write out. */
+uint64_t mt_sites_changes(void);
 /* In a child after fork: its figures start from zero. */
 void mt_sites_reset_after_fork(void);
 

@@ -27,6 +27,7 @@
 #include "options.h"
 #include "process_facts.h"
 #include "sink.h"
+#include "sites.h"
 #include "rawsys.h"
 #include "trace.h"
 #include "trace_buf.h"
@@ -817,7 +818,7 @@ static void trace_baseline(struct mt_thread *t, const uint64_t *v, size_t n)
  * shim's own writes a provisional copy of each chunk that got events but
  * none for the last period; a busy thread writes its own chunks (every
  * MT_AGE_UNITS).  Either way an event is on disk within about 100 ms. */
-enum { FLUSH_PERIOD_MS = 50 };
+enum { FLUSH_PERIOD_MS = 50, SITES_PERIOD_MS = 1000 };
 
 static void write_idle(struct mt_trace_buf *b, uint64_t now, uint64_t idle_ticks)
 {
@@ -837,16 +838,54 @@ static void write_idle(struct mt_trace_buf *b, uint64_t now, uint64_t idle_ticks
 	spin_unlock(&b->lock);
 }
 
+static void flush_unless_busy(struct mt_trace_buf *b);
+
+/* For the sites written as the process ends some other way than exit
+ * (the flusher's own buffer may be in use). */
+static char *ending_sites;
+
+
+/* The call sites as they are now, an event in a chunk of its own, if they
+ * changed since `*written` (a count of changes): what a process that
+ * never reaches exit leaves of them.  `wait` for the tables: not in a
+ * fatal signal's handler. */
+static void write_sites(char *buf, uint64_t *written, bool wait)
+{
+	uint64_t now = mt_sites_changes();
+	if (!buf || now == *written)
+		return;
+	size_t len = mt_sites_json(buf, MT_SITES_JSON_BYTES, wait);
+	struct mt_trace_buf *b = len ? claim_empty(mt_self()) : NULL;
+	if (!b)
+		return;
+	unsigned char *q = begin_event(b, MT_EV_SITES);
+	q = mt_put_varint(q, len);
+	memcpy(q, buf, len);
+	mt_event_end(b, q + len);
+	flush_unless_busy(b);
+	*written = now;
+}
+
 static void *flush_idle(void *arg)
 {
 	(void)arg;
 	mt_become_shim_thread();
 	/* The TSC's rate, measured over the thread's life. */
 	uint64_t t0 = mt_ticks(), ns0 = mono_ns();
+	/* (its own buffer: a fatal signal's handler may write the sites too) */
+	static char *sites;
+	static uint64_t sites_written;
+	uint64_t sites_due_ns = 0;
+	if (!sites)
+		sites = mt_raw_mmap(MT_SITES_JSON_BYTES);
 	for (;;) {
 		poll(NULL, 0, FLUSH_PERIOD_MS);
 		if (!native_on() || trace_fd < 0 || mt_shim_threads_paused())
 			return NULL;
+		if (mono_ns() >= sites_due_ns && mt_sites_changes() != sites_written) {
+			write_sites(sites, &sites_written, true);
+			sites_due_ns = mono_ns() + SITES_PERIOD_MS * 1000000ull;
+		}
 		uint64_t now = mt_ticks(), ns = mono_ns() - ns0;
 		uint64_t idle = (uint64_t)((double)(now - t0) / (double)ns *
 					   FLUSH_PERIOD_MS * 1e6);
@@ -880,6 +919,7 @@ static bool start_native(void)
 #endif
 	if (!open_trace(0))
 		return false;
+	ending_sites = mt_raw_mmap(MT_SITES_JSON_BYTES);
 	start_flusher();
 	return true;
 }
@@ -963,6 +1003,8 @@ static void trace_exec(const char *path)
 	struct mt_thread *t = mt_tls.thread;
 	if (!native_on() || !t || !writing_own_file())
 		return;
+	uint64_t none = 0;
+	write_sites(ending_sites, &none, true);
 	put_text_event(t, MT_EV_EXEC, NULL, 0, path, 1024);
 	flush_unless_busy(t->signal_trace);
 	flush_unless_busy(t->trace);
@@ -1000,6 +1042,8 @@ static void trace_crash(int sig)
 {
 	if (!native_on() || !writing_own_file())
 		return;
+	uint64_t none = 0;
+	write_sites(ending_sites, &none, false);
 	write_out_all();
 	write_status(MT_END_SIGNAL, sig, 0);
 }

@@ -80,7 +80,12 @@
 	 * freed_bytes (1.10): the large block whose free took this sample,  \
 	 * live until just before it (0: a periodic sample) */               \
 	X(RSS, rss, 7, anon_bytes, file_bytes, live_bytes,                   \
-	  program_mapped_bytes, at_exit, time_ms, freed_bytes)
+	  program_mapped_bytes, at_exit, time_ms, freed_bytes)               \
+	/* the call sites so far (1.11), the summary's "sites" JSON: written  \
+	 * now and then while they change, and before a crash, _exit or      \
+	 * exec, for a process that never reaches exit (the closing record's \
+	 * replace them) */                                                   \
+	X(SITES, sites, MT_WIRE_TEXT)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

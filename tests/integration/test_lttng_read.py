@@ -16,7 +16,7 @@ pytestmark = [needs_lttng, pytest.mark.skipif(
 
 # Events the native trace has and LTTng does not (the file's own
 # bookkeeping: thread boundaries, fork and exec marks, lost counts).
-NATIVE_ONLY = {"thread_start", "thread_exit", "forked", "exec", "lost"}
+NATIVE_ONLY = {"thread_start", "thread_exit", "forked", "exec", "lost", "sites"}
 
 
 def both_ways(tmp_path, name, cmd, backend="glibc", **extra):

@@ -95,6 +95,28 @@ def test_a_killed_churn_is_analyzed_like_a_finished_one(tmp_path):
     assert "partial recording: killed" in r.stderr
 
 
+def test_a_killed_or_crashed_process_keeps_its_sites(tmp_path):
+    """The sites are written now and then while they change (format 1.11),
+    and before a fatal signal: a process that never reaches exit keeps
+    them, where they were in its closing record only."""
+    path = killed_churn(tmp_path)
+    s, _ = stat(path)
+    assert s["sites"], "no sites in a killed trace"
+    churn_c = os.path.join(os.path.dirname(__file__), "..", "programs", "churn.c")
+    assert any(f.get("file", "").endswith("churn.c") or
+               f.get("object", "").endswith("/churn")
+               for x in s["sites"] for f in x["stack"]), s["sites"]
+    assert os.path.exists(churn_c)
+    # a crash: the sites written by the fatal signal's handler
+    crashed, r = record(tmp_path, [program("hostile"), "crash", "30", "1048576"],
+                        "crash.mt")
+    assert r.returncode != 0
+    s, _ = stat(crashed)
+    assert s["recording"]["end"] == "signal"
+    made = sum(x["large"]["allocations"] for x in s.get("sites") or [])
+    assert made == s["large"]["allocations"] == 30, (made, s["large"])
+
+
 def test_dump_reads_a_killed_trace_without_salvage(tmp_path):
     path = killed_churn(tmp_path, 0.5)
     r = run([CLI, "dump", str(path)], clean_env())

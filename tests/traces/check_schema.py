@@ -72,8 +72,10 @@ def main():
     by_class = {"alloc": "alloc_class", "realloc": "realloc_class",
                 "syscall": "call_class", "counters": "values_class",
                 "baseline": "values_class"}
+    # (sites: LTTng has them from the exit event; a session outlives a
+    # killed process, but not its sites)
     native_only = {"thread_start", "thread_exit", "forked", "exec", "lost",
-                   "malloc"}
+                   "malloc", "sites"}
     # Fields the LTTng reader does not look up by name.
     derived = {"entry", "which", "arg0", "arg1", "arg2"}
     for _, name, fields in events:
