@@ -45,7 +45,12 @@ static const char usage[] =
 static void put_frame(FILE *out, json_t *frame)
 {
 	char label[512];
-	mt_frame_label(frame, label, sizeof label);
+	/* a function once, wherever in it the call was (a flame graph sums
+	 * by name) */
+	json_t *f = json_deep_copy(frame);
+	json_object_del(f, "function_offset");
+	mt_frame_label(f, label, sizeof label);
+	json_decref(f);
 	for (char *c = label; *c; c++)
 		if (*c == ';' || *c == '\n')
 			*c = ',';

@@ -14,10 +14,11 @@ static json_t *place(json_t *f)
 {
 	if (!json_object_get(f, "function"))
 		return json_incref(f);
-	return json_pack("{s:O?, s:O?, s:O?}", "function",
+	return json_pack("{s:O?, s:O?, s:O?, s:O?}", "function",
 			 json_object_get(f, "function"), "file",
 			 json_object_get(f, "file"), "line",
-			 json_object_get(f, "line"));
+			 json_object_get(f, "line"), "function_offset",
+			 json_object_get(f, "function_offset"));
 }
 
 /* Sites with the same Python frames are one place in the code: the
@@ -352,6 +353,12 @@ const char *mt_frame_label(json_t *f, char *buf, size_t len)
 				 json_string_value(json_object_get(f, "function")),
 				 base_name(file),
 				 (long long)json_integer_value(json_object_get(f, "line")));
+		else if (json_object_get(f, "function_offset"))
+			snprintf(buf, len, "%s+0x%llx (%s)",
+				 json_string_value(json_object_get(f, "function")),
+				 (unsigned long long)json_integer_value(
+					 json_object_get(f, "function_offset")),
+				 base_name(json_string_value(json_object_get(f, "object"))));
 		else
 			snprintf(buf, len, "%s (%s)",
 				 json_string_value(json_object_get(f, "function")),

@@ -185,10 +185,14 @@ unsigned mt_symbolize(const char *object, uint64_t offset,
 		return 0;
 	/* A return address: the call is the instruction before it. */
 	GElf_Addr addr = offset - 1 + o->load_base + o->bias;
-	const char *name = dwfl_module_addrname(o->module, addr);
+	GElf_Off from_start = 0;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(o->module, addr, &from_start, &sym,
+						NULL, NULL, NULL);
 	if (!name)
 		return 0;
 	function_name(name, out->function, sizeof out->function);
+	out->offset = from_start + 1; /* (of the return address) */
 	Dwfl_Line *l = dwfl_module_getsrc(o->module, addr);
 	int line = 0;
 	const char *file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
@@ -237,6 +241,10 @@ static void symbolize_frame(json_t *stack, size_t *at)
 		if (s[k].file[0]) {
 			json_object_set_new(f, "file", json_string(s[k].file));
 			json_object_set_new(f, "line", json_integer(s[k].line));
+		} else if (s[k].offset) {
+			/* no line: where in the function, to tell calls apart */
+			json_object_set_new(f, "function_offset",
+					    json_integer((json_int_t)s[k].offset));
 		}
 		if (k + 1 < n) {
 			json_object_set_new(f, "inlined", json_true());

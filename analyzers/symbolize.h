@@ -11,6 +11,7 @@ struct mt_symbol {
 	char function[256];
 	char file[512]; /* "" without line information */
 	int line;
+	uint64_t offset; /* of the address from the function's start */
 };
 
 /* The code at `offset` from where `object` (an absolute path) was loaded,
