@@ -212,9 +212,9 @@ static void name_site(struct pending *p, const void *const *native,
 static unsigned add_site(unsigned *slot, uint64_t hash,
 			 const void *const *native, unsigned nn,
 			 const struct mt_pyframe *f, unsigned n,
-			 const struct pending *p)
+			 const struct pending *p, unsigned limit)
 {
-	if (tab->nsites == MAX_SITES)
+	if (tab->nsites >= limit)
 		return 0;
 	unsigned id = ++tab->nsites;
 	struct site *s = &tab->sites[id];
@@ -249,11 +249,11 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
  * function alone (the Python function, or the native caller). */
 static unsigned find_site(const void *const *native, unsigned nn,
 			  const struct mt_pyframe *f, unsigned n,
-			  const struct pending *p)
+			  const struct pending *p, unsigned limit)
 {
 	uint64_t hash = hash_of(native, nn, f, n);
 	unsigned *slot = slot_of(hash, native, nn, f, n);
-	return *slot ? *slot : add_site(slot, hash, native, nn, f, n, p);
+	return *slot ? *slot : add_site(slot, hash, native, nn, f, n, p, limit);
 }
 
 static struct block *block_of(uintptr_t addr)
@@ -312,9 +312,9 @@ static void live_up(struct site *s)
 }
 
 /* The site of the calling thread's stack now, and its function's entry
- * (*fid), found or added: returned with the lock held.  0 when the table
- * is full. */
-static unsigned site_here(const void *caller, unsigned *fid)
+ * (*fid), found or added while the table holds fewer than `limit`:
+ * returned with the lock held.  0 when it is that full. */
+static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 {
 	struct mt_pyframe f[MAX_PY_FRAMES];
 	struct pending names;
@@ -340,8 +340,8 @@ static unsigned site_here(const void *caller, unsigned *fid)
 		name_site(&names, native, nn, f, n);
 		take();
 	}
-	unsigned id = find_site(native, nn, f, n, &names);
-	*fid = id ? find_site(fnative, fnn, &fn, nf, &names) : 0;
+	unsigned id = find_site(native, nn, f, n, &names, limit);
+	*fid = id ? find_site(fnative, fnn, &fn, nf, &names, MAX_SITES) : 0;
 	if (id)
 		tab->sites[id].function = *fid;
 	return id;
@@ -353,7 +353,7 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 	if (!mt_sites_on || !p || mt_tls.in_sites)
 		return;
 	mt_tls.in_sites = true;
-	unsigned id = site_here(caller, &fid);
+	unsigned id = site_here(caller, &fid, MAX_SITES);
 	struct block *b = block_of((uintptr_t)p);
 	if (id && !b->addr && tab->nblocks < BLOCK_SLOTS * 3 / 4) {
 		struct site *s = &tab->sites[id];
@@ -398,7 +398,8 @@ void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
 	if (!mt_sites_on || mt_tls.in_sites || mt_tls.site)
 		return;
 	mt_tls.in_sites = true;
-	unsigned id = site_here(caller, &fid);
+	/* (half the table at most: the sites of large blocks come first) */
+	unsigned id = site_here(caller, &fid, MAX_SITES / 2);
 	if (id) {
 		tab->sites[id].count[cause]++;
 		tab->sites[id].caused_bytes[cause] += bytes;
