@@ -161,7 +161,8 @@ void mt_native_stack_init(void)
 static struct walk *entry_for(struct mt_thread *t, uintptr_t anchor,
 			      uintptr_t caller)
 {
-	if (!t)
+	/* (not the block threads share when no other could be had) */
+	if (!t || !__atomic_load_n(&t->in_use, __ATOMIC_RELAXED))
 		return NULL;
 	if (!t->walks)
 		t->walks = mt_raw_mmap(sizeof *t->walks);
