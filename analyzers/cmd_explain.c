@@ -122,6 +122,10 @@ static bool measure_runs(const struct context *cx, const char *backend,
 		       "explain", false);
 	for (size_t i = 0; i < out->runs.n; i++)
 		mt_sites_symbolize(out->runs.summaries[i]);
+	size_t i;
+	json_t *child;
+	json_array_foreach(out->runs.children, i, child)
+		mt_sites_symbolize(child);
 	return out->runs.n > 0;
 }
 
@@ -181,7 +185,87 @@ static void one_glibc_setting(struct mt_finding **x, size_t n)
 	}
 }
 
-/* Every rule, on every region of m. */
+/* Every rule on the figures f of summary s, its findings kept in out;
+ * `process` names a child process's (NULL: the command's own), and only
+ * what it churns or keeps is said of it. */
+static bool rules_on(const struct context *cx, const struct measured *m,
+		     json_t *s, const struct mt_call_figures *f,
+		     const char *process, struct findings *out)
+{
+	struct mt_rule_input in = {
+		.backend = m->runs.backend,
+		.f = f,
+		.sites = json_object_get(s, "sites"),
+		.python = cx->python,
+		.numpy = mt_sites_in_numpy(json_object_get(s, "sites")),
+		.page_size = sysconf(_SC_PAGESIZE),
+	};
+	size_t first = out->n;
+	bool ok = true;
+	for (mt_rule *const *rule = mt_rules; ok && *rule; rule++) {
+		struct mt_finding *x = (*rule)(&in);
+		if (!x)
+			continue;
+		if (process && !strcmp(x->id, "first-touch")) {
+			mt_finding_free(x);
+			continue;
+		}
+		x->caveat = m->partial;
+		if (process && !(x->process = strdup(process))) {
+			mt_finding_free(x);
+			return false;
+		}
+		if (!(ok = keep(out, x)))
+			mt_finding_free(x);
+	}
+	if (ok)
+		one_glibc_setting(out->at + first, out->n - first);
+	return ok;
+}
+
+/* The processes the command started (a fork's children, a pool's
+ * workers), from its first run: whole runs each, where the work may be.
+ * At most MAX_CHILDREN of them said, the rest counted. */
+static bool rules_on_children(const struct context *cx,
+			      const struct measured *m, struct findings *out)
+{
+	enum { MAX_CHILDREN = 4 };
+	size_t i, said = 0, more = 0;
+	json_t *s;
+	bool ok = true;
+	json_array_foreach(m->runs.children, i, s) {
+		struct mt_call_figures f;
+		if (json_is_null(json_object_get(s, "wall_s")) ||
+		    !mt_figures_of(s, MT_WHOLE_PROGRAM, &f))
+			continue; /* (left by _exit or exec: no whole figures) */
+		size_t before = out->n;
+		char process[160];
+		json_t *argv = json_object_get(s, "command");
+		snprintf(process, sizeof process, "child process %lld (%s)",
+			 (long long)json_integer_value(json_object_get(s, "pid")),
+			 json_string_value(json_array_get(argv, 0)) ?: "?");
+		if (said == MAX_CHILDREN) {
+			struct findings none = {0};
+			ok = rules_on(cx, m, s, &f, process, &none);
+			more += none.n > 0;
+			for (size_t k = 0; k < none.n; k++)
+				mt_finding_free(none.at[k]);
+			free(none.at);
+		} else {
+			ok = rules_on(cx, m, s, &f, process, out);
+			said += out->n > before;
+		}
+		if (!ok)
+			break;
+	}
+	if (more)
+		fprintf(stderr, "memtrace: explain: %zu more child processes "
+				"have findings too (not said: the first %d are)\n",
+			more, MAX_CHILDREN);
+	return ok;
+}
+
+/* Every rule, on every region of m, and on the processes it started. */
 static bool apply_rules(const struct context *cx, const struct measured *m,
 			struct findings *out)
 {
@@ -195,28 +279,10 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 		if (!whole_program_recorded(m, regions[r]) ||
 		    !mt_runs_figures(&m->runs, regions[r], &f))
 			continue;
-		struct mt_rule_input in = {
-			.backend = m->runs.backend,
-			.f = &f,
-			.sites = json_object_get(m->runs.summaries[0], "sites"),
-			.python = cx->python,
-			.numpy = mt_sites_in_numpy(json_object_get(m->runs.summaries[0],
-								   "sites")),
-			.page_size = sysconf(_SC_PAGESIZE),
-		};
-		size_t first = out->n;
-		for (mt_rule *const *rule = mt_rules; ok && *rule; rule++) {
-			struct mt_finding *x = (*rule)(&in);
-			if (!x)
-				continue;
-			x->caveat = m->partial;
-			if (!(ok = keep(out, x)))
-				mt_finding_free(x);
-		}
-		if (ok)
-			one_glibc_setting(out->at + first, out->n - first);
+		ok = rules_on(cx, m, m->runs.summaries[0], &f, NULL, out);
 	}
 	free(regions);
+	ok = ok && rules_on_children(cx, m, out);
 	return ok;
 }
 
@@ -327,6 +393,8 @@ static json_t *finding_json(const struct mt_finding *x)
 	json_t *o = json_object(), *fixes = json_array();
 	json_object_set_new(o, "id", json_string(x->id));
 	json_object_set_new(o, "region", json_string(x->region));
+	if (x->process)
+		json_object_set_new(o, "process", json_string(x->process));
 	json_object_set_new(o, "backend", json_string(x->backend));
 	json_object_set(o, "evidence", x->evidence);
 	json_object_set_new(o, "explanation", json_string(x->explanation));
@@ -351,7 +419,10 @@ static json_t *finding_json(const struct mt_finding *x)
 
 static void print_finding(FILE *out, const struct mt_finding *x)
 {
-	if (strcmp(x->region, MT_WHOLE_PROGRAM) == 0)
+	if (x->process)
+		fprintf(out, "\n[%s] the whole run of %s, backend %s\n  %s\n",
+			x->id, x->process, x->backend, x->explanation);
+	else if (strcmp(x->region, MT_WHOLE_PROGRAM) == 0)
 		fprintf(out, "\n[%s] the whole run (no regions marked), backend %s\n"
 			     "  %s\n",
 			x->id, x->backend, x->explanation);
@@ -413,6 +484,9 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 				json_real_value(json_object_get(v, "page_faults_per_call_before")),
 				json_real_value(json_object_get(v, "page_faults_per_call_after")),
 				json_string_value(json_object_get(v, "verdict")));
+		} else if (fix->kind != MT_FIX_CODE && x->process) {
+			fputs("      not verified (--verify measures the command's "
+			      "own process, not the ones it starts)\n", out);
 		} else if (fix->kind != MT_FIX_CODE) {
 			fputs("      not verified (memtrace explain --verify -- CMD)\n", out);
 		}
@@ -628,7 +702,7 @@ int mt_cmd_explain(int argc, char **argv)
 	size_t n = all.n;
 	if (do_verify)
 		for (size_t i = 0; i < n; i++) {
-			for (int k = 0; k < found[i]->nfixes; k++) {
+			for (int k = 0; k < found[i]->nfixes && !found[i]->process; k++) {
 				const struct measured *base = NULL;
 				for (int j = 0; j < nm; j++)
 					if (strcmp(m[j].runs.backend, found[i]->backend) == 0)

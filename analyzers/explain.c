@@ -27,6 +27,7 @@ void mt_finding_free(struct mt_finding *f)
 	json_decref(f->sites);
 	for (int i = 0; i < f->nfixes; i++)
 		json_decref(f->fixes[i].verified);
+	free(f->process);
 	free(f);
 }
 

@@ -23,6 +23,10 @@ struct mt_fix {
 struct mt_finding {
 	const char *id;
 	const char *region, *backend;
+	/* A process the command started, not the command's own: "child
+	 * process 1234 (./prog)"; NULL for the command's own.  Owned by the
+	 * finding. */
+	char *process;
 	json_t *evidence; /* the measured figures the conclusion rests on */
 	char explanation[2 * MT_TEXT];
 	struct mt_fix fixes[MT_MAX_FIXES];

@@ -33,6 +33,12 @@ bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 	}
 	ok = ok && m.status == (own_status < 0 ? 0 : own_status);
 	if (ok) {
+		if (!r->n && !setting && json_array_size(m.processes) > 1) {
+			r->children = json_array();
+			for (size_t i = 1; i < json_array_size(m.processes); i++)
+				json_array_append(r->children,
+						  json_array_get(m.processes, i));
+		}
 		r->summaries[r->n++] = json_incref(mt_measured_root(&m));
 	} else {
 		char how[64];
@@ -102,4 +108,6 @@ void mt_runs_release(struct mt_runs *r)
 	for (size_t i = 0; i < r->n; i++)
 		json_decref(r->summaries[i]);
 	r->n = 0;
+	json_decref(r->children);
+	r->children = NULL;
 }

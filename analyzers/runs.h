@@ -16,6 +16,9 @@ struct mt_runs {
 	const char *backend;
 	json_t *summaries[MT_MAX_RUNS]; /* the command's own, one per run */
 	size_t n;
+	/* the summaries of the processes it started (forked, or exec'd
+	 * after a fork), of its first run: an array, or NULL */
+	json_t *children;
 };
 
 /* One more run of argv under r's backend, with `setting` (NAME=VALUE, or

@@ -91,9 +91,14 @@ static void parent_after_fork(void)
 	mt_lttng_fork_parent();
 }
 
+/* This process, when a fork made it (its child handler ran here); not a
+ * vfork child, which runs no handler and shares its parent's memory. */
+static pid_t forked_child;
+
 static void child_after_fork(void)
 {
 	mt_tls.hidden++;
+	forked_child = getpid();
 	mt_loader_blocks_after_fork();
 	mt_shim_threads_forget();
 	mt_threads_reset_after_fork();
@@ -200,5 +205,15 @@ void mt_lifecycle_exec_failed(void)
 
 void mt_lifecycle_exit_now(int status)
 {
+	/* A forked child leaving by _exit, as a server's workers, a pool's
+	 * processes (Python's os._exit) and a shell's children do: its
+	 * summary all the same, as exit writes it, or its figures are lost
+	 * to explain and stat.  Not in a vfork child, whose memory is its
+	 * parent's. */
+	if (active && forked_child && forked_child == getpid()) {
+		mt_fini();
+		active = false;
+		return;
+	}
 	MT_EMIT(exit_now, status);
 }

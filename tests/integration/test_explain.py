@@ -248,3 +248,21 @@ def test_memory_kept_by_small_blocks_that_pin_it_is_fragmentation():
     assert "Fragmentation of small blocks" not in f["explanation"], f["explanation"]
     settings = [x.get("setting") for x in f["fixes"] if x["kind"] == "setting"]
     assert "MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0" in settings, f["fixes"]
+
+
+@pytest.mark.parametrize("leave", ["_exit", "exit"])
+def test_the_children_a_command_forks_are_explained(leave):
+    """A parent that only forks; its children churn (12 blocks of 48 MiB
+    each) and leave by _exit (a server's workers, a pool's processes) or
+    exit.  explain said "0 findings" (the command's own process only, and
+    a child leaving by _exit wrote no summary): each child's churn is
+    found and said to be that child's, and not verified as the command's."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("forkchurn"), "2", leave], clean_env())
+    findings = json.loads(r.stdout)["findings"]
+    churns = [f for f in findings if f["id"] == "mmap-churn"]
+    assert len(churns) == 2, [f["id"] for f in findings]
+    assert all(f["process"].startswith("child process ") for f in churns)
+    assert len({f["process"] for f in churns}) == 2
+    assert all(x["stack"][0].get("function") == "churn"
+               for f in churns for x in f["sites"][:1]), churns[0]["sites"]
