@@ -144,29 +144,57 @@ static bool whole_program_recorded(const struct measured *m, const char *region)
 	return false;
 }
 
-/* One glibc setting for one region: the first finding's (the churn's,
- * sized for what churns), where a later one (threshold) would size the
- * same tunables otherwise and contradict it.  (A fix's setting lives as
- * long as its finding.) */
+static bool is_churn(const char *id)
+{
+	size_t len = strlen(id);
+	return len > 6 && !strcmp(id + len - 6, "-churn");
+}
+
+static const char *const glibc_prefix = "GLIBC_TUNABLES=";
+
+/* The GLIBC_TUNABLES fix of x, or NULL. */
+static const char *glibc_setting(const struct mt_finding *x)
+{
+	for (int k = 0; k < x->nfixes; k++)
+		if (x->fixes[k].kind == MT_FIX_SETTING &&
+		    !strncmp(x->fixes[k].setting, glibc_prefix, strlen(glibc_prefix)))
+			return x->fixes[k].setting;
+	return NULL;
+}
+
+/* One glibc setting for a process: the one a churn finding proposes
+ * (sized for what churns), or else the first; other findings that would
+ * size the same tunables otherwise (threshold, another region's) point to
+ * it instead of contradicting it, since the environment holds one.  (A
+ * fix's setting lives as long as its finding.) */
 static void one_glibc_setting(struct mt_finding **x, size_t n)
 {
-	const char *first = NULL, *setting = NULL;
-	const char *prefix = "GLIBC_TUNABLES=";
+	const char *prefix = glibc_prefix;
+	const struct mt_finding *chosen = NULL;
+	const char *setting = NULL;
 	for (size_t i = 0; i < n; i++) {
+		const char *s = glibc_setting(x[i]);
+		if (s && (!chosen || (is_churn(x[i]->id) && !is_churn(chosen->id)))) {
+			chosen = x[i];
+			setting = s;
+		}
+	}
+	if (!chosen)
+		return;
+	char where[160];
+	if (strcmp(chosen->region, MT_WHOLE_PROGRAM))
+		snprintf(where, sizeof where, "[%s] of region %s", chosen->id,
+			 chosen->region);
+	else
+		snprintf(where, sizeof where, "[%s]", chosen->id);
+	for (size_t i = 0; i < n; i++) {
+		if (x[i] == chosen)
+			continue;
 		for (int k = 0; k < x[i]->nfixes;) {
 			struct mt_fix *fix = &x[i]->fixes[k];
 			if (fix->kind != MT_FIX_SETTING ||
-			    strncmp(fix->setting, prefix, strlen(prefix))) {
-				k++;
-				continue;
-			}
-			if (!first) {
-				first = x[i]->id;
-				setting = fix->setting;
-				k++;
-				continue;
-			}
-			if (x[i]->id == first || !strcmp(fix->setting, setting)) {
+			    strncmp(fix->setting, prefix, strlen(prefix)) ||
+			    !strcmp(fix->setting, setting)) {
 				k++;
 				continue;
 			}
@@ -175,9 +203,9 @@ static void one_glibc_setting(struct mt_finding **x, size_t n)
 			if (!strstr(x[i]->explanation, "The glibc setting of ["))
 				snprintf(x[i]->explanation + at,
 					 sizeof x[i]->explanation - at,
-					 " The glibc setting of [%s] above is "
-					 "the one to try.",
-					 first);
+					 " The glibc setting of %s is the one to "
+					 "try: the environment holds one.",
+					 where);
 			memmove(fix, fix + 1,
 				(size_t)(x[i]->nfixes - k - 1) * sizeof *fix);
 			x[i]->nfixes--;
@@ -218,7 +246,7 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		if (!(ok = keep(out, x)))
 			mt_finding_free(x);
 	}
-	if (ok)
+	if (ok && process)
 		one_glibc_setting(out->at + first, out->n - first);
 	return ok;
 }
@@ -273,6 +301,7 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 	const char **regions = calloc(max, sizeof *regions);
 	size_t nr = regions ? mt_region_names(m->runs.summaries[0], regions, max) : 0;
 	bool ok = regions != NULL;
+	size_t own = out->n; /* (the findings of this backend's runs) */
 
 	for (size_t r = 0; ok && r < nr; r++) {
 		struct mt_call_figures f;
@@ -281,6 +310,8 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 			continue;
 		ok = rules_on(cx, m, m->runs.summaries[0], &f, NULL, out);
 	}
+	if (ok)
+		one_glibc_setting(out->at + own, out->n - own);
 	free(regions);
 	ok = ok && rules_on_children(cx, m, out);
 	return ok;
