@@ -12,6 +12,7 @@
 
 #include "diag.h"
 #include "kcounters.h"
+#include "owned_lock.h"
 #include "ksamples.h"
 #include "rawsys.h"
 #include "thread.h"
@@ -56,7 +57,7 @@ static int others[MAX_EVENTS]; /* descriptors writing into a ring */
 static struct source sources[MAX_EVENTS];
 static int nothers, nsources;
 static size_t ring_bytes, page_size;
-static uintptr_t lock; /* the thread pointer of the thread draining */
+static mt_owned_lock lock; /* the thread draining */
 /* The process whose memory holds the rings.  A child made without the
  * fork handlers (a raw clone or clone3 system call) does not have them
  * (VM_DONTCOPY: holes where they were), and must not read them. */
@@ -327,21 +328,20 @@ static void drain_ring(struct perf_event_mmap_page *ring, struct mt_thread *t)
 	__atomic_store_n(&ring->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-static uintptr_t me(void)
+static void drain_rings(struct mt_thread *t)
 {
-	return (uintptr_t)__builtin_thread_pointer();
+	if (!ncpus || !mt_tracing || finished)
+		return;
+	for (int i = 0; i < ncpus; i++)
+		drain_ring(rings[i], t);
 }
 
 void mt_ksamples_drain(struct mt_thread *t)
 {
-	uintptr_t free = 0;
-	if (!ncpus || !mt_tracing || finished || getpid() != rings_pid ||
-	    !__atomic_compare_exchange_n(&lock, &free, me(), false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if (getpid() != rings_pid || !mt_lock_try(&lock))
 		return;
-	for (int i = 0; i < ncpus; i++)
-		drain_ring(rings[i], t);
-	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+	drain_rings(t);
+	mt_lock_give(&lock);
 }
 
 /* Close the descriptors and, where they are ours, unmap the rings. */
@@ -376,15 +376,14 @@ void mt_ksamples_finish(struct mt_thread *t)
 	/* Wait for a drain under way in the collector, then take the rest;
 	 * not for one of this very thread, which exit() from a signal
 	 * handler interrupted: it never ends. */
-	uintptr_t holder;
 	if (getpid() != rings_pid) { /* (its collector is not in this one) */
 		finished = true;
 		return;
 	}
-	while ((holder = __atomic_load_n(&lock, __ATOMIC_ACQUIRE)) && holder != me())
-		;
-	if (!holder)
-		mt_ksamples_drain(t);
+	if (mt_lock_take_unless_mine(&lock)) {
+		drain_rings(t);
+		mt_lock_give(&lock);
+	}
 	finished = true;
 }
 

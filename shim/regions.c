@@ -1,5 +1,4 @@
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -8,6 +7,7 @@
 #include "diag.h"
 #include "kcounters.h"
 #include "ksamples.h"
+#include "owned_lock.h"
 #include "rawsys.h"
 #include "visibility.h"
 #include "memtrace.h"
@@ -43,10 +43,9 @@ struct region {
 	struct mt_figures f;
 };
 
-/* Error-checking: at exit the summary takes it, and when a signal handler
- * called exit() while its thread held it (in a region's begin or end),
- * that thread's lock answers EDEADLK instead of waiting for ever. */
-static pthread_mutex_t lock = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+/* At exit the summary takes it, unless a signal handler called exit()
+ * while its thread held it (in a region's begin or end). */
+static mt_owned_lock lock;
 static struct region *regions; /* MAX_REGIONS of them, mmapped */
 static int region_count;
 static struct mt_region_summary summaries[MAX_REGIONS];
@@ -182,9 +181,13 @@ MT_EXPORT void memtrace_region_begin(const char *name)
 		t->open_regions++; /* so its end matches */
 		goto out;
 	}
-	pthread_mutex_lock(&lock);
-	int region = region_index(t, name);
-	pthread_mutex_unlock(&lock);
+	/* A signal handler's region, begun while its thread is in here: not
+	 * measured (waiting would be for ever). */
+	int region = -1;
+	if (mt_lock_take_unless_mine(&lock)) {
+		region = region_index(t, name);
+		mt_lock_give(&lock);
+	}
 
 	struct mt_region_mark *m = &t->marks[t->open_regions++];
 	m->region = region;
@@ -226,15 +229,14 @@ MT_EXPORT void memtrace_region_end(const char *name)
 			e.wall_ns - m->wall_ns);
 		emit_counters(t, &e.k, e.shim, &e.ru);
 	}
-	pthread_mutex_lock(&lock);
-	if (m->region >= 0) {
+	if (m->region >= 0 && mt_lock_take_unless_mine(&lock)) {
 		struct region *r = &regions[m->region];
 		if (strncmp(r->name, name, NAME_LEN - 1) != 0)
 			mt_warn("memtrace_region_end(\"%s\") closes region '%s'",
 				name, r->name);
 		add_call(r, m, t, &e);
+		mt_lock_give(&lock);
 	}
-	pthread_mutex_unlock(&lock);
 	/* The enclosing region's peak covers this one's. */
 	if (m->outer_large_peak > t->large_peak)
 		t->large_peak = m->outer_large_peak;
@@ -276,9 +278,9 @@ static uint64_t kth_smallest(uint64_t *v, size_t n, size_t k)
 
 const struct mt_region_summary *mt_regions_summarise(size_t *count)
 {
-	/* Not locked when this thread holds it already (EDEADLK): exit()
-	 * from a handler; the call being added then may count in part. */
-	bool locked = pthread_mutex_lock(&lock) == 0;
+	/* Not locked when this thread holds it already: exit() from a
+	 * handler; the call being added then may count in part. */
+	bool locked = mt_lock_take_unless_mine(&lock);
 	for (int i = 0; i < region_count; i++) {
 		struct region *r = &regions[i];
 		struct mt_region_summary *s = &summaries[i];
@@ -297,13 +299,13 @@ const struct mt_region_summary *mt_regions_summarise(size_t *count)
 	}
 	*count = (size_t)region_count;
 	if (locked)
-		pthread_mutex_unlock(&lock);
+		mt_lock_give(&lock);
 	return summaries;
 }
 
 void mt_regions_reset_after_fork(void)
 {
-	lock = (pthread_mutex_t)PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+	lock = 0;
 	region_count = 0;
 }
 

@@ -137,16 +137,12 @@ static bool is_the_trace(int fd)
  * the program's now, never closed here. */
 static bool trace_fd_is_ours(void)
 {
-	static uintptr_t reopening; /* by this thread (pointer) */
+	static mt_owned_lock reopening;
 	int fd = __atomic_load_n(&trace_fd, __ATOMIC_RELAXED);
-	uintptr_t free = 0, self = (uintptr_t)__builtin_thread_pointer();
 	if (is_the_trace(fd))
 		return true;
-	if (__atomic_load_n(&reopening, __ATOMIC_RELAXED) == self)
+	if (!mt_lock_take_unless_mine(&reopening))
 		return false; /* a signal handler, in the middle of it */
-	while (!__atomic_compare_exchange_n(&reopening, &free, self, false,
-					    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		free = 0;
 	fd = __atomic_load_n(&trace_fd, __ATOMIC_RELAXED);
 	bool ours = is_the_trace(fd);
 	int err = 0;
@@ -165,7 +161,7 @@ static bool trace_fd_is_ours(void)
 			ours = true;
 		}
 	}
-	__atomic_store_n(&reopening, 0, __ATOMIC_RELEASE);
+	mt_lock_give(&reopening);
 	errno = err;
 	return ours;
 }
@@ -203,26 +199,6 @@ static bool write_at(const struct iovec *iov, int n, size_t total, uint64_t at)
 	/* A short write (a full disk, or the size limit): the rest is lost. */
 	errno = w < 0 ? (int)-w : ENOSPC;
 	return false;
-}
-
-/* A buffer's lock holds its holder's thread pointer, so that a signal
- * handler can tell the thread it interrupted from another one. */
-static uintptr_t me(void)
-{
-	return (uintptr_t)__builtin_thread_pointer();
-}
-
-static void spin_lock(uintptr_t *l)
-{
-	uintptr_t free = 0;
-	while (!__atomic_compare_exchange_n(l, &free, me(), false,
-					    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		free = 0;
-}
-
-static void spin_unlock(uintptr_t *l)
-{
-	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
 #ifdef MT_HAVE_ZSTD
@@ -314,11 +290,11 @@ static uint64_t write_chunk(struct mt_trace_buf *b, bool provisional)
  * buffer is written out, and claim() takes none that is busy.) */
 static void write_out(struct mt_trace_buf *b)
 {
-	spin_lock(&b->lock);
+	mt_lock_take(&b->lock);
 	if (!b->closed)
 		write_chunk(b, false);
 	b->on_disk = 0;
-	spin_unlock(&b->lock);
+	mt_lock_give(&b->lock);
 	__atomic_store_n(&b->committed, MT_BUSY, __ATOMIC_RELEASE);
 }
 
@@ -410,9 +386,9 @@ static void rename_buffer(struct mt_trace_buf *b, uint32_t tid)
 	if (!b || b->tid == tid)
 		return;
 	mt_trace_flush(b);
-	spin_lock(&b->lock); /* the idle flusher reads the id */
+	mt_lock_take(&b->lock); /* the idle flusher reads the id */
 	b->tid = tid;
-	spin_unlock(&b->lock);
+	mt_lock_give(&b->lock);
 }
 
 static void trace_thread_attach(struct mt_thread *t)
@@ -447,15 +423,15 @@ static struct mt_trace_buf *claim_empty(struct mt_thread *t)
  * interrupted the thread writing b out, a write that cannot finish. */
 static void close_buffer(struct mt_trace_buf *b)
 {
-	if (!b || b->closed || __atomic_load_n(&b->lock, __ATOMIC_RELAXED) == me())
+	if (!b || b->closed || mt_lock_is_mine(&b->lock))
 		return;
-	spin_lock(&b->lock);
+	mt_lock_take(&b->lock);
 	write_chunk(b, false);
 	b->closed = true;
 	/* Empty, so the inline events go to the slow path, which sees it
 	 * closed (trace_buf.h). */
 	__atomic_store_n(&b->committed, 0, __ATOMIC_RELEASE);
-	spin_unlock(&b->lock);
+	mt_lock_give(&b->lock);
 }
 
 /* claim(t), the event counted as lost once recording stopped. */
@@ -829,13 +805,13 @@ static void write_idle(struct mt_trace_buf *b, uint64_t now, uint64_t idle_ticks
 	 * the lock for what matters. */
 	uint64_t last = b->last_units << MT_TSC_SHIFT;
 	if (!c || c == b->on_disk || b->closed || now - last < idle_ticks ||
-	    __atomic_load_n(&b->lock, __ATOMIC_RELAXED) == me())
+	    mt_lock_is_mine(&b->lock))
 		return;
-	spin_lock(&b->lock);
+	mt_lock_take(&b->lock);
 	c = __atomic_load_n(&b->committed, __ATOMIC_ACQUIRE) & ~MT_BUSY;
 	if (c && c != b->on_disk && !b->closed)
 		b->on_disk = write_chunk(b, true);
-	spin_unlock(&b->lock);
+	mt_lock_give(&b->lock);
 }
 
 static void flush_unless_busy(struct mt_trace_buf *b);

@@ -15,6 +15,7 @@
 #endif
 
 #include "memtrace/trace_format.h"
+#include "owned_lock.h"
 #include "thread.h"
 #include "varint.h"
 
@@ -35,8 +36,7 @@ enum {
 #define MT_BUSY (1ull << 63)
 
 struct mt_trace_buf {
-	uintptr_t lock;	  /* its holder's thread pointer, while the chunk is
-			     written out */
+	mt_owned_lock lock; /* while the chunk is written out */
 	bool closed;	  /* no more events (exit, fork); then it is empty */
 	bool in_signal;	  /* the thread's second buffer, for signal handlers */
 	uint32_t tid, seq;
