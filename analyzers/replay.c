@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "fault_sites.h"
 #include "idmap.h"
 #include "recording.h"
 #include "replay.h"
@@ -70,6 +71,7 @@ struct replay {
 	struct mt_region_summary *summaries;
 	char *sites;
 	json_t *sites_so_far; /* the latest sites event */
+	struct mt_fault_sites *fault_sites;
 };
 
 struct rss_sample {
@@ -348,6 +350,7 @@ static bool on_event(const struct mt_event *e, void *arg)
 		r->rec.last_ns = e->ns;
 	if (!t)
 		return false;
+	mt_fault_sites_event(r->fault_sites, e);
 	switch (e->tag) {
 	case MT_EV_ALLOC:
 		alloc(r, t, (int)e->alloc.entry, e->alloc.size, e->alloc.usable);
@@ -440,6 +443,8 @@ static bool on_event(const struct mt_event *e, void *arg)
 	case MT_EV_FAULT:
 		r->fault_samples++;
 		break;
+	case MT_EV_BLOCK_SITE:
+		break; /* (fault_sites.c) */
 	case MT_EV_RSS:
 		keep_rss(r, e);
 		break;
@@ -640,6 +645,11 @@ static bool fill_summary(struct replay *r, struct mt_trace *t, struct mt_summary
 		if (json_object_get(r->exit, "sites"))
 			at = json_object_get(r->exit, "sites");
 	}
+	s->fault_samples_on_sites = -1;
+	uint64_t on_sites;
+	if (at && s->fault_period && r->fault_samples &&
+	    mt_fault_sites_apply(r->fault_sites, at, s->fault_period, &on_sites))
+		s->fault_samples_on_sites = (int64_t)on_sites;
 	s->sites_json = r->sites = at ? json_dumps(at, JSON_COMPACT) : NULL;
 	s->fault_samples = r->fault_samples;
 	s->fault_samples_lost = r->fault_samples_lost;
@@ -675,6 +685,7 @@ static void replay_free(struct replay *r)
 	free(r->sites);
 	json_decref(r->sites_so_far);
 	free(r->rss);
+	mt_fault_sites_free(r->fault_sites);
 	free(r);
 }
 
@@ -689,6 +700,12 @@ bool mt_replay(struct mt_trace *t, bool salvage, struct mt_replayed *out,
 		return false;
 	}
 	out->state = r;
+	r->fault_sites = mt_fault_sites_new(mt_trace_start_ns(t));
+	if (!r->fault_sites) {
+		snprintf(err, errlen, "out of memory");
+		mt_replayed_free(out);
+		return false;
+	}
 	if (!mt_trace_each(t, salvage, on_event, r, err, errlen) || r->failed) {
 		if (r->failed)
 			snprintf(err, errlen, "out of memory");

@@ -147,6 +147,10 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 					json_integer_value(json_object_get(sum, key)) +
 					json_integer_value(json_object_get(large, key))));
 		}
+		if (json_object_get(site, "faults"))
+			json_object_set_new(e, "faults", json_integer(
+				json_integer_value(json_object_get(e, "faults")) +
+				json_integer_value(json_object_get(site, "faults"))));
 		json_int_t most = json_integer_value(json_object_get(large, "function_max_live"));
 		if (most > json_integer_value(json_object_get(sum, "max_live_in_function")))
 			json_object_set_new(sum, "max_live_in_function", json_integer(most));
@@ -434,6 +438,8 @@ static double weigh_all(json_t *site, const void *unused)
 		if (n > 6 && strcmp(k + n - 6, "_bytes") == 0)
 			w += json_number_value(v);
 	}
+	/* (a page faulted in: a page's worth of memory the kernel gave) */
+	w += 4096.0 * (double)json_integer_value(json_object_get(site, "faults"));
 	return w + weigh_bytes(site, NULL) * 1e-3;
 }
 
@@ -476,6 +482,29 @@ static void unnamed_note(FILE *out, json_t *sites)
 	json_decref(seen);
 }
 
+/* How many of the faults sampled the sites' column accounts for: the
+ * rest fell outside the large blocks (small objects, stacks, the
+ * interpreter's memory, files) or in blocks the shim did not follow. */
+static void print_fault_coverage(FILE *out, json_t *s, json_t *fs)
+{
+	json_int_t period = json_integer_value(json_object_get(fs, "period"));
+	json_int_t recorded = json_integer_value(json_object_get(fs, "recorded"));
+	json_int_t on = json_integer_value(json_object_get(fs, "on_sites"));
+	json_int_t rest = 0;
+	size_t i;
+	json_t *site;
+	json_array_foreach(json_object_get(s, "sites"), i, site)
+		if (json_object_get(site, "rest"))
+			rest += json_integer_value(json_object_get(site, "faults"));
+	fprintf(out, "  faults: page-fault samples (1 in %lld; %lld recorded), each "
+		     "put on the large block live where it fell: %lld (%.0f%%) "
+		     "fell in these sites' blocks%s, the rest in other memory "
+		     "(small objects, stacks, the interpreter's, files)\n",
+		(long long)period, (long long)recorded, (long long)on,
+		recorded ? 100.0 * (double)on / (double)recorded : 0.0,
+		rest ? " (those summed below included)" : "");
+}
+
 void mt_sites_print(FILE *out, json_t *s)
 {
 	json_t *sites = ranked(json_object_get(s, "sites"), weigh_all, NULL,
@@ -495,14 +524,21 @@ void mt_sites_print(FILE *out, json_t *s)
 		json_decref(sites);
 		return;
 	}
-	fprintf(out, "  %7s %9s %7s %7s %7s %7s %7s %7s %7s %6s %6s  %s\n",
+	/* From a trace with fault samples: the faults in each site's blocks. */
+	json_t *fs = json_object_get(s, "fault_samples");
+	bool faults = json_object_get(fs, "on_sites") != NULL;
+	fprintf(out, "  %7s %9s %7s %7s %7s %7s %7s %7s %7s %6s %6s%s  %s\n",
 		"blocks", "MiB", "live-fn", "brk+", "brk-", "mmap", "munmap",
-		"purges", "thr-hp-", "own+", "own-",
+		"purges", "thr-hp-", "own+", "own-", faults ? "   faults" : "",
 		"site < callers (same Python frames folded)");
 	json_array_foreach(sites, i, site) {
 		json_t *large = json_object_get(site, "large");
 		json_t *stack = json_object_get(site, "stack");
-		fprintf(out, "  %7lld %9.1f %7lld %7llu %7llu %7llu %7llu %7llu %7llu %6llu %6llu  %s",
+		char nf[32] = "";
+		if (faults)
+			snprintf(nf, sizeof nf, " %8lld",
+				 (long long)json_integer_value(json_object_get(site, "faults")));
+		fprintf(out, "  %7lld %9.1f %7lld %7llu %7llu %7llu %7llu %7llu %7llu %6llu %6llu%s  %s",
 			(long long)json_integer_value(json_object_get(large, "allocations")),
 			json_number_value(json_object_get(large, "bytes")) / (1 << 20),
 			(long long)json_integer_value(json_object_get(large, "max_live_in_function")),
@@ -513,7 +549,7 @@ void mt_sites_print(FILE *out, json_t *s)
 			(unsigned long long)caused_count(site, "purge"),
 			(unsigned long long)caused_count(site, "thread_heap_shrink"),
 			(unsigned long long)caused_count(site, "own_mmap"),
-			(unsigned long long)caused_count(site, "own_munmap"),
+			(unsigned long long)caused_count(site, "own_munmap"), nf,
 			mt_site_label(stack, label, sizeof label));
 		mt_site_print_callers(out, stack, 2);
 		fputc('\n', out);
@@ -529,6 +565,8 @@ void mt_sites_print(FILE *out, json_t *s)
 					site, "large"), "bytes")) / (1 << 20),
 				(long long)json_integer_value(rest));
 	}
+	if (faults)
+		print_fault_coverage(out, s, fs);
 	unnamed_note(out, sites);
 	json_decref(sites);
 }

@@ -60,6 +60,9 @@ struct mt_summary {
 	/* Page-fault samples recorded into the trace (MEMTRACE_FAULTS). */
 	unsigned fault_period; /* 0: not sampled */
 	uint64_t fault_samples, fault_samples_lost;
+	/* Read from a trace: the samples that fell in a large block followed
+	 * to its site (the sites' "faults"); -1 when not worked out. */
+	int64_t fault_samples_on_sites;
 	struct mt_resident resident;
 	/* What the shim cost the run, estimated (shim_cost.h). */
 	struct mt_shim_cost shim_cost;

@@ -320,6 +320,9 @@ size_t mt_summary_json(const struct mt_summary *s, char *buf, size_t len)
 		mt_json_u64(&fs, "period", s->fault_period);
 		mt_json_u64(&fs, "recorded", s->fault_samples);
 		mt_json_u64(&fs, "lost", s->fault_samples_lost);
+		if (s->fault_samples_on_sites >= 0)
+			mt_json_u64(&fs, "on_sites",
+				    (uint64_t)s->fault_samples_on_sites);
 		mt_json_end(&fs);
 	}
 	write_resident(&top, &s->resident);

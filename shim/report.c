@@ -95,6 +95,7 @@ static void gather(struct mt_summary *s)
 	struct timespec now;
 
 	memset(s, 0, sizeof *s);
+	s->fault_samples_on_sites = -1; /* a trace's reader works them out */
 	s->pid = getpid();
 	s->argv = mt_process_argv();
 	s->backend_name = mt_backend_id.name;

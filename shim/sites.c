@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emit.h"
 #include "json_writer.h"
 #include "native_stack.h"
 #include "python_frames.h"
@@ -386,8 +387,12 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 		mt_tls.site = id;
 	} else {
 		tab->untracked++;
+		id = 0;
 	}
 	give();
+	if (id)
+		MT_EMIT_EVENT(mt_self(), block_site, .ptr = (uintptr_t)p,
+			      .bytes = usable, .site = id);
 	mt_tls.in_sites = false;
 }
 
@@ -625,6 +630,7 @@ size_t mt_sites_json(char *buf, size_t len, bool wait)
 		if (!rest_sites) {
 			mt_json_put(&o, k ? ", " : "");
 			struct mt_json_obj j = mt_json_begin(&o, NULL);
+			mt_json_u64(&j, "id", order[k]);
 			mt_json_key(&j, "stack");
 			write_stack(&o, s);
 			write_figures(&j, s, function_max_live(s));

@@ -85,7 +85,11 @@
 	 * now and then while they change, and before a crash, _exit or      \
 	 * exec, for a process that never reaches exit (the closing record's \
 	 * replace them) */                                                   \
-	X(SITES, sites, MT_WIRE_TEXT)
+	X(SITES, sites, MT_WIRE_TEXT)                                        \
+	/* a large block followed to its call site (1.12): the site's "id"   \
+	 * in the sites JSON, so that a fault sampled inside the block while \
+	 * it lives is put on the code that allocated it */                  \
+	X(BLOCK_SITE, block_site, 3, ptr, bytes, site)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

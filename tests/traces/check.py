@@ -27,6 +27,7 @@ TRACES = {
                                ["export", "--format", "collapsed"],
                                ["export", "--format", "collapsed", "--value",
                                 "caused"]],
+    "numpy-plain-faults.mt": [["stat", "--by-site"], ["stat", "--json"]],
     "thread-heaps.mt": LARGE,
     "churn-jemalloc.mt": LARGE,
     "steady-tcmalloc.mt": SMALL,

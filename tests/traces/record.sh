@@ -40,6 +40,8 @@ cd "$src"
 record numpy-regions glibc -- /usr/bin/python3 bench/numpy_temporaries.py --epochs 1
 # The same benchmark written plainly: no regions, sites by Python line.
 record numpy-plain glibc -- /usr/bin/python3 tests/programs/numpy_plain.py 100
+# The same with 1 fault in 8 sampled (format 1.12): the faults by site.
+record numpy-plain-faults glibc MEMTRACE_FAULTS=sample:8 -- /usr/bin/python3 tests/programs/numpy_plain.py 30
 # glibc's thread heaps shrunk by free() (madvise out of any interposer's sight).
 record thread-heaps glibc -- "$scratch/thread_heaps" churn 40
 # jemalloc purging large blocks, with every page fault sampled.
