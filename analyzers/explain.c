@@ -94,6 +94,23 @@ static double large_blocks_bound(const struct mt_call_figures *f,
 	return moved > through ? through / moved : 1;
 }
 
+/* From a trace with fault samples: the faults that fell in the site's
+ * blocks, measured, against the run's. */
+static void say_site_faults(struct mt_finding *x, json_t *site,
+			    const struct mt_call_figures *f)
+{
+	json_t *n = json_object_get(site, "faults");
+	if (!n || f->faults < 1)
+		return;
+	size_t at = strlen(x->explanation);
+	double faults = (double)json_integer_value(n);
+	snprintf(x->explanation + at, sizeof x->explanation - at,
+		 " Its blocks took %.0f of the run's %.0f page faults (%.0f%%, "
+		 "from the faults sampled in the trace, each put on the block "
+		 "it fell in).",
+		 faults, f->faults, 100 * fmin(1, faults / f->faults));
+}
+
 void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		      const char *const *keys)
 {
@@ -168,6 +185,7 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		 " %.0f%% of it comes from the blocks allocated at %s.",
 		 json_number_value(json_object_get(top, "share")) * 100,
 		 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
+	say_site_faults(x, top, in->f);
 	if (!mt_site_grows(top))
 		return;
 	json_t *large = json_object_get(top, "large");
