@@ -303,12 +303,19 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 	bool ok = regions != NULL;
 	size_t own = out->n; /* (the findings of this backend's runs) */
 
+	/* A region's figures are per call, each the median over the runs;
+	 * the whole program's are one run's, the median one, so that its
+	 * totals and its sites (which say how much of each total is whose)
+	 * come from the same run. */
+	json_t *median = m->runs.summaries[mt_runs_median(&m->runs)];
 	for (size_t r = 0; ok && r < nr; r++) {
 		struct mt_call_figures f;
+		bool whole = !strcmp(regions[r], MT_WHOLE_PROGRAM);
 		if (!whole_program_recorded(m, regions[r]) ||
-		    !mt_runs_figures(&m->runs, regions[r], &f))
+		    !(whole ? mt_figures_of(median, regions[r], &f)
+			    : mt_runs_figures(&m->runs, regions[r], &f)))
 			continue;
-		ok = rules_on(cx, m, m->runs.summaries[0], &f, NULL, out);
+		ok = rules_on(cx, m, median, &f, NULL, out);
 	}
 	if (ok)
 		one_glibc_setting(out->at + own, out->n - own);

@@ -103,6 +103,29 @@ bool mt_runs_figures(const struct mt_runs *r, const char *region,
 	return true;
 }
 
+static double cpu_of(json_t *summary)
+{
+	json_t *cpu = json_object_get(summary, "cpu_s");
+	return json_number_value(json_object_get(cpu, "user")) +
+	       json_number_value(json_object_get(cpu, "system"));
+}
+
+size_t mt_runs_median(const struct mt_runs *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		/* its rank, ties broken by order */
+		size_t below = 0;
+		double c = cpu_of(r->summaries[i]);
+		for (size_t j = 0; j < r->n; j++) {
+			double d = cpu_of(r->summaries[j]);
+			below += d < c || (d == c && j < i);
+		}
+		if (below == (r->n - 1) / 2)
+			return i;
+	}
+	return 0;
+}
+
 void mt_runs_release(struct mt_runs *r)
 {
 	for (size_t i = 0; i < r->n; i++)

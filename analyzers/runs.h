@@ -37,6 +37,10 @@ bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 int mt_runs_repeat(struct mt_runs *b, size_t nb, long repeat,
 		   char *const argv[], const char *setting, int stdout_fd,
 		   const char *verb, bool progress);
+/* The run whose CPU time (user and system) is the median of r's, the
+ * lower of the middle two: where a run's figures must agree with each
+ * other (its totals with its sites), they come from that one run. */
+size_t mt_runs_median(const struct mt_runs *r);
 /* The figures of `region` combined over the runs (mt_figures_combine);
  * false when no run has it. */
 bool mt_runs_figures(const struct mt_runs *r, const char *region,
