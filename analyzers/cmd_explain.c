@@ -324,6 +324,114 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 	return ok;
 }
 
+static bool churn_finding(const char *id)
+{
+	static const char *const churns[] = {"heap-trim-churn", "mmap-churn",
+					     "purge-churn", "thread-heap-churn"};
+	for (size_t i = 0; i < sizeof churns / sizeof *churns; i++)
+		if (!strcmp(id, churns[i]))
+			return true;
+	return false;
+}
+
+/* The command's own finding on backend b that is `id` or a churn, if
+ * any: what rules b out as a fix for `id`. */
+static const struct mt_finding *finding_on(const struct findings *all,
+					   const char *b, const char *id)
+{
+	for (size_t i = 0; i < all->n; i++)
+		if (!all->at[i]->process && !strcmp(all->at[i]->backend, b) &&
+		    (!strcmp(all->at[i]->id, id) || churn_finding(all->at[i]->id)))
+			return all->at[i];
+	return NULL;
+}
+
+/* A backend measured here, and its whole runs' least time. */
+static const struct measured *measured_on(const struct measured *m, int nm,
+					  const char *b, double *time_s)
+{
+	for (int j = 0; j < nm; j++) {
+		struct mt_call_figures f;
+		if (!m[j].source && !strcmp(m[j].runs.backend, b) &&
+		    mt_runs_figures(&m[j].runs, MT_WHOLE_PROGRAM, &f)) {
+			*time_s = f.time_min_s;
+			return &m[j];
+		}
+	}
+	return NULL;
+}
+
+/* What was measured on the backends explain ran overrides what is known
+ * of them in general: a backend a finding proposes is dropped when its own
+ * runs here have the same problem, or (a churn) took longer; and where
+ * another backend measured here ran the command faster without that
+ * churn, it is proposed with its times. */
+static void weigh_backend_fixes(struct findings *all, const struct measured *m,
+				int nm)
+{
+	for (size_t i = 0; i < all->n; i++) {
+		struct mt_finding *x = all->at[i];
+		double here, there;
+		if (x->process || !measured_on(m, nm, x->backend, &here))
+			continue;
+		bool churn = churn_finding(x->id);
+		/* (each said once) */
+		for (int k = 0; k < x->nfixes;) {
+			struct mt_fix *fix = &x->fixes[k];
+			const char *b = fix->kind == MT_FIX_BACKEND ? fix->backend : NULL;
+			const struct mt_finding *same = b ? finding_on(all, b, x->id) : NULL;
+			bool slower = b && churn && measured_on(m, nm, b, &there) &&
+				      there > here;
+			if (!same && !slower) {
+				k++;
+				continue;
+			}
+			size_t at = strlen(x->explanation);
+			if (same)
+				snprintf(x->explanation + at, sizeof x->explanation - at,
+					 " %s is not proposed: its runs here have "
+					 "a %s finding.", b, same->id);
+			else
+				snprintf(x->explanation + at, sizeof x->explanation - at,
+					 " %s is not proposed: its runs here took "
+					 "longer (%.3f s against %.3f s).",
+					 b, there, here);
+			memmove(fix, fix + 1, (size_t)(x->nfixes - k - 1) * sizeof *fix);
+			x->nfixes--;
+		}
+		if (!churn)
+			continue;
+		/* The fastest backend measured here without a churn finding,
+		 * clearly faster (10%), if not proposed already. */
+		const char *best = NULL;
+		double best_s = here * 0.9;
+		for (int j = 0; j < nm; j++) {
+			const char *b = m[j].runs.backend;
+			bool churns = false;
+			for (size_t c = 0; c < all->n; c++)
+				churns |= !all->at[c]->process &&
+					  !strcmp(all->at[c]->backend, b) &&
+					  churn_finding(all->at[c]->id);
+			if (!churns && measured_on(m, nm, b, &there) && there < best_s) {
+				best = b;
+				best_s = there;
+			}
+		}
+		bool proposed = false;
+		for (int k = 0; best && k < x->nfixes; k++)
+			proposed |= x->fixes[k].kind == MT_FIX_BACKEND &&
+				    !strcmp(x->fixes[k].backend, best);
+		struct mt_fix *fix = best && !proposed ? mt_fix_add(x, MT_FIX_BACKEND) : NULL;
+		if (!fix)
+			continue;
+		fix->backend = best;
+		snprintf(fix->text, sizeof fix->text,
+			 "run on %s, which ran it without this churn in %.3f s "
+			 "against %.3f s, measured here (memtrace run --backend %s)",
+			 best, best_s, here, best);
+	}
+}
+
 /* Runs made for --verify, kept: several findings propose the same fix. */
 struct trial {
 	char backend[64], setting[256];
@@ -736,6 +844,8 @@ int mt_cmd_explain(int argc, char **argv)
 			fprintf(stderr, "memtrace: explain: out of memory\n");
 			return 1;
 		}
+	if (with_cmd)
+		weigh_backend_fixes(&all, m, nm);
 	struct mt_finding **found = all.at;
 	size_t n = all.n;
 	if (do_verify)
