@@ -39,6 +39,8 @@ struct mt_call_figures {
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two
 					   class or below (its lower bound) */
+	double large_max;		/* not per call: the largest large
+					   request's class, its upper bound */
 	double peak_live, peak_rss;	/* whole process */
 	/* Resident memory as sampled (the summary's "resident", resident.h):
 	 * the sample before exit with the most memory kept (anonymous, not
