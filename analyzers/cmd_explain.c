@@ -478,6 +478,18 @@ static void verify(const struct context *cx, const struct measured *base,
 		json_object_set_new(v, "page_faults_per_call_before", json_real(before.faults));
 		json_object_set_new(v, "page_faults_per_call_after", json_real(after.faults));
 		json_object_set_new(v, "runs", json_integer((json_int_t)with->runs.n));
+		double cpu_before = before.user_s + before.system_s,
+		       cpu_after = after.user_s + after.system_s;
+		json_object_set_new(v, "cpu_s_per_call_before", json_real(cpu_before));
+		json_object_set_new(v, "cpu_s_per_call_after", json_real(cpu_after));
+		/* On a busy machine the wall time of a few runs moves by more
+		 * than a fix gains; the CPU time the runs took does not count
+		 * the time the machine ran something else.  A fix that removes
+		 * most of what the finding is about (half the faults or more)
+		 * and takes a tenth less CPU, without taking longer, helps. */
+		if (ratio >= 0.9 && ratio <= 1.0 && cpu_before > 0 &&
+		    cpu_after < 0.9 * cpu_before && after.faults < 0.5 * before.faults)
+			ratio = cpu_after / cpu_before;
 		bool memory = strcmp(x->id, "memory-kept") == 0;
 		if (memory) {
 			/* what the finding rests on: kept for a fifth of the run */
@@ -621,12 +633,15 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 				json_string_value(json_object_get(v, "verdict")));
 		} else if (fix->verified) {
 			json_t *v = fix->verified;
-			fprintf(out, "      verified: %.3f ms -> %.3f ms %s, "
-				     "%.0f -> %.0f page faults: %s\n",
+			fprintf(out, "      verified: %.3f ms -> %.3f ms %s (CPU "
+				     "%.3f ms -> %.3f ms), %.0f -> %.0f page "
+				     "faults: %s\n",
 				json_real_value(json_object_get(v, "time_s_per_call_before")) * 1e3,
 				json_real_value(json_object_get(v, "time_s_per_call_after")) * 1e3,
 				strcmp(x->region, MT_WHOLE_PROGRAM) == 0 ? "for the run"
 									  : "per call",
+				json_real_value(json_object_get(v, "cpu_s_per_call_before")) * 1e3,
+				json_real_value(json_object_get(v, "cpu_s_per_call_after")) * 1e3,
 				json_real_value(json_object_get(v, "page_faults_per_call_before")),
 				json_real_value(json_object_get(v, "page_faults_per_call_after")),
 				json_string_value(json_object_get(v, "verdict")));
