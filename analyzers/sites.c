@@ -303,6 +303,15 @@ static size_t holding_frame(json_t *stack, size_t k)
 	return k;
 }
 
+const char *mt_site_holder(json_t *stack)
+{
+	size_t own = mt_site_own_frame(stack);
+	size_t holder = holding_frame(stack, own);
+	return holder != own ? json_string_value(json_object_get(
+				       json_array_get(stack, holder), "function"))
+			     : NULL;
+}
+
 const char *mt_site_label(json_t *stack, char *buf, size_t len)
 {
 	size_t own = mt_site_own_frame(stack);

@@ -24,6 +24,9 @@ json_t *mt_sites_by_bytes(json_t *sites, size_t max);
  * Python frames: its innermost frame of the program's own code (not the
  * interpreter's or a library's: "<module> (frames.py:18) in pad", pad being the function it called). */
 const char *mt_site_label(json_t *stack, char *buf, size_t len);
+/* The function the compiler inlined the site's own function into (whose
+ * blocks its figures per function count), or NULL. */
+const char *mt_site_holder(json_t *stack);
 /* Does a ranked site's code grow a buffer step by step (realloc, a
  * vector's doubling, an array concatenated to)?  At least two of its
  * large blocks were larger than the one before, twice as many as were

@@ -61,6 +61,14 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		 * in a queue, not two in the function where one would do. */
 		bool handed = elsewhere >= 0.5 * freed;
 		two |= live >= 2 && !handed;
+		/* A function inlined into another: the count is of the
+		 * blocks of the function it is in, said so. */
+		const char *holder = mt_site_holder(json_object_get(site, "stack"));
+		char live_in[160] = "at most live at once:";
+		if (holder)
+			snprintf(live_in, sizeof live_in,
+				 "at most live at once in %s (all its blocks, "
+				 "this function's inlined there too):", holder);
 		if (at > 0 && (size_t)at < sizeof x->explanation)
 			at += snprintf(x->explanation + at, sizeof x->explanation - at,
 				       "%s %s, %.0f blocks of about %s, %s %lld",
@@ -70,12 +78,12 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 				       n, mt_format_bytes(bytes / n, b1, sizeof b1),
 				       handed ? "freed by another thread than the "
 						"one that made them:"
-					      : "at most live at once:",
+					      : live_in,
 				       (long long)(handed ? elsewhere : live));
 	}
 	if (at > 0 && (size_t)at < sizeof x->explanation)
 		snprintf(x->explanation + at, sizeof x->explanation - at, ".%s",
-			 two ? " Where two are live at once, the call needs that "
+			 two ? " Where two are live at once, the function needs that "
 			       "much more memory than one buffer: the allocator "
 			       "must find room for each anew."
 			     : "");
