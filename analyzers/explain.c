@@ -141,12 +141,17 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	json_t *top = json_array_get(x->sites, 0);
 	size_t at = strlen(x->explanation);
 	if (bound >= 0.5 && covered < 0.5) {
+		char part[32];
+		if (covered < 0.005)
+			snprintf(part, sizeof part, "less than 1%%");
+		else
+			snprintf(part, sizeof part, "only %.0f%%", covered * 100);
 		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " Only %.0f%% of it was done while a large block was "
+			 " %c%s of it was done while a large block was "
 			 "allocated or freed, where memtrace knows the code: the "
 			 "allocator did the rest on its own time (a purge "
 			 "decided later, a trim after small frees)%s",
-			 covered * 100, top ? "; " : ".");
+			 part[0] - 'a' + 'A', part + 1, top ? "; " : ".");
 		at = strlen(x->explanation);
 		if (!top)
 			return;

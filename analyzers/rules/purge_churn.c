@@ -50,7 +50,7 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 	double purges = f->dontneed + f->free_advice;
 	double by_allocator = f->syscalls_by_allocator[MT_SYS_MADVISE];
 	struct mt_repetition r;
-	char cost[512];
+	char cost[768];
 
 	/* The allocator's own purges, and faults to show for them. */
 	if (purges < MT_CHURN_PER_CALL || f->faults < 1 ||

@@ -30,6 +30,7 @@
  * These hold for any program; none is tuned to one. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "rules.h"
 
@@ -37,8 +38,13 @@
 #define MIN_CYCLES 10
 /* The pages given back, against the most ever resident. */
 #define MIN_TURNOVER 2.0
-/* The least share of the run's CPU time worth a finding. */
+/* The least share of the run's CPU time worth a finding; and the margin
+ * below it where churn that is there all the same is said, as minor: the
+ * system time of a run moves by a third between runs on a busy machine,
+ * and a cost measured either side of the bar is one story, not a finding
+ * that comes and goes. */
 #define MIN_SHARE 0.05
+#define MINOR_SHARE 0.025
 
 bool mt_repeats(const struct mt_rule_input *in, double cycles,
 		double bytes_given_back, struct mt_repetition *r)
@@ -61,10 +67,11 @@ bool mt_repeats(const struct mt_rule_input *in, double cycles,
 	r->system_s = f->faults > 0 ? f->system_s * r->explained / f->faults : 0;
 	r->cpu_s = f->user_s + f->system_s;
 	r->share = r->cpu_s > 0 ? fmin(1, r->system_s / r->cpu_s) : 0;
+	r->minor = r->share < MIN_SHARE;
 	return cycles >= MIN_CYCLES &&
 	       r->given_back_pages >= MIN_TURNOVER * r->resident_pages &&
 	       r->refaults >= cycles &&
-	       r->share >= MIN_SHARE;
+	       r->share >= MINOR_SHARE;
 }
 
 void mt_repetition_evidence(json_t *e, const struct mt_repetition *r)
@@ -77,6 +84,8 @@ void mt_repetition_evidence(json_t *e, const struct mt_repetition *r)
 	json_object_set_new(e, "system_s_explained", json_real(r->system_s));
 	json_object_set_new(e, "cpu_s", json_real(r->cpu_s));
 	json_object_set_new(e, "share_of_run", json_real(r->share));
+	if (r->minor)
+		json_object_set_new(e, "minor", json_true());
 }
 
 bool mt_run_churns(const struct mt_rule_input *in)
@@ -108,5 +117,13 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 			     "by other means)"
 			   : "",
 		 r->system_s, r->share * 100, r->cpu_s);
+	size_t at = strlen(buf);
+	if (r->minor && at < len)
+		snprintf(buf + at, len - at,
+			 " That is minor: below the %.0f%% that makes a change "
+			 "worth it, though the churn is there (said so that a "
+			 "run measured on either side of that bar tells the "
+			 "same story).",
+			 MIN_SHARE * 100);
 	return buf;
 }

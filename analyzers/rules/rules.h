@@ -38,6 +38,7 @@ struct mt_repetition {
 	double system_s;	 /* the system time of those */
 	double cpu_s;		 /* user and system time of the run */
 	double share;		 /* of it */
+	bool minor;		 /* a share below the bar, within its margin */
 };
 /* Whether `cycles` (per call, or in the whole run) that gave back
  * `bytes_given_back` (same unit) are churn; fills r. */

@@ -44,7 +44,7 @@ struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
 	const struct mt_call_figures *f = in->f;
 	double shrinks = f->thread_heap_shrinks;
 	struct mt_repetition r;
-	char b1[32], cost[512];
+	char b1[32], cost[768];
 
 	if (strcmp(in->backend, "glibc") != 0 || f->faults < 1 ||
 	    !mt_repeats(in, shrinks, f->thread_heap_shrink_bytes, &r))
