@@ -52,6 +52,8 @@ static const char usage[] =
 	"                   (default: the first one started); .N: its image\n"
 	"                   after N execs\n"
 	"\n"
+	"TRACE may also be a summary file (MEMTRACE_SUMMARY, or stat --json's\n"
+	"output): its summaries are printed again, as a table or by site.\n"
 	"With TRACE (MEMTRACE_OUT, memtrace run -o, or the directory of an\n"
 	"LTTng trace: memtrace run --lttng -o DIR), the summary is computed\n"
 	"from the recorded events: the same figures as the live summary.  A\n"
@@ -97,10 +99,64 @@ static void warn_partial(const char *path, json_t *s)
 }
 
 /* The summary of a recorded run, computed from its events. */
+/* A summary file (MEMTRACE_SUMMARY, or stat --json's lines): each
+ * summary in it printed again, as a table or by site.  -1 when the file
+ * is not one (a trace, then). */
+static int stat_summaries(const char *path, bool as_json, const char *output)
+{
+	FILE *in = fopen(path, "re");
+	int c = ' ';
+	while (in && (c = fgetc(in)) != EOF && (c == ' ' || c == '\n'))
+		;
+	if (!in || c != '{') {
+		if (in)
+			fclose(in);
+		return -1;
+	}
+	ungetc(c, in);
+	FILE *out = output ? fopen(output, "we") : stdout;
+	if (!out) {
+		fprintf(stderr, "memtrace: stat: cannot write %s: %m\n", output);
+		fclose(in);
+		return 1;
+	}
+	int status = 0, n = 0;
+	for (;;) {
+		json_error_t jerr;
+		json_t *s = json_loadf(in, JSON_DISABLE_EOF_CHECK, &jerr);
+		if (!s) {
+			while ((c = fgetc(in)) == ' ' || c == '\n')
+				;
+			if (c != EOF || !n) {
+				fprintf(stderr, "memtrace: stat: %s: not a memtrace "
+						"summary or trace (line %d: %s)\n",
+					path, jerr.line, jerr.text);
+				status = 1;
+			}
+			break;
+		}
+		n++;
+		if (as_json) {
+			json_dumpf(s, out, JSON_COMPACT);
+			fputc('\n', out);
+		} else {
+			print_summary(out, s);
+		}
+		json_decref(s);
+	}
+	fclose(in);
+	if (out != stdout && fclose(out) != 0)
+		return 1;
+	return status;
+}
+
 static int stat_trace(const char *path, struct mt_pick pick, bool as_json, bool salvage,
 		      const char *output)
 {
 	char err[512];
+	int summaries = stat_summaries(path, as_json, output);
+	if (summaries >= 0)
+		return summaries;
 	struct mt_trace *t = mt_trace_open_process(path, pick.pid, pick.image, err, sizeof err);
 	if (!t) {
 		fprintf(stderr, "memtrace: stat: %s: %s\n", path, err);

@@ -51,6 +51,21 @@ def test_every_large_block_has_its_site(tmp_path):
             assert x["large"]["function_max_live"] == want, x
 
 
+def test_by_site_reads_a_summary_file(tmp_path):
+    """stat --by-site takes the summary MEMTRACE_SUMMARY wrote, as it takes
+    a trace; a file that is neither is one clear error."""
+    live_summary([PYTHON, NUMPY_PLAIN, "10"], tmp_path=tmp_path)
+    summary = tmp_path / "s.json"
+    r = run([CLI, "stat", "--by-site", str(summary)], clean_env())
+    assert re.search(r"func2 \(numpy_plain\.py:\d+\)", r.stdout), r.stdout
+    again = run([CLI, "stat", "--json", str(summary)], clean_env())
+    assert json.loads(again.stdout) == json.loads(summary.read_text())
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"pid": ')
+    r = run([CLI, "stat", str(bad)], clean_env(), check=False)
+    assert r.returncode == 1 and "not a memtrace summary or trace" in r.stderr
+
+
 def test_the_trims_are_func2s(tmp_path):
     """On glibc, func2's frees trim the heap (heap-trim-churn): the shrinks
     credited to sites are func2's, and they are the process's shrinks but
