@@ -63,18 +63,6 @@ static double large_p95(json_t *histogram)
 	return 0;
 }
 
-/* The upper bound of the largest size class of large requests. */
-static double large_max(json_t *histogram)
-{
-	double most = 0;
-	size_t i;
-	json_t *c;
-	json_array_foreach(histogram, i, c) if (num(c, "min") >= 128 * 1024 &&
-						num(c, "count") > 0)
-		most = fmax(most, num(c, "max"));
-	return most;
-}
-
 /* The shim's own time per call, estimated, and its share of the CPU: the
  * summary's for the whole run; a region's calls at the cost per call the
  * shim measured for its backend and mode (its threads and start-up are the
@@ -186,7 +174,6 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->realloc_copied_bytes = num(moves, "copied_bytes") / calls;
 	f->large_max_live = num(large, "max_live");
 	f->large_p95 = large_p95(json_object_get(r, "size_histogram"));
-	f->large_max = large_max(json_object_get(r, "size_histogram"));
 	f->peak_live = num(json_object_get(s, "bytes"), "peak_live");
 	f->peak_rss = num(s, "peak_rss_bytes");
 	json_t *res = json_object_get(s, "resident");
@@ -198,6 +185,9 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 				  ? num(res, "live_bytes_at_kept_max")
 				  : f->live_later;
 	f->program_mapped_at_kept = num(res, "program_mapped_bytes_at_kept_max");
+	f->large_live_at_kept = json_object_get(res, "large_live_bytes_at_kept_max")
+					? num(res, "large_live_bytes_at_kept_max")
+					: -1;
 	f->kept_sustained = num(res, "kept_bytes_sustained");
 	f->kept_s = num(res, "kept_ms") / 1e3;
 	f->sampled_s = num(res, "sampled_ms") / 1e3;

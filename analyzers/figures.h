@@ -39,8 +39,6 @@ struct mt_call_figures {
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two
 					   class or below (its lower bound) */
-	double large_max;		/* not per call: the largest large
-					   request's class, its upper bound */
 	double peak_live, peak_rss;	/* whole process */
 	/* Resident memory as sampled (the summary's "resident", resident.h):
 	 * the sample before exit with the most memory kept (anonymous, not
@@ -50,6 +48,8 @@ struct mt_call_figures {
 		program_mapped_at_kept, anon_max, anon_exit, live_exit;
 	double live_at_kept; /* live at that sample (a summary without it:
 				live_later) */
+	double large_live_at_kept; /* the large blocks' part of it; -1: not
+				      recorded (before trace 1.12) */
 	double kept_sustained, kept_s, sampled_s;
 	double threads;			/* the process's, over the run */
 	/* The shim's own time per call, estimated (the summary's

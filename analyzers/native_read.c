@@ -448,8 +448,10 @@ static bool decode(struct native *t, const struct mt_chunk_header *h,
 		tsc += dt << MT_TSC_SHIFT;
 		e.ns = ticks_to_ns(t, tsc);
 		int count = fixed_fields(e.tag);
-		if (e.tag == MT_EV_RSS && t->minor < 10)
-			count = 5; /* no time_ms, freed_bytes: added below */
+		if (e.tag == MT_EV_RSS && t->minor < 12)
+			/* no time_ms, freed_bytes (added below) before 1.10,
+			 * no large_live_bytes before 1.12 */
+			count = t->minor < 10 ? 5 : 7;
 		bool has_text = count == MT_WIRE_TEXT;
 		if (has_text) {
 			count = (int)mt_event_kinds[e.tag].fields;

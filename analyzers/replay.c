@@ -92,6 +92,8 @@ static void keep_rss(struct replay *r, const struct mt_event *e)
 		r->rss_cap = cap;
 	}
 	r->rss[r->rss_len] = (struct rss_sample){e->ns, r->rss_len, e->rss};
+	if (e->nv < 8) /* (before 1.12: not recorded) */
+		r->rss[r->rss_len].s.large_live_bytes = MT_RESIDENT_UNKNOWN;
 	r->rss_len++;
 }
 
@@ -169,6 +171,7 @@ static void release(struct replay *r, struct thread *t, uint64_t usable)
 	mt_count_free(c, usable);
 	if (usable >= MT_LARGE_BYTES) {
 		c->large_frees++;
+		c->large_freed_bytes += usable;
 		t->large_live--;
 	}
 	r->live -= (int64_t)usable;
@@ -313,13 +316,15 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 {
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
 	struct mt_counters c;
-	/* The counters, then the peak of live bytes.  Format 1.9's counters
-	 * are today's without the realloc moves (the last two fields), 1.8's
+	/* The counters, then the peak of live bytes.  Format 1.11's counters
+	 * are today's without the large blocks' freed bytes (the last
+	 * field), 1.9's also without the realloc moves (the two before), 1.8's
 	 * also without sys_bytes_by_allocator; older layouts differ inside,
 	 * and are not read. */
-	size_t before_1_10 = n - 2, before_1_9 = before_1_10 - MT_SYS_COUNT;
-	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_10 + 1 &&
-	    (size_t)e->nv != before_1_9 + 1)
+	size_t before_1_12 = n - 1, before_1_10 = before_1_12 - 2,
+	       before_1_9 = before_1_10 - MT_SYS_COUNT;
+	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_12 + 1 &&
+	    (size_t)e->nv != before_1_10 + 1 && (size_t)e->nv != before_1_9 + 1)
 		return;
 	n = (size_t)e->nv - 1;
 	memset(&c, 0, sizeof c);

@@ -42,6 +42,8 @@ struct mt_counters {
 	 * for them (not for glibc's mapped chunks, which mremap moves
 	 * without a copy) (1.10; last, as above) */
 	uint64_t realloc_moves, realloc_copied_bytes;
+	/* the usable bytes of the large blocks freed (1.12; last, as above) */
+	uint64_t large_freed_bytes;
 };
 
 #define MT_LARGE_BYTES (128 * 1024)

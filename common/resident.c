@@ -24,6 +24,8 @@ static void merge(struct mt_resident_point *into,
 	into->program_mapped_bytes =
 		max(a->program_mapped_bytes, b->program_mapped_bytes);
 	into->live_now = max(a->live_now, b->live_now);
+	/* (the most: of the live bytes, the small ones said at least) */
+	into->large_live = max(a->large_live, b->large_live);
 }
 
 void mt_resident_fold(struct mt_resident_series *series,
@@ -40,7 +42,8 @@ void mt_resident_fold(struct mt_resident_series *series,
 	 * the block was live until then, and counts as live at the sample. */
 	struct mt_resident_point point = {s->time_ms, s->anon_bytes,
 					  s->live_bytes + s->freed_bytes,
-					  s->program_mapped_bytes, s->live_bytes};
+					  s->program_mapped_bytes, s->live_bytes,
+					  s->large_live_bytes};
 	if (!series->per_point)
 		series->per_point = 1;
 	if (series->n && series->in_last < series->per_point) {
@@ -112,6 +115,7 @@ void mt_resident_figures(const struct mt_resident_series *series,
 			out->program_mapped_at_kept_max =
 				p[i].program_mapped_bytes;
 			out->live_bytes_at_kept_max = p[i].live_now;
+			out->large_live_bytes_at_kept_max = p[i].large_live;
 		}
 	}
 	if (!out->kept_bytes_max)

@@ -17,10 +17,14 @@
 /* "Sustained": kept for at least this share of the time sampled. */
 #define MT_KEPT_SUSTAINED_SHARE 0.2
 
+/* A figure a sample does not have (large_live_bytes before trace 1.12). */
+#define MT_RESIDENT_UNKNOWN UINT64_MAX
+
 struct mt_resident_point {
 	/* live_bytes: with the block whose free took the sample, if any;
-	 * live_now: without it */
+	 * live_now: without it; large_live: the large blocks' part of it */
 	uint64_t time_ms, anon_bytes, live_bytes, program_mapped_bytes, live_now;
+	uint64_t large_live;
 };
 
 struct mt_resident_series {
@@ -46,8 +50,9 @@ struct mt_resident {
 	uint64_t anon_bytes_at_kept_max, live_bytes_later,
 		program_mapped_at_kept_max;
 	/* and the live bytes at that sample, the block whose free took it
-	 * not counted: what still holds memory there */
-	uint64_t live_bytes_at_kept_max;
+	 * not counted: what still holds memory there; the large blocks' part
+	 * of them (MT_RESIDENT_UNKNOWN: not recorded) */
+	uint64_t live_bytes_at_kept_max, large_live_bytes_at_kept_max;
 	/* The most memory kept for at least a fifth of the time sampled (a
 	 * moment, an interpreter's teardown, is not what a program pays
 	 * for), for how long that much was kept, and the time from the first

@@ -125,7 +125,7 @@ mt_count_free_of(struct mt_thread *t, size_t usable)
 	mt_count_call(&t->c, MT_CALL_FREE);
 	mt_count_free(&t->c, usable);
 	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
-		mt_large_free(t);
+		mt_large_free(t, usable);
 }
 
 /* The block p of `usable` bytes is given back (realloc's old block). */
@@ -134,7 +134,7 @@ static inline void mt_probe_release(const void *p, size_t usable)
 	struct mt_thread *t = mt_self();
 	mt_count_free(&t->c, usable);
 	if (usable >= MT_LARGE_BYTES) {
-		mt_large_free(t);
+		mt_large_free(t, usable);
 		mt_site_free(p);
 		mt_site_done();
 	}

@@ -139,6 +139,7 @@ static void sample(struct mt_thread *t, bool at_exit, uint64_t freed)
 		.program_mapped_bytes = mapped > 0 ? (uint64_t)mapped : 0,
 		.at_exit = at_exit,
 		.freed_bytes = freed,
+		.large_live_bytes = minus(c.large_bytes, c.large_freed_bytes),
 	};
 	bool locked = at_exit ? lock_at_exit() : try_lock();
 	if (!locked)

@@ -81,9 +81,10 @@ static inline void mt_large_alloc(struct mt_thread *t, size_t usable)
 		t->large_peak = live;
 }
 
-static inline void mt_large_free(struct mt_thread *t)
+static inline void mt_large_free(struct mt_thread *t, size_t usable)
 {
 	mt_add(&t->c.large_frees, 1);
+	mt_add(&t->c.large_freed_bytes, usable);
 }
 
 /* Set up the key whose destructor releases a block at thread exit, after

@@ -130,17 +130,15 @@ static struct pinning pinning_of(const struct mt_call_figures *f)
 	if (n >= 1 && f->bytes_allocated > f->large_bytes)
 		p.small_size = (f->bytes_allocated - f->large_bytes) / n;
 	/* The live bytes at that sample (the large block whose free took it
-	 * not counted), less the large blocks that may have been live then:
-	 * those still live at exit (at their mean size), or as many as were
-	 * ever live at once, each of the largest size class, if more (a
-	 * table built early and freed at exit is live at the sample, gone at
-	 * exit).  What is left is the small ones, at least: fragmentation is
-	 * claimed only when they alone can pin the memory. */
-	double large_live = f->large_allocs > f->large_frees
+	 * not counted), less the large blocks live then: the small ones.
+	 * (Recorded since trace 1.12; before, the large blocks still live at
+	 * exit, at their mean size, stand for them: a table built early and
+	 * freed at exit then counts as small blocks.) */
+	double large_live = f->large_live_at_kept >= 0 ? f->large_live_at_kept
+			    : f->large_allocs > f->large_frees
 				    ? (f->large_allocs - f->large_frees) *
 					      f->large_bytes / f->large_allocs
 				    : 0;
-	large_live = fmax(large_live, f->large_max_live * f->large_max);
 	if (p.small_size > 0)
 		p.live_blocks = fmax(f->live_at_kept - large_live, 0) / p.small_size;
 	return p;
@@ -267,7 +265,7 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 		if (at)
 			snprintf(at, sizeof x->explanation - (size_t)(at - x->explanation),
 				 ". Fragmentation of small blocks: blocks "
-				 "averaged %s, and at least %.0f of them were "
+				 "averaged %s, and about %.0f of them were "
 				 "still live; on %s one live block keeps its whole %s "
 				 "of %s resident, so spread through the freed "
 				 "memory they can keep up to %s of it, more than "

@@ -78,9 +78,11 @@
 	 * (1.10): since the shim started, on the clock the shim's own fold  \
 	 * of the samples used (a 1.9 file: read from the event's time);      \
 	 * freed_bytes (1.10): the large block whose free took this sample,  \
-	 * live until just before it (0: a periodic sample) */               \
-	X(RSS, rss, 7, anon_bytes, file_bytes, live_bytes,                   \
-	  program_mapped_bytes, at_exit, time_ms, freed_bytes)               \
+	 * live until just before it (0: a periodic sample);                 \
+	 * large_live_bytes (1.12): the large blocks' share of live_bytes */ \
+	X(RSS, rss, 8, anon_bytes, file_bytes, live_bytes,                   \
+	  program_mapped_bytes, at_exit, time_ms, freed_bytes,               \
+	  large_live_bytes)                                                  \
 	/* the call sites so far (1.11), the summary's "sites" JSON: written  \
 	 * now and then while they change, and before a crash, _exit or      \
 	 * exec, for a process that never reaches exit (the closing record's \
