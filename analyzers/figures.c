@@ -63,6 +63,24 @@ static double large_p95(json_t *histogram)
 	return 0;
 }
 
+/* The share of the large requests' bytes in size classes of `from` bytes
+ * or more (each class counted at its middle). */
+static double large_share_from(json_t *histogram, double from)
+{
+	double all = 0, above = 0;
+	size_t i;
+	json_t *c;
+	json_array_foreach(histogram, i, c) {
+		if (num(c, "min") < 128 * 1024)
+			continue;
+		double bytes = num(c, "count") * (num(c, "min") + num(c, "max")) / 2;
+		all += bytes;
+		if (num(c, "min") >= from)
+			above += bytes;
+	}
+	return all > 0 ? above / all : 0;
+}
+
 /* The shim's own time per call, estimated, and its share of the CPU: the
  * summary's for the whole run; a region's calls at the cost per call the
  * shim measured for its backend and mode (its threads and start-up are the
@@ -174,6 +192,8 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->realloc_copied_bytes = num(moves, "copied_bytes") / calls;
 	f->large_max_live = num(large, "max_live");
 	f->large_p95 = large_p95(json_object_get(r, "size_histogram"));
+	f->large_share_32m = large_share_from(json_object_get(r, "size_histogram"),
+					      32 << 20);
 	f->peak_live = num(json_object_get(s, "bytes"), "peak_live");
 	f->peak_rss = num(s, "peak_rss_bytes");
 	json_t *res = json_object_get(s, "resident");

@@ -39,6 +39,9 @@ struct mt_call_figures {
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two
 					   class or below (its lower bound) */
+	double large_share_32m;		/* not per call: the share of the
+					   large requests' bytes in blocks of
+					   32 MiB or more */
 	double peak_live, peak_rss;	/* whole process */
 	/* Resident memory as sampled (the summary's "resident", resident.h):
 	 * the sample before exit with the most memory kept (anonymous, not
