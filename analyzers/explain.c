@@ -104,10 +104,12 @@ static void say_site_faults(struct mt_finding *x, json_t *site,
 		return;
 	size_t at = strlen(x->explanation);
 	double faults = (double)json_integer_value(n);
+	char label[512];
 	snprintf(x->explanation + at, sizeof x->explanation - at,
-		 " Its blocks took %.0f of the run's %.0f page faults (%.0f%%, "
-		 "from the faults sampled in the trace, each put on the block "
-		 "it fell in).",
+		 " The blocks allocated at %s took %.0f of the run's %.0f page "
+		 "faults (%.0f%%, from the faults sampled in the trace, each put "
+		 "on the block it fell in).",
+		 mt_site_label(json_object_get(site, "stack"), label, sizeof label),
 		 faults, f->faults, 100 * fmin(1, faults / f->faults));
 }
 
@@ -187,9 +189,21 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		return;
 	}
 	snprintf(x->explanation + at, sizeof x->explanation - at,
-		 " %.0f%% of it comes from the blocks allocated at %s.",
+		 " %.0f%% of it comes from the blocks allocated at %s",
 		 json_number_value(json_object_get(top, "share")) * 100,
 		 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
+	/* and the next site, when it weighs as much or nearly: naming one
+	 * of two equal causes would send the reader to half the fix */
+	json_t *next = json_array_get(x->sites, 1);
+	double second = json_number_value(json_object_get(next, "share"));
+	at = strlen(x->explanation);
+	if (next && second >= 0.5 * json_number_value(json_object_get(top, "share")))
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 ", %.0f%% from those at %s", second * 100,
+			 mt_site_label(json_object_get(next, "stack"), label,
+				       sizeof label));
+	at = strlen(x->explanation);
+	snprintf(x->explanation + at, sizeof x->explanation - at, ".");
 	say_site_faults(x, top, in->f);
 	if (!mt_site_grows(top))
 		return;

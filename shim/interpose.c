@@ -17,11 +17,13 @@
 #include <linux/seccomp.h>
 #include <unistd.h>
 
+#include "allocator_counters.h"
 #include "crash.h"
 #include "lifecycle.h"
 #include "probe.h"
 #include "rawsys.h"
 #include "rss.h"
+#include "sites.h"
 #include "visibility.h"
 #include "trace.h"
 #include "trace_buf.h"
@@ -33,8 +35,36 @@
  * (see mt_program_call); read it in the exported function itself. */
 #define CALLER __builtin_return_address(0)
 
+/* An allocator with counters of its own (allocator_counters.h): the
+ * block's usable size is what the thread's allocated bytes grew by.  A
+ * large block, a failure, or a thread whose counters are not fetched yet
+ * takes the general way. */
+static __attribute__((noinline)) void *malloc_counted(size_t n, const void *caller)
+{
+	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
+	struct mt_thread *t = mt_tls.thread;
+	if (__builtin_expect(!ctr || !t || !mt_program_call(caller), 0)) {
+		void *p = mt_real.malloc(n);
+		if (!mt_tls.counters_fetched && mt_tls.hidden == 0)
+			mt_alloc_counters_fetch();
+		return mt_program_call(caller)
+			       ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller)
+			       : p;
+	}
+	uint64_t before = *ctr;
+	void *p = mt_real.malloc(n);
+	uint64_t usable = *ctr - before;
+	if (__builtin_expect(p && usable - 1 < MT_LARGE_BYTES - 1 &&
+				     !mt_is_loader_code(caller),
+			     1))
+		return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable);
+	return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
+}
+
 MT_EXPORT void *malloc(size_t n)
 {
+	if (mt_fast == MT_FAST_COUNTED)
+		return malloc_counted(n, CALLER);
 	void *p = mt_real.malloc(n);
 	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, CALLER)
 				       : p;
@@ -138,6 +168,32 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 	mt_real.free(p);
 }
 
+/* An allocator with counters of its own: the usable size is what the
+ * thread's freed bytes grew by across the call (less the frees a signal
+ * handler made meanwhile, which counted themselves).  A block that may be
+ * a followed large one has its site taken first, as free_other does. */
+static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
+						  const void *caller)
+{
+	const volatile uint64_t *ctr = mt_tls.freed_ctr;
+	if (__builtin_expect(!ctr || mt_is_loader_code(caller), 0)) {
+		free_other(t, p, caller);
+		return;
+	}
+	bool site = mt_sites_on && mt_site_may_follow(p);
+	if (__builtin_expect(site, 0))
+		mt_site_free(p);
+	uint64_t before = *ctr, nested = mt_tls.freed_counted;
+	mt_real.free(p);
+	uint64_t usable = *ctr - before - (mt_tls.freed_counted - nested);
+	mt_tls.freed_counted += usable;
+	mt_count_free_of(t, usable);
+	if (__builtin_expect(site, 0))
+		mt_site_done();
+	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
+		mt_rss_after_large_free(t, usable);
+}
+
 /* Counted before the real call, while the size can still be read and
  * before another thread can reuse the address; then, on glibc, a look at
  * the break, which free moves when it trims the heap (a small chunk's free
@@ -173,6 +229,10 @@ MT_EXPORT void free(void *p)
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && counted && p &&
 		   !mt_in_boot_arena(p)) {
 		free_traced(t, p);
+		return;
+	} else if (mt_fast == MT_FAST_COUNTED && t && counted && p &&
+		   !mt_in_boot_arena(p)) {
+		free_counted(t, p, CALLER);
 		return;
 	} else if (mt_fast == MT_FAST_OTHER && t && counted && p &&
 		   !mt_in_boot_arena(p)) {

@@ -1,5 +1,6 @@
 #include <stddef.h>
 
+#include "allocator_counters.h"
 #include "mode.h"
 
 const struct mt_sink *mt_sinks[MT_SINK_COUNT];
@@ -11,7 +12,9 @@ void mt_fast_update(void)
 {
 	bool native = __atomic_load_n(&mt_sinks[MT_SINK_TRACE], __ATOMIC_RELAXED);
 	bool lttng = __atomic_load_n(&mt_sinks[MT_SINK_LTTNG], __ATOMIC_RELAXED);
-	unsigned char fast = mt_glibc_chunks ? MT_FAST_GLIBC : MT_FAST_OTHER;
+	unsigned char fast = mt_glibc_chunks	 ? MT_FAST_GLIBC
+			     : mt_alloc_counters ? MT_FAST_COUNTED
+						 : MT_FAST_OTHER;
 	/* The tracing fast path writes native events inline; LTTng's go
 	 * through the slow path. */
 	if (native || lttng)

@@ -31,6 +31,8 @@ enum mt_fast_path {
 	MT_FAST_GLIBC = 1,
 	MT_FAST_OTHER = 2,
 	MT_FAST_GLIBC_TRACING = 3, /* glibc, each event inline into the trace */
+	MT_FAST_COUNTED = 4, /* another allocator whose own counters give the
+				usable sizes (allocator_counters.h) */
 };
 extern MT_HIDDEN unsigned char mt_fast;
 

@@ -106,7 +106,8 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p, const void *caller)
 		return call == MT_CALL_MALLOC
 			       ? mt_malloc_traced(t, requested, p, caller)
 			       : mt_alloc_traced(t, call, requested, p, caller);
-	} else if (mt_fast == MT_FAST_OTHER && t && p) {
+	} else if ((mt_fast == MT_FAST_OTHER || mt_fast == MT_FAST_COUNTED) &&
+		   t && p) {
 		return mt_alloc_other(t, call, requested, p, caller);
 	}
 	return mt_probe_alloc_slow(call, requested, p, caller);

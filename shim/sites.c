@@ -95,6 +95,7 @@ struct tables {
 };
 
 bool mt_sites_on;
+uint8_t mt_large_filter[MT_LARGE_FILTER_SLOTS];
 /* The main program's path, absolute (dladdr names it as it was run:
  * "build/tests/churn", even ""), for whoever reads the sites elsewhere. */
 static char exe_path[512];
@@ -384,6 +385,10 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 		b->addr = (uintptr_t)p;
 		b->site = id;
 		tab->nblocks++;
+		/* (saturates: a slot at 255 stays, never falsely 0) */
+		uint8_t *slot = &mt_large_filter[mt_large_filter_slot(p)];
+		if (*slot < 255)
+			__atomic_store_n(slot, (uint8_t)(*slot + 1), __ATOMIC_RELAXED);
 		mt_tls.site = id;
 	} else {
 		tab->untracked++;
@@ -431,6 +436,9 @@ void mt_site_free(const void *p)
 		if (b->thread != (uintptr_t)&mt_tls)
 			s->freed_elsewhere++;
 		mt_tls.site = b->site;
+		uint8_t *slot = &mt_large_filter[mt_large_filter_slot(p)];
+		if (*slot < 255)
+			__atomic_store_n(slot, (uint8_t)(*slot - 1), __ATOMIC_RELAXED);
 		block_remove(b);
 	}
 	give();
@@ -673,6 +681,7 @@ void mt_sites_reset_after_fork(void)
 	}
 	memset(tab->blocks, 0, sizeof tab->blocks);
 	tab->nblocks = 0;
+	memset(mt_large_filter, 0, sizeof mt_large_filter);
 	memset(tab->thread_live, 0, sizeof tab->thread_live);
 	tab->nthread_live = 0;
 	tab->thread_live_full = false;
