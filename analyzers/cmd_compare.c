@@ -175,6 +175,17 @@ static void print_tables(FILE *out, const char **regions, size_t nr,
 			 struct mt_runs *b, size_t nb, long repeat)
 {
 	fprintf(out, "memtrace compare: %zu backends x %ld runs\n", nb, repeat);
+	/* The table is the command's own process: where it started others
+	 * (a fork's workers), their work is not in it, and a backend can look
+	 * faster or slower for what the table does not show. */
+	for (size_t i = 0; i < nb; i++)
+		if (json_array_size(b[i].children)) {
+			fprintf(out, "(the command started %zu other processes on "
+				     "%s: the table is of its own process only; "
+				     "memtrace stat and explain -- CMD show each)\n",
+				json_array_size(b[i].children), b[i].backend);
+			break;
+		}
 	for (size_t r = 0; r < nr; r++)
 		print_table(out, regions[r], b, nb);
 	print_ratios(out, regions, nr, b, nb);

@@ -77,10 +77,17 @@ static json_t *shim_costs(FILE *out, const struct measured *m, int nm)
 						"share_of_run", f.shim_share));
 		else
 			fprintf(out, "shim's own time on %s (estimate from measured "
-				     "costs): %.3f s, %.1f%% of the run's %.3f s "
-				     "of cpu%s\n",
+				     "costs): %.3f s, %.1f%% of the %s %.3f s of "
+				     "cpu%s%s\n",
 				m[i].runs.backend, f.shim_s, 100 * f.shim_share,
+				json_array_size(m[i].runs.children)
+					? "command's own process's"
+					: "run's",
 				f.user_s + f.system_s,
+				json_array_size(m[i].runs.children)
+					? " (the processes it started are "
+					  "measured apart)"
+					: "",
 				f.shim_share > MT_SHIM_COST_MARK
 					? ": it may have moved the figures"
 					: "");
@@ -290,6 +297,22 @@ static bool rules_on_children(const struct context *cx,
 		fprintf(stderr, "memtrace: explain: %zu more child processes "
 				"have findings too (not said: the first %d are)\n",
 			more, MAX_CHILDREN);
+	/* Each process counts the children it forked: those that left no
+	 * summary were killed before they could (a pool's workers sent
+	 * SIGTERM), or exec'd what the shim cannot follow. */
+	json_int_t forked = json_integer_value(json_object_get(m->runs.summaries[0], "forks"));
+	json_array_foreach(m->runs.children, i, s)
+		forked += json_integer_value(json_object_get(s, "forks"));
+	json_int_t found = (json_int_t)json_array_size(m->runs.children);
+	if (forked > found)
+		fprintf(stderr, "memtrace: explain: the command forked %lld "
+				"processes on %s and %lld of them left no summary "
+				"(killed by a signal before they exited, or exec'd "
+				"a program the shim cannot follow): their figures "
+				"are not here (a trace, memtrace run -o, keeps what "
+				"they recorded)\n",
+			(long long)forked, m->runs.backend,
+			(long long)(forked - found));
 	return ok;
 }
 

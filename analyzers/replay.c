@@ -519,6 +519,7 @@ static void from_exit(json_t *x, struct mt_summary *s)
 	s->f.system_s = json_number_value(json_object_get(cpu, "system"));
 	s->wall_s = json_number_value(json_object_get(x, "wall_s"));
 	s->threads = (unsigned)u64(x, "threads");
+	s->forks = (unsigned)u64(x, "forks");
 	s->peak_rss_bytes = u64(x, "peak_rss_bytes");
 	json_t *bytes = json_object_get(x, "bytes");
 	if (json_is_false(json_object_get(bytes, "peak_live_exact"))) {

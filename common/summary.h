@@ -45,6 +45,7 @@ struct mt_summary {
 	uint64_t peak_live;
 	bool peak_sampled; /* several threads: the peak is a lower bound */
 	unsigned threads;
+	unsigned forks; /* children forked (the fork handlers ran) */
 	double wall_s;
 	uint64_t peak_rss_bytes;
 	uint64_t shim_syscalls[MT_SYS_COUNT];

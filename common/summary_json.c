@@ -227,6 +227,8 @@ static void write_process(struct mt_json_obj *top, const struct mt_summary *s)
 	mt_json_double(top, "wall_s", s->wall_s);
 	write_shim_cost(top, &s->shim_cost);
 	mt_json_u64(top, "threads", s->threads);
+	if (s->forks)
+		mt_json_u64(top, "forks", s->forks);
 	mt_json_u64(top, "peak_rss_bytes", s->peak_rss_bytes);
 	if (s->glibc_heap) {
 		struct mt_json_obj g = mt_json_nested(top, "glibc_thresholds");

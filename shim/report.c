@@ -12,6 +12,7 @@
 #include "diag.h"
 #include "glibc_heap.h"
 #include "kcounters.h"
+#include "lifecycle.h"
 #include "ksamples.h"
 #include "symbols.h"
 #include "options.h"
@@ -124,6 +125,7 @@ static void gather(struct mt_summary *s)
 	s->peak_live = mt_peak_live();
 	s->peak_sampled = mt_peak_is_sampled();
 	s->threads = mt_threads_seen();
+	s->forks = mt_lifecycle_forks();
 	s->f.glibc_inference = mt_glibc_chunks;
 	s->glibc_heap = mt_glibc_chunks;
 	s->thresholds_dynamic = mt_glibc_thresholds.dynamic;
