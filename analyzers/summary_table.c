@@ -248,8 +248,12 @@ static void print_resident(FILE *out, json_t *s)
 		 "resident memory (%" PRIu64 " samples of /proc/self/statm)",
 		 u64(r, "samples"));
 	heading(out, title);
-	row(out, u64(r, "anon_bytes_max"), "anonymous, most",
-	    mt_format_bytes((double)u64(r, "anon_bytes_max"), b, sizeof b));
+	/* (anon_bytes_max is of the samples before exit, those the kept
+	 * memory is weighed against; the most is the exit's when larger) */
+	uint64_t most = u64(r, "anon_bytes_max");
+	if (u64(r, "anon_bytes_exit") > most)
+		most = u64(r, "anon_bytes_exit");
+	row(out, most, "anonymous, most", mt_format_bytes((double)most, b, sizeof b));
 	row(out, u64(r, "anon_bytes_exit"), "anonymous at exit",
 	    mt_format_bytes((double)u64(r, "anon_bytes_exit"), b, sizeof b));
 	row(out, u64(r, "kept_bytes_max"), "kept, most",
