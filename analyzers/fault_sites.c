@@ -8,6 +8,7 @@
 
 #include "counters.h"
 #include "fault_sites.h"
+#include "idmap.h"
 
 /* 32 bytes each: 128 MiB at most. */
 enum { MAX_RECORDS = 1 << 22 };
@@ -27,7 +28,19 @@ struct live {
 	uint32_t site;
 };
 
+/* A thread's last event that is not a record of an allocation call (those
+ * are written when the call returns): the call that made a block began
+ * after it, and the allocator may have touched the block already, a
+ * calloc zeroing it, a realloc copying into it, glibc filling it
+ * (MALLOC_PERTURB_). */
+struct thread_mark {
+	uint64_t before_call_ns;
+	bool known;
+};
+
 struct mt_fault_sites {
+	struct mt_idmap threads; /* tid -> struct thread_mark */
+	bool failed;		 /* out of memory for them */
 	uint64_t start_ns; /* of the trace: the samples' times are absolute */
 	struct record *r;
 	size_t n, cap;
@@ -67,12 +80,56 @@ static void keep(struct mt_fault_sites *f, struct record r)
 	f->r[f->n++] = r;
 }
 
+static struct thread_mark *mark_of(struct mt_fault_sites *f, uint32_t tid)
+{
+	struct thread_mark *m = mt_idmap_get(&f->threads, tid);
+	if (!m && !f->failed) {
+		m = calloc(1, sizeof *m);
+		if (!m || !mt_idmap_put(&f->threads, tid, m)) {
+			free(m);
+			f->failed = true;
+			return NULL;
+		}
+	}
+	return m;
+}
+
+/* The moment the call that allocated a block began, about: just after
+ * the thread's last event that is not a record of an allocation call. */
+static uint64_t call_began(struct mt_fault_sites *f, const struct mt_event *e)
+{
+	struct thread_mark *m = mark_of(f, e->tid);
+	return m && m->known && m->before_call_ns + 1 < e->ns ? m->before_call_ns + 1
+							      : e->ns;
+}
+
+static void note_event(struct mt_fault_sites *f, const struct mt_event *e)
+{
+	switch (e->tag) {
+	case MT_EV_ALLOC: /* written as their calls return */
+	case MT_EV_MALLOC:
+	case MT_EV_REALLOC:
+	case MT_EV_BLOCK_SITE:
+	case MT_EV_FAULT: /* (a sample: another thread's moment) */
+	case MT_EV_KCALL:
+		return;
+	default: {
+		struct thread_mark *m = mark_of(f, e->tid);
+		if (m) {
+			m->before_call_ns = e->ns;
+			m->known = true;
+		}
+	}
+	}
+}
+
 void mt_fault_sites_event(struct mt_fault_sites *f, const struct mt_event *e)
 {
+	note_event(f, e);
 	switch (e->tag) {
 	case MT_EV_BLOCK_SITE:
 		f->blocks = true;
-		keep(f, (struct record){e->ns, e->block_site.ptr,
+		keep(f, (struct record){call_began(f, e), e->block_site.ptr,
 					e->block_site.bytes,
 					(uint32_t)e->block_site.site, START});
 		break;
@@ -222,6 +279,9 @@ void mt_fault_sites_free(struct mt_fault_sites *f)
 {
 	if (!f)
 		return;
+	for (size_t i = 0; i < f->threads.cap; i++)
+		free(mt_idmap_at(&f->threads, i));
+	mt_idmap_free(&f->threads);
 	free(f->r);
 	free(f->live);
 	free(f);

@@ -27,8 +27,9 @@ static bool thread_counters(const volatile uint64_t **allocated,
 bool mt_alloc_counters_probe(void)
 {
 	const volatile uint64_t *a, *f;
-	mallctl = (mallctl_fn *)dlsym(RTLD_DEFAULT, "mallctl");
+	/* (dlsym allocates: the shim's own work, not the program's) */
 	mt_tls.hidden++;
+	mallctl = (mallctl_fn *)dlsym(RTLD_DEFAULT, "mallctl");
 	mt_alloc_counters = thread_counters(&a, &f);
 	mt_tls.hidden--;
 	return mt_alloc_counters;

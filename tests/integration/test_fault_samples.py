@@ -44,6 +44,19 @@ def test_every_fault_of_the_block_sampled(tmp_path):
     assert replayed == s
 
 
+def test_faults_inside_the_allocating_call_are_the_blocks(tmp_path):
+    """glibc fills a block it hands out when MALLOC_PERTURB_ is set (meson
+    test sets it), as calloc zeroes one and realloc copies into one: the
+    block's pages fault inside the call, before the call returns and the
+    block is known.  They are the block's all the same."""
+    trace = tmp_path / "p.mt"
+    run([program("faults"), str(PAGES)],
+        shim_env("glibc", MEMTRACE_OUT=str(trace), MEMTRACE_FAULTS="sample",
+                 MALLOC_PERTURB_="77"))
+    s = json.loads(run([CLI, "stat", "--json", str(trace)], clean_env()).stdout)
+    assert PAGES - 2 <= s["fault_samples"]["on_sites"] <= PAGES + 2, s["fault_samples"]
+
+
 def test_faults_put_on_the_code_that_allocated_the_block(tmp_path):
     """shared/reference/004 written plainly, with every fault sampled:
     each sample is looked up among the large blocks live at its moment,
