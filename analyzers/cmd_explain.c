@@ -1014,7 +1014,18 @@ int mt_cmd_explain(int argc, char **argv)
 		fputc('\n', out);
 		json_decref(top);
 	} else {
-		fprintf(out, "memtrace explain: %zu finding%s\n", n, n == 1 ? "" : "s");
+		/* first-touch says what the faults were, not a problem */
+		size_t notes = 0;
+		for (size_t i = 0; i < n; i++)
+			notes += !strcmp(found[i]->id, "first-touch");
+		fprintf(out, "memtrace explain: %zu finding%s", n, n == 1 ? "" : "s");
+		if (notes == n)
+			fprintf(out, " (first-touch only: the faults of the "
+				     "working set, nothing to fix)");
+		else if (notes)
+			fprintf(out, " (%zu of them first-touch: the faults of "
+				     "the working set, nothing to fix)", notes);
+		fputc('\n', out);
 		shim_costs(out, m, nm);
 		for (size_t i = 0; i < n; i++)
 			print_finding(out, found[i]);
