@@ -52,7 +52,7 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 			 "glibc raised its mmap threshold %.0f times, to %s: it "
 			 "does so each time the program frees a mapped block "
 			 "larger than the threshold, and sets the trim threshold "
-			 "to twice that, %s. Blocks of %s, as in %s, are now "
+			 "to twice that, %s. Large blocks (%s on average), as in %s, are now "
 			 "below it, so they come from the heap (%s were "
 			 "mapped) and the heap is trimmed whenever more than %s "
 			 "is free at its top.",
