@@ -322,7 +322,15 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 	size_t holder = holding_frame(stack, own);
 	if (holder != own) {
 		char in[256];
-		size_t at = strlen(buf);
+		size_t at;
+		/* the functions inlined between them too: the path the code
+		 * takes there */
+		for (size_t k = own + 1; k < holder; k++) {
+			at = strlen(buf);
+			snprintf(buf + at, len - at, " < %s",
+				 mt_frame_label(json_array_get(stack, k), in, sizeof in));
+		}
+		at = strlen(buf);
 		snprintf(buf + at, len - at, " in %s",
 			 mt_frame_label(json_array_get(stack, holder), in, sizeof in));
 	}
