@@ -1019,7 +1019,7 @@ int mt_cmd_explain(int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			notes += !strcmp(found[i]->id, "first-touch");
 		fprintf(out, "memtrace explain: %zu finding%s", n, n == 1 ? "" : "s");
-		if (notes == n)
+		if (notes && notes == n)
 			fprintf(out, " (first-touch only: the faults of the "
 				     "working set, nothing to fix)");
 		else if (notes)

@@ -205,6 +205,9 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 				  ? num(res, "live_bytes_at_kept_max")
 				  : f->live_later;
 	f->program_mapped_at_kept = num(res, "program_mapped_bytes_at_kept_max");
+	f->small_live_max = json_object_get(res, "small_live_bytes_max")
+				    ? num(res, "small_live_bytes_max")
+				    : -1;
 	f->large_live_at_kept = json_object_get(res, "large_live_bytes_at_kept_max")
 					? num(res, "large_live_bytes_at_kept_max")
 					: -1;

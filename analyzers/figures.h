@@ -53,6 +53,8 @@ struct mt_call_figures {
 				live_later) */
 	double large_live_at_kept; /* the large blocks' part of it; -1: not
 				      recorded (before trace 1.12) */
+	double small_live_max; /* the most live in small blocks at a sample;
+				  -1: not recorded */
 	double kept_sustained, kept_s, sampled_s;
 	double threads;			/* the process's, over the run */
 	/* The shim's own time per call, estimated (the summary's

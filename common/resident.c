@@ -38,6 +38,11 @@ void mt_resident_fold(struct mt_resident_series *series,
 		return;
 	}
 	series->anon_bytes_max = max(series->anon_bytes_max, s->anon_bytes);
+	if (s->large_live_bytes == MT_RESIDENT_UNKNOWN || series->small_live_max == MT_RESIDENT_UNKNOWN)
+		series->small_live_max = MT_RESIDENT_UNKNOWN;
+	else
+		series->small_live_max = max(series->small_live_max,
+					     minus(s->live_bytes, s->large_live_bytes));
 	/* A sample right after a large free sees the live bytes at a low:
 	 * the block was live until then, and counts as live at the sample. */
 	struct mt_resident_point point = {s->time_ms, s->anon_bytes,
@@ -90,6 +95,8 @@ void mt_resident_figures(const struct mt_resident_series *series,
 	memset(out, 0, sizeof *out);
 	out->samples = series->samples;
 	out->anon_bytes_max = series->anon_bytes_max;
+	out->small_live_bytes_max = series->samples ? series->small_live_max
+						    : MT_RESIDENT_UNKNOWN;
 	if (series->ended) {
 		out->anon_bytes_exit = series->exit.anon_bytes;
 		out->live_bytes_exit = series->exit.live_bytes;

@@ -30,6 +30,10 @@ struct mt_resident_point {
 struct mt_resident_series {
 	uint64_t samples;
 	uint64_t anon_bytes_max;
+	/* the most live in small blocks (below MT_LARGE_BYTES) at a sample:
+	 * the most memory they ever covered (MT_RESIDENT_UNKNOWN: a sample
+	 * without large_live_bytes) */
+	uint64_t small_live_max;
 	uint32_t n, per_point, in_last; /* points; samples per point */
 	bool ended;			/* the exit sample came */
 	struct mt_ev_rss exit;
@@ -53,6 +57,9 @@ struct mt_resident {
 	 * not counted: what still holds memory there; the large blocks' part
 	 * of them (MT_RESIDENT_UNKNOWN: not recorded) */
 	uint64_t live_bytes_at_kept_max, large_live_bytes_at_kept_max;
+	/* The most live in small blocks at any sample before exit
+	 * (MT_RESIDENT_UNKNOWN: not recorded, before trace 1.12). */
+	uint64_t small_live_bytes_max;
 	/* The most memory kept for at least a fifth of the time sampled (a
 	 * moment, an interpreter's teardown, is not what a program pays
 	 * for), for how long that much was kept, and the time from the first

@@ -281,6 +281,8 @@ static void write_resident(struct mt_json_obj *top, const struct mt_resident *r)
 	mt_json_u64(&o, "anon_bytes_at_kept_max", r->anon_bytes_at_kept_max);
 	mt_json_u64(&o, "live_bytes_later", r->live_bytes_later);
 	mt_json_u64(&o, "live_bytes_at_kept_max", r->live_bytes_at_kept_max);
+	if (r->small_live_bytes_max != MT_RESIDENT_UNKNOWN)
+		mt_json_u64(&o, "small_live_bytes_max", r->small_live_bytes_max);
 	if (r->large_live_bytes_at_kept_max != MT_RESIDENT_UNKNOWN)
 		mt_json_u64(&o, "large_live_bytes_at_kept_max",
 			    r->large_live_bytes_at_kept_max);

@@ -3,9 +3,8 @@
 #include <stdint.h>
 
 #include "allocator_counters.h"
+#include "mode.h"
 #include "thread.h"
-
-bool mt_alloc_counters;
 
 typedef int mallctl_fn(const char *, void *, size_t *, void *, size_t);
 static mallctl_fn *mallctl;

@@ -12,9 +12,7 @@
 
 #include "visibility.h"
 
-/* The allocator has such counters (set once, when the symbols are
- * resolved). */
-extern MT_HIDDEN bool mt_alloc_counters;
+/* (Whether it has them: mt_alloc_counters, mode.h.) */
 
 /* Whether the allocator resolved as malloc has them; called once. */
 bool mt_alloc_counters_probe(void);

@@ -86,19 +86,9 @@ static void before_fork(void)
 	mt_lttng_fork_prepare();
 }
 
-/* The children this process forked (with the fork handlers: not vfork,
- * not a raw clone), for the summary: who reads the children's summaries
- * can tell one that left none. */
-static unsigned forks;
-
-unsigned mt_lifecycle_forks(void)
-{
-	return __atomic_load_n(&forks, __ATOMIC_RELAXED);
-}
-
 static void parent_after_fork(void)
 {
-	__atomic_fetch_add(&forks, 1, __ATOMIC_RELAXED);
+	mt_report_forked();
 	mt_lttng_fork_parent();
 }
 
@@ -110,7 +100,6 @@ static void child_after_fork(void)
 {
 	mt_tls.hidden++;
 	forked_child = getpid();
-	forks = 0; /* (its own children, from here) */
 	mt_loader_blocks_after_fork();
 	mt_shim_threads_forget();
 	mt_threads_reset_after_fork();

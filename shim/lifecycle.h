@@ -7,8 +7,6 @@
 /* Before exec: what this image recorded goes out; after one that failed,
  * it goes on recording. */
 void mt_lifecycle_exec(const char *path);
-/* The children this process forked so far. */
-unsigned mt_lifecycle_forks(void);
 void mt_lifecycle_exec_failed(void);
 /* Before a seccomp filter is installed, whose action for a call the shim
  * makes (opening /proc files, writing the trace or the summary) may be to

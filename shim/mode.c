@@ -1,11 +1,11 @@
 #include <stddef.h>
 
-#include "allocator_counters.h"
 #include "mode.h"
 
 const struct mt_sink *mt_sinks[MT_SINK_COUNT];
 bool mt_tracing;
 bool mt_glibc_chunks;
+bool mt_alloc_counters;
 unsigned char mt_fast;
 
 void mt_fast_update(void)

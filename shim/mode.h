@@ -25,6 +25,10 @@ extern MT_HIDDEN bool mt_tracing;
  * (set once, when the symbols are resolved). */
 extern MT_HIDDEN bool mt_glibc_chunks;
 
+/* True when the allocator keeps per-thread counts of the bytes allocated
+ * and freed where the shim can read them (allocator_counters.h). */
+extern MT_HIDDEN bool mt_alloc_counters;
+
 /* Which fast path the hot functions may take: one byte to test. */
 enum mt_fast_path {
 	MT_FAST_NONE = 0,

@@ -196,6 +196,13 @@ void mt_probe_madvise(int advice, uint64_t bytes)
 
 void mt_probe_brk(uintptr_t from, uintptr_t to)
 {
+	/* The shim's own (an allocator growing its heap for the shim's
+	 * allocations): counted among the shim's calls, not the heap's moves,
+	 * or the moves would outnumber the brk calls the program made. */
+	if (mt_tls.hidden) {
+		mt_glibc_break_set(to);
+		return;
+	}
 	struct mt_thread *t = mt_self();
 	mt_count_brk_move(&t->c, from, to);
 	if (to != from)

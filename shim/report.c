@@ -12,7 +12,6 @@
 #include "diag.h"
 #include "glibc_heap.h"
 #include "kcounters.h"
-#include "lifecycle.h"
 #include "ksamples.h"
 #include "symbols.h"
 #include "options.h"
@@ -55,8 +54,19 @@ void mt_report_start(bool announce)
 	mt_kcounters_mark_shim_syscalls();
 }
 
+/* The children this process forked (with the fork handlers: not vfork,
+ * not a raw clone), for the summary: who reads the children's summaries
+ * can tell one that left none. */
+static unsigned forks;
+
+void mt_report_forked(void)
+{
+	__atomic_fetch_add(&forks, 1, __ATOMIC_RELAXED);
+}
+
 void mt_report_restart_in_child(void)
 {
+	forks = 0; /* (its own children, from here) */
 	mt_kcounters_forget();
 	memset(mt_shim_syscalls, 0, sizeof mt_shim_syscalls);
 	startup_cpu_s = 0; /* the parent's */
@@ -125,7 +135,7 @@ static void gather(struct mt_summary *s)
 	s->peak_live = mt_peak_live();
 	s->peak_sampled = mt_peak_is_sampled();
 	s->threads = mt_threads_seen();
-	s->forks = mt_lifecycle_forks();
+	s->forks = __atomic_load_n(&forks, __ATOMIC_RELAXED);
 	s->f.glibc_inference = mt_glibc_chunks;
 	s->glibc_heap = mt_glibc_chunks;
 	s->thresholds_dynamic = mt_glibc_thresholds.dynamic;

@@ -15,6 +15,8 @@ void mt_report_start(bool announce);
 void mt_report_startup_took(double cpu_s);
 /* In a child after fork: the same, for the child's own figures. */
 void mt_report_restart_in_child(void);
+/* This process forked a child (the fork handlers' parent side). */
+void mt_report_forked(void);
 /* At exit: the summary printed and written as asked; when events are
  * recorded, `closing` gets the closing record (the figures no event
  * carries, as JSON) to end the recording with. */
