@@ -64,7 +64,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		/* A function inlined into another: the count is of the
 		 * blocks of the function it is in, said so. */
 		const char *holder = mt_site_holder(json_object_get(site, "stack"));
-		char live_in[160] = "at most live at once:";
+		char live_in[160] = "at most live at once in its function:";
 		if (holder)
 			snprintf(live_in, sizeof live_in,
 				 "at most live at once in %s (all its blocks, "
