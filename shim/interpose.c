@@ -51,9 +51,10 @@ static __attribute__((noinline)) void *malloc_counted(size_t n, const void *call
 			       ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller)
 			       : p;
 	}
-	uint64_t before = *ctr;
+	uint64_t before = *ctr, nested = mt_tls.allocated_counted;
 	void *p = mt_real.malloc(n);
-	uint64_t usable = *ctr - before;
+	uint64_t usable = *ctr - before - (mt_tls.allocated_counted - nested);
+	mt_tls.allocated_counted += usable;
 	if (__builtin_expect(p && usable - 1 < MT_LARGE_BYTES - 1 &&
 				     !mt_is_loader_code(caller),
 			     1))

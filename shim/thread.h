@@ -54,10 +54,11 @@ struct mt_tls {
 				     attaches again in its teardown) */
 	/* The allocator's own counts of this thread's bytes allocated and
 	 * freed (allocator_counters.h), NULL until fetched; and the bytes of
-	 * the frees counted from them, so that a free a signal handler makes
-	 * inside another is taken out of the outer one's change. */
+	 * the mallocs and frees counted from them, so that one a signal
+	 * handler makes inside another is taken out of the outer one's
+	 * change. */
 	const volatile uint64_t *allocated_ctr, *freed_ctr;
-	uint64_t freed_counted;
+	uint64_t allocated_counted, freed_counted;
 	bool counters_fetched;
 	bool in_cxx_new;	  /* inside C++'s operator new (cxx_new.c):
 				     its caller may be a std:: template */
