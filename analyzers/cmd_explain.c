@@ -457,8 +457,8 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 
 /* allocator-time: where explain ran several backends, one that took the
  * command's whole run clearly less CPU (a quarter less, and 50 ms) than
- * another, the difference mostly user time and the kernel's work about the
- * same, and no churn on the slower one to explain it: the allocator's own
+ * another, the difference mostly user time, at most 2 us per allocation,
+ * and no churn on the slower one to explain it: the allocator's own
  * work, in the program's process, is the cause (its code on every call,
  * and where it puts the blocks, which the program's accesses feel). */
 /* A run's CPU time less the shim's own, estimated (it costs some
@@ -493,8 +493,13 @@ static bool allocator_time(struct findings *all, const struct measured *m,
 			churns |= !all->at[c]->process &&
 				  !strcmp(all->at[c]->backend, m[j].runs.backend) &&
 				  churn_finding(all->at[c]->id);
+		/* and the allocations many enough to have taken it: at most
+		 * 2 us each (a call and the cache misses of its block; a
+		 * compute loop that allocates a few buffers and runs slower on
+		 * one backend for another reason is not the allocator's) */
 		if (j == fastest || churns || cpu_y >= 0.75 * cpu_x || gap < 0.05 ||
-		    x->user_s - y->user_s < 0.5 * gap || x->allocations < 1)
+		    x->user_s - y->user_s < 0.5 * gap ||
+		    gap > 2e-6 * x->allocations)
 			continue;
 		struct mt_rule_input in = {.backend = m[j].runs.backend, .f = x,
 					   .page_size = page_size};

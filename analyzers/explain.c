@@ -113,6 +113,17 @@ static void say_site_faults(struct mt_finding *x, json_t *site,
 		 faults, f->faults, 100 * fmin(1, faults / f->faults));
 }
 
+/* "less than 1%", or "<qualifier> 45%". */
+static const char *percent_words(double share, const char *qualifier,
+				 char *buf, size_t len)
+{
+	if (share < 0.005)
+		snprintf(buf, len, "less than 1%%");
+	else
+		snprintf(buf, len, "%s %.0f%%", qualifier, share * 100);
+	return buf;
+}
+
 void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		      const char *const *keys)
 {
@@ -142,18 +153,15 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		json_real(json_number_value(json_object_get(site, "share")) * scale));
 	json_t *top = json_array_get(x->sites, 0);
 	size_t at = strlen(x->explanation);
+	char part[32];
 	if (bound >= 0.5 && covered < 0.5) {
-		char part[32];
-		if (covered < 0.005)
-			snprintf(part, sizeof part, "less than 1%%");
-		else
-			snprintf(part, sizeof part, "only %.0f%%", covered * 100);
 		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " %c%s of it was done while a large block was "
+			 " Of all of it, %s was done while a large block was "
 			 "allocated or freed, where memtrace knows the code: the "
 			 "allocator did the rest on its own time (a purge "
 			 "decided later, a trim after small frees)%s",
-			 part[0] - 'a' + 'A', part + 1, top ? "; " : ".");
+			 percent_words(covered, "only", part, sizeof part),
+			 top ? "; " : ".");
 		at = strlen(x->explanation);
 		if (!top)
 			return;
@@ -165,18 +173,13 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	}
 	if (bound < 0.5) {
 		x->small_blocks = true;
-		char share[32];
-		if (bound < 0.01)
-			snprintf(share, sizeof share, "less than 1%%");
-		else
-			snprintf(share, sizeof share, "at most %.0f%%", bound * 100);
 		snprintf(x->explanation + at, sizeof x->explanation - at,
 			 " Blocks of 128 KiB or more, whose call sites memtrace "
 			 "records, went through the allocator for %s of that "
 			 "memory: the rest is smaller blocks, many of them freed "
 			 "and allocated again together, whose sites are not "
 			 "recorded.",
-			 share);
+			 percent_words(bound, "at most", part, sizeof part));
 		return;
 	}
 	if (!top)

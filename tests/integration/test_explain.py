@@ -270,8 +270,8 @@ def test_the_children_a_command_forks_are_explained(leave):
 
 def test_allocator_time_where_no_kernel_work_differs():
     """A message queue in a steady state gives nothing back to the kernel:
-    no churn on any backend, yet glibc takes about three times mimalloc's
-    CPU (measured bare: 0.7 s against 0.2-0.4 s).  With both measured,
+    no churn on any backend, yet glibc takes about five times mimalloc's
+    CPU (measured bare, 3M ticks, min of 3: 0.35 s against 0.07 s).  With both measured,
     explain says the time is the allocator's own work and proposes the
     faster backend; a program that differs only in the kernel's work (one
     block faulted in) gets no such finding."""

@@ -2,7 +2,8 @@
  * in a linked list; each tick takes the oldest off (free) and queues a new
  * one (malloc).  Nothing is given back to the kernel and the memory in use
  * never grows: what differs from one allocator to another is its own work
- * on each call (glibc: about 3x the CPU of jemalloc here).
+ * on each call and where it puts the blocks (3M ticks bare, min of 3 runs
+ * here: glibc 0.35 s of CPU, jemalloc 0.36, tcmalloc 0.41, mimalloc 0.07).
  *
  *   msgqueue [TICKS [QUEUED]] */
 #include <stdio.h>
