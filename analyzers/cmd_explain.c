@@ -689,6 +689,8 @@ static json_t *finding_json(const struct mt_finding *x)
 	}
 	json_object_set_new(o, "fixes", fixes);
 	json_object_set(o, "sites", x->sites ? x->sites : json_array());
+	if (x->small_sites)
+		json_object_set(o, "small_sites", x->small_sites);
 	if (x->caveat)
 		json_object_set_new(o, "incomplete_data", json_string(x->caveat));
 	return o;
@@ -728,6 +730,15 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 		char label[512];
 		json_t *stack = json_object_get(site, "stack");
 		fprintf(out, "  %s %3.0f%%  %s", k ? "    " : "site",
+			json_number_value(json_object_get(site, "share")) * 100,
+			mt_site_label(stack, label, sizeof label));
+		mt_site_print_callers(out, stack, 2);
+		fputc('\n', out);
+	}
+	json_array_foreach(x->small_sites, k, site) {
+		char label[512];
+		json_t *stack = json_object_get(site, "stack");
+		fprintf(out, "  %s %3.0f%%  %s", k ? "          " : "small site",
 			json_number_value(json_object_get(site, "share")) * 100,
 			mt_site_label(stack, label, sizeof label));
 		mt_site_print_callers(out, stack, 2);

@@ -25,6 +25,7 @@ void mt_finding_free(struct mt_finding *f)
 		return;
 	json_decref(f->evidence);
 	json_decref(f->sites);
+	json_decref(f->small_sites);
 	for (int i = 0; i < f->nfixes; i++)
 		json_decref(f->fixes[i].verified);
 	free(f->process);
@@ -113,6 +114,51 @@ static void say_site_faults(struct mt_finding *x, json_t *site,
 		 faults, f->faults, 100 * fmin(1, faults / f->faults));
 }
 
+/* Small blocks have no site each; a sample of them has (MEMTRACE_SITES):
+ * where their bytes were allocated, said when the samples are enough to
+ * tell (a site's share of 20 samples is within some 20 points). */
+enum { SMALL_SAMPLES_ENOUGH = 20 };
+
+static void say_small_sites(struct mt_finding *x, json_t *sites)
+{
+	double rate, n = mt_sites_small_samples(sites, &rate);
+	size_t at = strlen(x->explanation);
+	char r[32], label[512];
+	if (n <= 0) {
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 " Their call sites were not sampled (MEMTRACE_SITES="
+			 "large or off, or recorded before memtrace sampled them).");
+		return;
+	}
+	if (n < SMALL_SAMPLES_ENOUGH) {
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 " Only %.0f small blocks were sampled for their call "
+			 "sites: too few to say where they come from.", n);
+		return;
+	}
+	x->small_sites = mt_sites_by_small(sites, 5);
+	json_t *top = json_array_get(x->small_sites, 0);
+	if (!top)
+		return;
+	snprintf(x->explanation + at, sizeof x->explanation - at,
+		 " Sampled (about once in every %s of allocations, %.0f "
+		 "samples), %.0f%% of the small blocks' bytes were allocated "
+		 "at %s",
+		 mt_format_bytes(rate, r, sizeof r), n,
+		 json_number_value(json_object_get(top, "share")) * 100,
+		 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
+	json_t *next = json_array_get(x->small_sites, 1);
+	at = strlen(x->explanation);
+	if (next)
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 ", %.0f%% at %s",
+			 json_number_value(json_object_get(next, "share")) * 100,
+			 mt_site_label(json_object_get(next, "stack"), label,
+				       sizeof label));
+	at = strlen(x->explanation);
+	snprintf(x->explanation + at, sizeof x->explanation - at, ".");
+}
+
 /* "less than 1%", or "<qualifier> 45%". */
 static const char *percent_words(double share, const char *qualifier,
 				 char *buf, size_t len)
@@ -177,9 +223,9 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 			 " Blocks of 128 KiB or more, whose call sites memtrace "
 			 "records, went through the allocator for %s of that "
 			 "memory: the rest is smaller blocks, many of them freed "
-			 "and allocated again together, whose sites are not "
-			 "recorded.",
+			 "and allocated again together.",
 			 percent_words(bound, "at most", part, sizeof part));
+		say_small_sites(x, in->sites);
 		return;
 	}
 	if (!top)

@@ -39,6 +39,9 @@ struct mt_finding {
 	 * have a site. */
 	json_t *sites;
 	bool small_blocks;
+	/* With small_blocks: where the small blocks were allocated, from the
+	 * sampled ones (mt_sites_by_small), or NULL. */
+	json_t *small_sites;
 };
 
 /* What a rule looks at. */

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -5,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "sites.h"
 
 /* A frame as the reader of the code knows it: its function, file and
@@ -89,6 +91,25 @@ static void fold_sizes(json_t *sum, json_t *large)
 		json_object_set_new(sum, "max_bytes", json_integer(hi));
 }
 
+/* The small blocks sampled at a site, added to a folded one's. */
+static void fold_small(json_t *e, json_t *small)
+{
+	if (!small)
+		return;
+	json_t *sum = json_object_get(e, "small");
+	if (!sum) {
+		sum = json_pack("{s:I, s:I, s:I, s:O?}", "samples", (json_int_t)0,
+				"sampled_bytes", (json_int_t)0, "bytes", (json_int_t)0,
+				"rate", json_object_get(small, "rate"));
+		json_object_set_new(e, "small", sum);
+	}
+	const char *add[] = {"samples", "sampled_bytes", "bytes"};
+	for (int k = 0; k < 3; k++)
+		json_object_set_new(sum, add[k], json_integer(
+			json_integer_value(json_object_get(sum, add[k])) +
+			json_integer_value(json_object_get(small, add[k]))));
+}
+
 /* Folded sites weighed by weigh(site), ranked, with their shares. */
 static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 		      const void *arg, size_t max, double min_share)
@@ -147,6 +168,7 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 					json_integer_value(json_object_get(sum, key)) +
 					json_integer_value(json_object_get(large, key))));
 		}
+		fold_small(e, json_object_get(site, "small"));
 		if (json_object_get(site, "faults"))
 			json_object_set_new(e, "faults", json_integer(
 				json_integer_value(json_object_get(e, "faults")) +
@@ -184,6 +206,31 @@ static double weigh_bytes(json_t *site, const void *unused)
 {
 	(void)unused;
 	return json_number_value(json_object_get(json_object_get(site, "large"), "bytes"));
+}
+
+static double weigh_small(json_t *site, const void *unused)
+{
+	(void)unused;
+	return json_number_value(json_object_get(json_object_get(site, "small"), "bytes"));
+}
+
+json_t *mt_sites_by_small(json_t *sites, size_t max)
+{
+	return ranked(sites, weigh_small, NULL, max, 0.01);
+}
+
+double mt_sites_small_samples(json_t *sites, double *rate)
+{
+	size_t i;
+	json_t *site;
+	double n = 0;
+	*rate = 0;
+	json_array_foreach(sites, i, site) {
+		json_t *small = json_object_get(site, "small");
+		n += json_number_value(json_object_get(small, "samples"));
+		*rate = fmax(*rate, json_number_value(json_object_get(small, "rate")));
+	}
+	return n;
 }
 
 json_t *mt_sites_ranked(json_t *sites, const char *const *keys, size_t max)
@@ -522,11 +569,44 @@ static void print_fault_coverage(FILE *out, json_t *s, json_t *fs)
 		rest ? " (those summed below included)" : "");
 }
 
+/* The sites of the small blocks sampled (MEMTRACE_SITES), by their
+ * bytes: each sample stands for the bytes the sampling passed over. */
+static void print_small_sites(FILE *out, json_t *all)
+{
+	enum { SHOWN = 10 };
+	double rate, n = mt_sites_small_samples(all, &rate);
+	if (n <= 0)
+		return;
+	json_t *sites = mt_sites_by_small(all, SHOWN), *site;
+	char label[512], r[32];
+	size_t i;
+	fprintf(out, "\nsites of small blocks, sampled about once in every %s "
+		     "of allocations (%.0f samples): their bytes, estimated\n",
+		mt_format_bytes(rate, r, sizeof r), n);
+	fprintf(out, "  %7s %9s %6s  %s\n", "samples", "MiB", "share", "site < callers");
+	json_array_foreach(sites, i, site) {
+		json_t *small = json_object_get(site, "small");
+		json_t *stack = json_object_get(site, "stack");
+		fprintf(out, "  %7lld %9.1f %5.0f%%  %s",
+			(long long)json_integer_value(json_object_get(small, "samples")),
+			json_number_value(json_object_get(small, "bytes")) / (1 << 20),
+			json_number_value(json_object_get(site, "share")) * 100,
+			mt_site_label(stack, label, sizeof label));
+		mt_site_print_callers(out, stack, 2);
+		fputc('\n', out);
+	}
+	json_decref(sites);
+}
+
 void mt_sites_print(FILE *out, json_t *s)
 {
 	json_t *sites = ranked(json_object_get(s, "sites"), weigh_all, NULL,
 			       SIZE_MAX, 0),
 	       *site;
+	/* (a site of small samples only is in the table of its own below) */
+	for (size_t k = json_array_size(sites); k-- > 0;)
+		if (weigh_all(json_array_get(sites, k), NULL) <= 0)
+			json_array_remove(sites, k);
 	char label[512];
 	size_t i;
 	fprintf(out, "\nsites of large blocks, pid %lld (what the allocator did "
@@ -539,6 +619,7 @@ void mt_sites_print(FILE *out, json_t *s)
 						    "its closing record)\n",
 		      out);
 		json_decref(sites);
+		print_small_sites(out, json_object_get(s, "sites"));
 		return;
 	}
 	/* From a trace with fault samples: the faults in each site's blocks. */
@@ -586,4 +667,5 @@ void mt_sites_print(FILE *out, json_t *s)
 		print_fault_coverage(out, s, fs);
 	unnamed_note(out, sites);
 	json_decref(sites);
+	print_small_sites(out, json_object_get(s, "sites"));
 }

@@ -20,6 +20,13 @@ json_t *mt_sites_ranked(json_t *sites, const char *const *keys, size_t max);
 /* The same, ranked by their large blocks' bytes. */
 json_t *mt_sites_by_bytes(json_t *sites, size_t max);
 
+/* The same, ranked by the bytes of the small blocks sampled at them
+ * ("small", MEMTRACE_SITES's samples): the shares are of those bytes. */
+json_t *mt_sites_by_small(json_t *sites, size_t max);
+/* How many small blocks were sampled in all; *rate: one in so many bytes
+ * allocated (0: none sampled). */
+double mt_sites_small_samples(json_t *sites, double *rate);
+
 /* "func2 (x.py:6)", or "memcpy+0x10 (libc.so.6)" for a site without
  * Python frames: its innermost frame of the program's own code (not the
  * interpreter's or a library's: "<module> (frames.py:18) in pad", pad being the function it called). */

@@ -58,7 +58,7 @@ static __attribute__((noinline)) void *malloc_counted(size_t n, const void *call
 	if (__builtin_expect(p && usable - 1 < MT_LARGE_BYTES - 1 &&
 				     !mt_is_loader_code(caller),
 			     1))
-		return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable);
+		return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
 	return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
 }
 

@@ -145,6 +145,8 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 		mt_threads_init(thread_exit, mt_real.pthread_create);
 		if (mt_opt.sites)
 			mt_sites_init();
+		if (mt_sites_on)
+			mt_small_sites_start(mt_opt.small_sample_bytes);
 		/* Why kernel counters are missing is news, not an error:
 		 * MEMTRACE_QUIET keeps it to the summary's "sources". */
 		mt_report_start(!mt_opt.quiet);

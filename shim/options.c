@@ -6,7 +6,8 @@
 #include "options.h"
 
 #define DEFAULTS                                                             \
-	{.backend = "glibc", .perf = true, .sites = true, .rss_period_ms = 20}
+	{.backend = "glibc", .perf = true, .sites = true,            \
+	 .small_sample_bytes = MT_SMALL_SAMPLE_BYTES, .rss_period_ms = 20}
 
 struct mt_options mt_opt = DEFAULTS;
 
@@ -129,9 +130,40 @@ static int parse_compress(struct mt_options *opt, const char *v)
 	return parse_switch("MEMTRACE_COMPRESS", v, &opt->compress);
 }
 
+/* on (large blocks, and small ones sampled every 512 KiB), large (large
+ * blocks only), sample:BYTES (small ones every BYTES on average, K or M
+ * for KiB or MiB; 1: every one), or off. */
 static int parse_sites(struct mt_options *opt, const char *v)
 {
-	return parse_switch("MEMTRACE_SITES", v, &opt->sites);
+	bool on;
+	if (mt_parse_bool(v, &on)) {
+		opt->sites = on;
+		opt->small_sample_bytes = on ? MT_SMALL_SAMPLE_BYTES : 0;
+		return 0;
+	}
+	if (strcmp(v, "large") == 0) {
+		opt->sites = true;
+		opt->small_sample_bytes = 0;
+		return 0;
+	}
+	if (strncmp(v, "sample:", 7) == 0 && v[7] >= '0' && v[7] <= '9') {
+		char *end;
+		unsigned long n = strtoul(v + 7, &end, 10);
+		unsigned long unit = !strcmp(end, "K") ? 1024
+				     : !strcmp(end, "M") ? 1024 * 1024
+				     : !*end	      ? 1
+							      : 0;
+		if (unit && n >= 1 && n <= (1ul << 40) / unit) {
+			opt->sites = true;
+			opt->small_sample_bytes = n * unit;
+			return 0;
+		}
+	}
+	mt_warn("MEMTRACE_SITES='%s' is not a setting (accepted: 1/on, large, "
+		"sample:BYTES with BYTES from 1, K or M after it, or 0/off); "
+		"following large blocks and sampling small ones every %lu bytes",
+		v, opt->small_sample_bytes);
+	return 1;
 }
 
 /* A period in milliseconds, or off. */

@@ -5,6 +5,10 @@
 #include <stdbool.h>
 #include "visibility.h"
 
+/* Small blocks' sites: one sampled in this many bytes allocated, on
+ * average (MEMTRACE_SITES). */
+#define MT_SMALL_SAMPLE_BYTES (512ul << 10)
+
 struct mt_options {
 	const char *backend;	  /* a known name or a library path */
 	bool backend_explicit;	  /* MEMTRACE_BACKEND was given (and valid) */
@@ -17,6 +21,8 @@ struct mt_options {
 	unsigned fault_period;	  /* sample 1 fault in N; 0: none */
 	bool lttng;		  /* events to LTTng-UST too (MEMTRACE_LTTNG) */
 	bool sites;		  /* call sites of large blocks (sites.h) */
+	unsigned long small_sample_bytes; /* and of small ones, one sampled in
+					     so many bytes allocated; 0: none */
 	unsigned rss_period_ms;	  /* resident memory sampled (rss.h); 0: not */
 };
 

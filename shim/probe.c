@@ -32,7 +32,7 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 	}
 	if (fresh)
 		MT_EMIT(alloc, t, call, align, requested, p, usable);
-	return mt_count_alloc_of(t, call, requested, p, usable);
+	return mt_count_alloc_of(t, call, requested, p, usable, caller);
 }
 
 __attribute__((noinline)) void *
@@ -42,7 +42,7 @@ mt_large_alloc_at(struct mt_thread *t, enum mt_call call, size_t requested,
 	mt_site_alloc(p, usable, caller);
 	mt_site_done();
 	mt_large_alloc(t, usable);
-	return mt_count_alloc_of(t, call, requested, p, usable);
+	return mt_count_alloc_of(t, call, requested, p, usable, caller);
 }
 
 void *mt_probe_realloc(enum mt_call call, size_t requested, void *p,
@@ -78,20 +78,21 @@ mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
 	size_t usable = mt_real.malloc_usable_size(p);
 	if (__builtin_expect(usable < MT_LARGE_BYTES && !mt_is_loader_code(caller),
 			     1))
-		return mt_count_alloc_of(t, call, requested, p, usable);
+		return mt_count_alloc_of(t, call, requested, p, usable, caller);
 	return alloc_slow(call, 0, requested, p, true, caller);
 }
 
 /* What mt_alloc_traced leaves to a call: then counted. */
 static __attribute__((noinline)) void *
 alloc_traced_rest(struct mt_thread *t, enum mt_inline_left left,
-		  enum mt_call call, size_t requested, void *p, size_t usable)
+		  enum mt_call call, size_t requested, void *p, size_t usable,
+		  const void *caller)
 {
 	if (left == MT_INLINE_FLUSH)
 		mt_trace_flush(t->trace);
 	else
 		mt_trace_alloc(t, call, 0, requested, p, usable);
-	return mt_count_alloc_of(t, call, requested, p, usable);
+	return mt_count_alloc_of(t, call, requested, p, usable, caller);
 }
 
 /* glibc with a trace: the event written inline, in a function of its own
@@ -110,8 +111,8 @@ alloc_traced(struct mt_thread *t, enum mt_call call, size_t requested, void *p,
 			mt_trace_alloc_inline(t, call, requested, p, usable);
 		if (__builtin_expect(left != MT_INLINE_DONE, 0))
 			return alloc_traced_rest(t, left, call, requested, p,
-						 usable);
-		return mt_count_alloc_of(t, call, requested, p, usable);
+						 usable, caller);
+		return mt_count_alloc_of(t, call, requested, p, usable, caller);
 	}
 	return alloc_slow(call, 0, requested, p, true, caller);
 }

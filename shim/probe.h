@@ -53,6 +53,10 @@ static inline bool mt_program_call(const void *caller)
 
 /* A new peak of live bytes (rare): checked, then p returned. */
 void *mt_peak_then_return(struct mt_thread *t, int64_t live, void *p);
+/* The thread's allocated bytes reached its next sample (rare): the
+ * block's site sampled, then as mt_count_alloc_of. */
+void *mt_sample_then_return(struct mt_thread *t, void *p, size_t usable,
+			    const void *caller);
 /* An allocation none of the paths below takes (a thread's first, a failed
  * one, LTTng on, ...). */
 void *mt_probe_alloc_slow(enum mt_call call, size_t requested, void *p,
@@ -75,9 +79,11 @@ void *mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
 /* An allocation counted; returns p. */
 static inline __attribute__((always_inline)) void *
 mt_count_alloc_of(struct mt_thread *t, enum mt_call call, size_t requested,
-		  void *p, size_t usable)
+		  void *p, size_t usable, const void *caller)
 {
 	uint64_t allocated = mt_count_alloc(&t->c, call, requested, usable);
+	if (__builtin_expect(allocated >= t->sample_at, 0))
+		return mt_sample_then_return(t, p, usable, caller);
 	int64_t live = (int64_t)(allocated - t->c.freed);
 	if (__builtin_expect(live > t->live_mark, 0))
 		return mt_peak_then_return(t, live, p);
@@ -100,7 +106,7 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p, const void *caller)
 			if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
 				return mt_large_alloc_at(t, call, requested, p,
 							 usable, caller);
-			return mt_count_alloc_of(t, call, requested, p, usable);
+			return mt_count_alloc_of(t, call, requested, p, usable, caller);
 		}
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && p) {
 		return call == MT_CALL_MALLOC

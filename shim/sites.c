@@ -15,6 +15,7 @@
 #include "native_stack.h"
 #include "python_frames.h"
 #include "rawsys.h"
+#include "options.h"
 #include "sites.h"
 
 enum {
@@ -62,6 +63,10 @@ struct site {
 	 * smaller). */
 	uint64_t min_bytes, max_bytes, last_bytes, grows, larger, smaller;
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
+	/* Small blocks sampled here (small_sites.c): how many, their bytes,
+	 * and the bytes they stand for. */
+	uint64_t small_samples, small_sampled_bytes;
+	double small_estimate;
 };
 
 struct block {
@@ -401,6 +406,25 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 	mt_tls.in_sites = false;
 }
 
+void mt_site_sample(const void *p, size_t usable, const void *caller,
+		    double stands_for)
+{
+	unsigned fid;
+	if (!mt_sites_on || !p || mt_tls.in_sites)
+		return;
+	mt_tls.in_sites = true;
+	/* (half the table at most, as the program's own mappings) */
+	unsigned id = site_here(caller, &fid, MAX_SITES / 2);
+	if (id) {
+		struct site *s = &tab->sites[id];
+		s->small_samples++;
+		s->small_sampled_bytes += usable;
+		s->small_estimate += stands_for;
+	}
+	give();
+	mt_tls.in_sites = false;
+}
+
 void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
 			 const void *caller)
 {
@@ -515,6 +539,13 @@ static uint64_t weight(const struct site *s)
 	return w;
 }
 
+/* A site to write: one with large blocks, memory moved, or small samples
+ * (not a function's own entry). */
+static bool written(const struct site *s)
+{
+	return s->allocs || weight(s) || s->small_samples;
+}
+
 /* What decides which sites are written when not all fit: the memory
  * moved on their account and the bytes of their blocks together (either
  * alone would leave out the sites of the other: a loop's large
@@ -572,6 +603,14 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 		mt_json_u64(&caused, key, s->caused_bytes[c]);
 	}
 	mt_json_end(&caused);
+	if (s->small_samples) {
+		struct mt_json_obj small = mt_json_nested(j, "small");
+		mt_json_u64(&small, "samples", s->small_samples);
+		mt_json_u64(&small, "sampled_bytes", s->small_sampled_bytes);
+		mt_json_u64(&small, "bytes", (uint64_t)(s->small_estimate + 0.5));
+		mt_json_u64(&small, "rate", mt_opt.small_sample_bytes);
+		mt_json_end(&small);
+	}
 }
 
 /* The most blocks of a site's function one thread had live at once; all
@@ -598,6 +637,9 @@ static void add_to_rest(struct site *rest, const struct site *s)
 		rest->min_bytes = s->min_bytes;
 	if (s->max_bytes > rest->max_bytes)
 		rest->max_bytes = s->max_bytes;
+	rest->small_samples += s->small_samples;
+	rest->small_sampled_bytes += s->small_sampled_bytes;
+	rest->small_estimate += s->small_estimate;
 	for (int c = 0; c < MT_SITE_CAUSES; c++) {
 		rest->count[c] += s->count[c];
 		rest->caused_bytes[c] += s->caused_bytes[c];
@@ -627,8 +669,8 @@ size_t mt_sites_json(char *buf, size_t len, bool wait)
 		return 0;
 	unsigned n = 0, rest_sites = 0;
 	for (unsigned id = 1; id <= tab->nsites; id++)
-		if (tab->sites[id].allocs || weight(&tab->sites[id]))
-			order[n++] = id; /* (not a function's own entry) */
+		if (written(&tab->sites[id]))
+			order[n++] = id;
 	sort(order, n);
 	memset(&rest, 0, sizeof rest);
 	mt_json_put(&o, "[");
@@ -678,6 +720,8 @@ void mt_sites_reset_after_fork(void)
 		s->thread_max_live = s->freed_elsewhere = 0;
 		memset(s->count, 0, sizeof s->count);
 		memset(s->caused_bytes, 0, sizeof s->caused_bytes);
+		s->small_samples = s->small_sampled_bytes = 0;
+		s->small_estimate = 0;
 	}
 	memset(tab->blocks, 0, sizeof tab->blocks);
 	tab->nblocks = 0;

@@ -60,6 +60,13 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller);
  * same. */
 void mt_site_free(const void *p);
 void mt_site_done(void);
+/* A small block p was sampled (small_sites.c), standing for `stands_for`
+ * bytes allocated: credited to the site of the code there. */
+void mt_site_sample(const void *p, size_t usable, const void *caller,
+		    double stands_for);
+/* Small blocks are sampled every sample_bytes on average from now (0:
+ * none). */
+void mt_small_sites_start(uint64_t sample_bytes);
 /* The program itself (not the allocator) mapped or unmapped `bytes`, from
  * code that returns to caller: credited to the site there. */
 void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,

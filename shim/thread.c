@@ -190,6 +190,7 @@ void mt_threads_reset_after_fork(void)
 	for (struct mt_thread *t = all_blocks; t; t = t->next) {
 		memset(&t->c, 0, sizeof t->c);
 		t->live_mark = 0;
+		t->sample_at = 0;
 		t->large_peak = 0;
 		t->open_regions = 0;
 		if (t != mt_tls.thread)

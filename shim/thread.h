@@ -20,6 +20,10 @@ struct mt_walk_cache;
 struct mt_thread {
 	struct mt_counters c;
 	int64_t live_mark;	/* next live-bytes level that checks the peak */
+	/* the allocated bytes at which the next small block's site is
+	 * sampled (sites.h); UINT64_MAX: none */
+	uint64_t sample_at;
+	uint64_t sample_rng;
 	int64_t large_peak;	/* most large blocks live at once (this thread,
 				   since the innermost open region began) */
 	struct mt_region_mark *marks; /* open regions (regions.c) */

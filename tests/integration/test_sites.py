@@ -441,3 +441,57 @@ def test_the_programs_own_mappings_are_counted_as_it_made_them(backend):
     (churn,) = [f for f in findings if f["id"] == "mmap-churn"]
     assert "the program itself mapped 40 blocks of memory and unmapped 40" \
         in churn["explanation"], churn["explanation"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_small_blocks_sampled_by_the_bytes_of_their_sites(backend, tmp_path):
+    """Small blocks have no site each; one in so many bytes allocated is
+    sampled (MEMTRACE_SITES=sample:BYTES), each sample standing for the
+    bytes it was drawn from: the estimates add up to the small bytes the
+    counters have exactly, and split them between the two functions as
+    the program does (3 to 1).  At 64 KiB, some 5,000 samples: a standard
+    error near 1.5%, the bounds below at more than four of them."""
+    prog = program("small_sites")
+    s = live_summary([prog, "20"], backend, tmp_path, MEMTRACE_SITES="sample:64K")
+    small = [x for x in s["sites"] if "small" in x]
+    assert small and all(x["small"]["rate"] == 65536 for x in small)
+    exact = s["bytes"]["allocated"] - s["large"]["bytes"]
+    estimated = sum(x["small"]["bytes"] for x in small)
+    assert 0.92 * exact < estimated < 1.08 * exact, (estimated, exact)
+    nodes = line_of(os.path.join(HERE, "..", "programs", "small_sites.c"),
+                    "out[i] = malloc(SIZE);")
+    r = run([CLI, "stat", "--by-site", str(tmp_path / "s.json")], clean_env())
+    shares = {m.group(2): int(m.group(1)) for m in re.finditer(
+        r"(\d+)%  (nodes|names) \(small_sites\.c:(\d+)\)", r.stdout)}
+    assert set(shares) == {"nodes", "names"}, r.stdout
+    assert 68 <= shares["nodes"] <= 82 and 18 <= shares["names"] <= 32, r.stdout
+    assert f"nodes (small_sites.c:{nodes})" in r.stdout, r.stdout
+
+
+def test_small_blocks_are_not_sampled_with_large_only(tmp_path):
+    s = live_summary([program("small_sites"), "2"], "glibc", tmp_path,
+                     MEMTRACE_SITES="large")
+    assert not [x for x in s["sites"] if "small" in x]
+    # and by default, at 512 KiB: a few dozen samples here
+    s = live_summary([program("small_sites"), "2"], "glibc", tmp_path)
+    assert sum(x["small"]["samples"] for x in s["sites"] if "small" in x) > 10
+
+
+def test_small_blocks_churned_are_put_on_their_code(tmp_path):
+    """A heap trimmed after 200,000 small nodes are freed each round: most
+    of the memory went through small blocks, and explain says where the
+    sampled ones were allocated (the node's malloc), not only the one
+    large index."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("small_tree"), "20"], clean_env())
+    churn = [f for f in json.loads(r.stdout)["findings"]
+             if f["id"] == "heap-trim-churn"]
+    assert churn, r.stdout
+    top = churn[0]["small_sites"][0]
+    node = line_of(os.path.join(HERE, "..", "programs", "small_tree.c"),
+                   "index[i] = malloc(NODE)")
+    own = [f for f in top["stack"] if f.get("function") == "main"]
+    assert own and own[0]["line"] == node, top
+    assert top["share"] > 0.9
+    assert "of the small blocks' bytes were allocated at main (small_tree.c:" \
+        in churn[0]["explanation"]

@@ -1,5 +1,6 @@
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -138,6 +139,38 @@ static void resident_memory_period(void **state)
 	assert_int_equal(parse(big, &o), 1);
 }
 
+static void sites_and_their_samples(void **state)
+{
+	static const struct {
+		const char *value;
+		bool sites;
+		unsigned long sample; /* (1: left at the default) */
+		int bad;
+	} cases[] = {
+		{"1", true, MT_SMALL_SAMPLE_BYTES, 0},
+		{"off", false, 0, 0},
+		{"large", true, 0, 0},
+		{"sample:1", true, 1, 0},
+		{"sample:64K", true, 64 << 10, 0},
+		{"sample:2M", true, 2 << 20, 0},
+		{"sample:", true, MT_SMALL_SAMPLE_BYTES, 1},
+		{"sample:0", true, MT_SMALL_SAMPLE_BYTES, 1},
+		{"sample:64k", true, MT_SMALL_SAMPLE_BYTES, 1},
+		{"sample:-5", true, MT_SMALL_SAMPLE_BYTES, 1},
+		{"all", true, MT_SMALL_SAMPLE_BYTES, 1},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct mt_options o;
+		const char *const e[] = {"MEMTRACE_SITES", cases[i].value, NULL};
+		assert_int_equal(parse(e, &o), cases[i].bad);
+		assert_int_equal(o.sites, cases[i].sites);
+		assert_int_equal(o.small_sample_bytes, cases[i].sample);
+		if (cases[i].bad)
+			assert_non_null(strstr(last_warning, "MEMTRACE_SITES="));
+	}
+}
+
 static void each_bad_value_counted(void **state)
 {
 	struct mt_options o;
@@ -158,6 +191,7 @@ int main(void)
 		cmocka_unit_test(unknown_backend_warns_and_uses_glibc),
 		cmocka_unit_test(summary_templates),
 		cmocka_unit_test(resident_memory_period),
+		cmocka_unit_test(sites_and_their_samples),
 		cmocka_unit_test(each_bad_value_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
