@@ -454,18 +454,27 @@ double mt_sites_total(json_t *sites, const char *const *keys)
 	return total;
 }
 
-bool mt_sites_in_numpy(json_t *sites)
+bool mt_site_in_numpy(json_t *site)
 {
-	size_t i, k;
-	json_t *site, *f;
-	json_array_foreach(sites, i, site)
-		json_array_foreach(json_object_get(site, "stack"), k, f) {
+	size_t k;
+	json_t *f;
+	json_array_foreach(json_object_get(site, "stack"), k, f) {
 		const char *file = json_string_value(json_object_get(f, "file"));
 		const char *object = json_string_value(json_object_get(f, "object"));
 		if ((file && strstr(file, "/numpy/")) ||
 		    (object && strstr(object, "/numpy/")))
 			return true;
 	}
+	return false;
+}
+
+bool mt_sites_in_numpy(json_t *sites)
+{
+	size_t i;
+	json_t *site;
+	json_array_foreach(sites, i, site)
+		if (mt_site_in_numpy(site))
+			return true;
 	return false;
 }
 

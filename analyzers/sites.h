@@ -59,6 +59,8 @@ double mt_sites_total(json_t *sites, const char *const *keys);
 /* Does any site's code lie in NumPy (a Python file or a native object
  * under a numpy/ directory)? */
 bool mt_sites_in_numpy(json_t *sites);
+/* The same of one site (the code that called the allocator there). */
+bool mt_site_in_numpy(json_t *site);
 /* A table of the sites of summary s, heaviest first, on out. */
 void mt_sites_print(FILE *out, json_t *s);
 /* The same for one frame. */

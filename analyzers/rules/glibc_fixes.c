@@ -175,7 +175,12 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 			 "large blocks go round");
 		return;
 	}
-	if (mt_site_grows(json_array_get(x->sites, 0))) {
+	/* NumPy's out= where NumPy made the blocks: the finding's top site,
+	 * or without sites (a region's) any of the run's (a file read into
+	 * bytes, in a program that imports NumPy, is not an array's). */
+	json_t *first = json_array_get(x->sites, 0);
+	bool numpy = first ? mt_site_in_numpy(first) : in->numpy;
+	if (mt_site_grows(first)) {
 		/* Keeping the buffer first: the block freed each round is the
 		 * cost, not only its growth (measured on a C++ vector grown by
 		 * push_back in each of 60 rounds: reserve() alone 250k -> 246k
@@ -206,7 +211,7 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 					   "allocating them again"
 			  : "allocate the large buffers once and reuse them across "
 			    "calls",
-		 in->numpy ? " (with NumPy arrays: the out= argument, e.g. "
-			     "np.divide(x, y, out=x))"
-			   : "");
+		 numpy ? " (with NumPy arrays: the out= argument, e.g. "
+			 "np.divide(x, y, out=x))"
+		       : "");
 }

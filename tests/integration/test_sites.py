@@ -495,3 +495,21 @@ def test_small_blocks_churned_are_put_on_their_code(tmp_path):
     assert top["share"] > 0.9
     assert "of the small blocks' bytes were allocated at main (small_tree.c:" \
         in churn[0]["explanation"]
+
+
+def test_numpys_out_is_offered_only_for_numpys_blocks(tmp_path):
+    """A program that imports NumPy but whose large blocks are file reads
+    (bytes the interpreter makes): the code fix is not NumPy's out=, which
+    does not apply to them (it was offered when any site was NumPy's)."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(40 << 20))  # above the 32 MiB glibc maps always
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--", PYTHON,
+             os.path.join(HERE, "..", "programs", "file_reads.py"), str(data), "30"],
+            clean_env())
+    found = json.loads(r.stdout)["findings"]
+    code = [fix["description"] for f in found for fix in f["fixes"]
+            if fix["kind"] == "code"]
+    assert code, found
+    assert not [c for c in code if "out=" in c], code
+    assert any(f["sites"] and f["sites"][0]["stack"][0]["function"] == "load"
+               for f in found), found
