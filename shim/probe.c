@@ -1,5 +1,6 @@
 #include "probe.h"
 #include "rawsys.h"
+#include "size_classes.h"
 #include "trace.h"
 #include "trace_buf.h"
 
@@ -75,7 +76,13 @@ __attribute__((noinline)) void *
 mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
 	       void *p, const void *caller)
 {
-	size_t usable = mt_real.malloc_usable_size(p);
+	/* (a malloc's block is of its size's class; the others' may not be:
+	 * calloc may take a mapped block whole, an aligned one a larger) */
+	size_t usable = call == MT_CALL_MALLOC && requested < MT_LARGE_BYTES
+				? mt_size_class(requested, p)
+				: 0;
+	if (!usable)
+		usable = mt_real.malloc_usable_size(p);
 	if (__builtin_expect(usable < MT_LARGE_BYTES && !mt_is_loader_code(caller),
 			     1))
 		return mt_count_alloc_of(t, call, requested, p, usable, caller);

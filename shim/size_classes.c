@@ -1,0 +1,64 @@
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdbool.h>
+
+#include "counters.h"
+#include "size_classes.h"
+#include "symbols.h"
+#include "thread.h"
+
+size_t (*mt_good_size)(size_t);
+uint32_t mt_size_table[MT_SIZE_TABLE_MAX / 8 + 1];
+
+static size_t (*nallocx)(size_t, int);
+
+static size_t tcmalloc_good_size(size_t n)
+{
+	return nallocx(n, 0);
+}
+
+/* The same object serves malloc and fn (a library linked to another
+ * allocator's nallocx is not the one in use). */
+static bool same_object(void *fn)
+{
+	Dl_info a, b;
+	return fn && dladdr(fn, &a) && dladdr((void *)mt_real.malloc, &b) &&
+	       a.dli_fbase == b.dli_fbase;
+}
+
+bool mt_size_classes_probe(void)
+{
+	size_t (*good)(size_t) = NULL;
+	/* (dlsym and the blocks tried are the shim's own work) */
+	mt_tls.hidden++;
+	void *mi = dlsym(RTLD_DEFAULT, "mi_good_size");
+	void *tc = dlsym(RTLD_DEFAULT, "tc_nallocx");
+	if (same_object(mi))
+		good = (size_t (*)(size_t))mi;
+	else if (same_object(tc)) {
+		nallocx = (size_t (*)(size_t, int))tc;
+		good = tcmalloc_good_size;
+	}
+	mt_good_size = good;
+	mt_tls.hidden--;
+	return mt_good_size != NULL;
+}
+
+size_t mt_size_class_fill(size_t step, void *p)
+{
+	size_t (*good)(size_t) = __atomic_load_n(&mt_good_size, __ATOMIC_RELAXED);
+	if (!good)
+		return 0;
+	size_t u = good(step * 8), real = mt_real.malloc_usable_size(p);
+	/* (0: tcmalloc's lookup answers nothing until its own constructor
+	 * has run, when its size classes are right already) */
+	if (real == 0)
+		return u;
+	if (real != u) {
+		__atomic_store_n(&mt_good_size, NULL, __ATOMIC_RELAXED);
+		return real;
+	}
+	/* (racing threads store the same value) */
+	__atomic_store_n(&mt_size_table[step], (uint32_t)u, __ATOMIC_RELAXED);
+	return u;
+}
