@@ -176,6 +176,9 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 		json_int_t most = json_integer_value(json_object_get(large, "function_max_live"));
 		if (most > json_integer_value(json_object_get(sum, "max_live_in_function")))
 			json_object_set_new(sum, "max_live_in_function", json_integer(most));
+		json_int_t here = json_integer_value(json_object_get(large, "max_live"));
+		if (here > json_integer_value(json_object_get(sum, "max_live")))
+			json_object_set_new(sum, "max_live", json_integer(here));
 		total += v;
 	}
 	size_t n = json_object_size(folded), k = 0;

@@ -54,6 +54,15 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		double n = (double)json_integer_value(json_object_get(large, "allocations"));
 		double freed = (double)json_integer_value(json_object_get(large, "frees"));
 		json_int_t live = json_integer_value(json_object_get(large, "max_live_in_function"));
+		/* A function inlined into another: its blocks are counted with
+		 * all of the other's (a buffer main keeps beside the loop's
+		 * temporary made two), so the count is the line's own, the
+		 * least of that and the other's: never two where the function
+		 * had one. */
+		const char *holder = mt_site_holder(json_object_get(site, "stack"));
+		json_int_t here = json_integer_value(json_object_get(large, "max_live"));
+		if (holder && here < live)
+			live = here;
 		double bytes = json_number_value(json_object_get(site, "value"));
 		double elsewhere = (double)json_integer_value(
 			json_object_get(large, "freed_elsewhere"));
@@ -61,14 +70,10 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		 * in a queue, not two in the function where one would do. */
 		bool handed = elsewhere >= 0.5 * freed;
 		two |= live >= 2 && !handed;
-		/* A function inlined into another: the count is of the
-		 * blocks of the function it is in, said so. */
-		const char *holder = mt_site_holder(json_object_get(site, "stack"));
-		char live_in[160] = "at most live at once in its function:";
-		if (holder)
-			snprintf(live_in, sizeof live_in,
-				 "at most live at once in %s (all its blocks, "
-				 "this function's inlined there too):", holder);
+		const char *live_in = holder ? "at most live at once at that line "
+					       "(its function is inlined into "
+					       "another):"
+					     : "at most live at once in its function:";
 		if (at > 0 && (size_t)at < sizeof x->explanation)
 			at += snprintf(x->explanation + at, sizeof x->explanation - at,
 				       "%s %s, %.0f blocks of about %s, %s %lld",

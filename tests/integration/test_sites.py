@@ -513,3 +513,18 @@ def test_numpys_out_is_offered_only_for_numpys_blocks(tmp_path):
     assert not [c for c in code if "out=" in c], code
     assert any(f["sites"] and f["sites"][0]["stack"][0]["function"] == "load"
                for f in found), found
+
+
+def test_an_inlined_function_is_not_given_its_holders_blocks():
+    """frame() and keep() are inlined into main: main has two blocks at
+    once (keep's, kept all run, and frame's scratch), frame itself one.
+    The count is the line's own then, and no in-place fix ("where two were
+    live") is proposed for a function that never had two."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("inlined_temp")], clean_env())
+    found = {f["id"]: f for f in json.loads(r.stdout)["findings"]}
+    temp = found["temporaries"]
+    assert "frame (inlined_temp.c:" in temp["explanation"], temp
+    assert "inlined into another): 1." in temp["explanation"], temp
+    code = [x["description"] for x in temp["fixes"] if x["kind"] == "code"]
+    assert code and "where two were live" not in code[0], code
