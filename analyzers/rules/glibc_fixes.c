@@ -51,6 +51,12 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 	 * 7 MiB, a threshold at 2 MiB keeps most of them mapped. */
 	if (f->large_p95 > block)
 		block = f->large_p95;
+	/* Nor below where glibc's own threshold rose: to the size of a
+	 * mapped block the program freed, which glibc keeps on the heap since
+	 * (dict tables of 10 MiB among many smaller blocks: 8 MiB set them
+	 * mapping again, 208k faults where 16 MiB took 180k). */
+	if (f->glibc_thresholds && f->thresholds_dynamic && f->mmap_threshold > block)
+		block = f->mmap_threshold;
 	double at_top = f->large_max_live * block;
 	if (f->brk_shrink > 0 && f->brk_shrink_bytes / f->brk_shrink > at_top)
 		at_top = f->brk_shrink_bytes / f->brk_shrink;
