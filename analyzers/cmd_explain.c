@@ -598,16 +598,15 @@ static void verify(const struct context *cx, const struct measured *base,
 		json_object_set_new(v, "cpu_s_per_call_after", json_real(cpu_after));
 		/* On a busy machine the wall time of a few runs moves by more
 		 * than a fix gains; the CPU time the runs took does not count
-		 * the time the machine ran something else.  A fix that removes
-		 * most of what the finding is about (half the faults or more)
-		 * and takes a tenth less CPU, without taking longer, helps. */
-		bool cpu_down = cpu_before > 0 && cpu_after < 0.9 * cpu_before;
-		if (ratio >= 0.9 && ratio <= 1.0 && cpu_down &&
-		    after.faults < 0.5 * before.faults)
-			ratio = cpu_after / cpu_before;
-		/* Longer in wall time but a tenth less CPU: the machine was
-		 * busier during those runs; that is no evidence that it hurts. */
-		bool hurts = ratio > 1.1 && !cpu_down;
+		 * the time the machine ran something else.  So the two must
+		 * agree: a fix helps when one fell by a tenth and the other
+		 * did not rise (wall 0.76x with CPU 0.91x and the faults as
+		 * they were was a busier first run, not a fix; CPU 0.76x at
+		 * the same wall time is one), and hurts when both rose. */
+		double cpu_ratio = cpu_before > 0 ? cpu_after / cpu_before : 1;
+		bool helps = (ratio < 0.9 && cpu_ratio < 0.95) ||
+			     (cpu_ratio < 0.9 && ratio <= 1.0);
+		bool hurts = ratio > 1.1 && cpu_ratio > 1.05;
 		bool memory = strcmp(x->id, "memory-kept") == 0;
 		if (memory) {
 			/* what the finding rests on: kept for a fifth of the run */
@@ -625,13 +624,14 @@ static void verify(const struct context *cx, const struct measured *base,
 					    json_real(after.anon_exit));
 			/* Memory kept is what this finding is about. */
 			ratio = (after.kept_sustained + 1) / (before.kept_sustained + 1);
+			helps = ratio < 0.5;
 			hurts = ratio > 1.1;
 		}
 		/* A change inside the machine's noise is no evidence. */
 		json_object_set_new(v, "verdict",
-				    json_string(ratio < (memory ? 0.5 : 0.9) ? "helps"
-						: hurts			   ? "hurts"
-									   : "no clear effect"));
+				    json_string(helps ? "helps"
+						: hurts ? "hurts"
+							: "no clear effect"));
 		fix->verified = v;
 	}
 }

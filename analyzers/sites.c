@@ -381,7 +381,7 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 				 mt_frame_label(json_array_get(stack, k), in, sizeof in));
 		}
 		at = strlen(buf);
-		snprintf(buf + at, len - at, " in %s",
+		snprintf(buf + at, len - at, " inlined into %s",
 			 mt_frame_label(json_array_get(stack, holder), in, sizeof in));
 	}
 	if (own && !strcmp(json_string_value(json_object_get(first, "kind")) ?: "",
@@ -402,7 +402,7 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 		}
 		size_t at = strlen(buf);
 		if (inner)
-			snprintf(buf + at, len - at, " in %s",
+			snprintf(buf + at, len - at, ", calling %s",
 				 json_string_value(json_object_get(inner, "function")));
 	}
 	return buf;

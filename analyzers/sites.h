@@ -29,7 +29,7 @@ double mt_sites_small_samples(json_t *sites, double *rate);
 
 /* "func2 (x.py:6)", or "memcpy+0x10 (libc.so.6)" for a site without
  * Python frames: its innermost frame of the program's own code (not the
- * interpreter's or a library's: "<module> (frames.py:18) in pad", pad being the function it called). */
+ * interpreter's or a library's: "<module> (frames.py:18), calling pad", pad being the function it called; "xmalloc (wrap.c:4) inlined into frame (wrap.c:6)"). */
 const char *mt_site_label(json_t *stack, char *buf, size_t len);
 /* The function the compiler inlined the site's own function into (whose
  * blocks its figures per function count), or NULL. */

@@ -193,12 +193,16 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 		 * faults; the vector kept across the rounds, 10k). */
 		snprintf(fix->text, sizeof fix->text, "%s",
 			 in->python
-				 ? "collect the pieces in a list and concatenate "
-				   "them once at the end (or preallocate the array "
-				   "at its final size and fill slices of it), "
-				   "instead of making a larger array at each step "
-				   "(np.concatenate, np.append, a bytes or str "
-				   "+= in a loop)"
+				 ? "give the buffer its final size once instead "
+				   "of growing it step by step: preallocate the "
+				   "array and fill slices of it, or collect the "
+				   "pieces in a list and concatenate or join them "
+				   "once at the end (np.concatenate, np.append, a "
+				   "bytes or str += in a loop each make a larger "
+				   "copy at every step); a list or dict filled "
+				   "item by item grows its own storage the same "
+				   "way, which only an allocator setting or "
+				   "backend changes"
 				 : "keep the buffer and its capacity across uses "
 				   "(clear it, do not free it: a vector or string "
 				   "kept outside the loop, or passed in), so that "

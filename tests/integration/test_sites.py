@@ -275,7 +275,7 @@ def test_an_array_concatenated_to_is_growth_with_a_python_fix():
     assert churn, found
     for f in churn + [f for f in found if f["id"] == "temporaries"]:
         code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
-        assert code and "concatenate them once" in code[0], code
+        assert code and "concatenate or join them once" in code[0], code
         assert "out=" not in code[0] and "reserve()" not in code[0], code
     for f in churn:
         assert f"collect (np_concat.py:{line})" in f["explanation"], f["explanation"]
