@@ -271,7 +271,12 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 				 lo, sizeof lo),
 		 mt_format_bytes(json_number_value(json_object_get(large, "max_bytes")),
 				 hi, sizeof hi));
-	if (in->f->realloc_moves >= 1) {
+	/* (the run's reallocs, said where the site's blocks are realloc's:
+	 * an array concatenated to makes new ones, and the run's small
+	 * reallocs are no part of it; a summary without the count says it) */
+	json_t *reallocs = json_object_get(large, "reallocs");
+	bool by_realloc = !reallocs || json_number_value(reallocs) >= 1;
+	if (in->f->realloc_moves >= 1 && by_realloc) {
 		at = strlen(x->explanation);
 		snprintf(x->explanation + at, sizeof x->explanation - at,
 			 " Over the run realloc moved %.0f blocks to a new place, "

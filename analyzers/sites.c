@@ -159,6 +159,11 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 				json_integer_value(json_object_get(sum, add[k])) +
 				json_integer_value(json_object_get(large, add[k]))));
 		fold_sizes(sum, large);
+		/* (absent from recordings made before it was counted) */
+		if (json_object_get(large, "reallocs"))
+			json_object_set_new(sum, "reallocs", json_integer(
+				json_integer_value(json_object_get(sum, "reallocs")) +
+				json_integer_value(json_object_get(large, "reallocs"))));
 		/* (a summary before "larger": none, so mt_site_grows falls
 		 * back to "grows") */
 		for (int k = 0; k < 2; k++) {

@@ -21,7 +21,8 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 		mt_loader_block_add(p, usable);
 	/* The site first: what the allocator did for the block is its. */
 	if (large)
-		mt_site_alloc(p, usable, caller);
+		mt_site_alloc(p, usable, caller,
+			      call == MT_CALL_REALLOC || call == MT_CALL_REALLOCARRAY);
 	if (mt_break_moved())
 		mt_glibc_break_moved(t);
 	if (fresh && mt_glibc_chunks && p &&
@@ -40,7 +41,7 @@ __attribute__((noinline)) void *
 mt_large_alloc_at(struct mt_thread *t, enum mt_call call, size_t requested,
 		  void *p, size_t usable, const void *caller)
 {
-	mt_site_alloc(p, usable, caller);
+	mt_site_alloc(p, usable, caller, false);
 	mt_site_done();
 	mt_large_alloc(t, usable);
 	return mt_count_alloc_of(t, call, requested, p, usable, caller);

@@ -62,6 +62,7 @@ struct site {
 	 * when it starts again; sizes that merely vary are larger as often as
 	 * smaller). */
 	uint64_t min_bytes, max_bytes, last_bytes, grows, larger, smaller;
+	uint64_t reallocs; /* of its blocks, those realloc made */
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
 	/* Small blocks sampled here (small_sites.c): how many, their bytes,
 	 * and the bytes they stand for. */
@@ -354,7 +355,8 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	return id;
 }
 
-void mt_site_alloc(const void *p, size_t usable, const void *caller)
+void mt_site_alloc(const void *p, size_t usable, const void *caller,
+		   bool resized)
 {
 	unsigned fid;
 	if (!mt_sites_on || !p || mt_tls.in_sites)
@@ -365,6 +367,7 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller)
 	if (id && !b->addr && tab->nblocks < BLOCK_SLOTS * 3 / 4) {
 		struct site *s = &tab->sites[id];
 		s->allocs++;
+		s->reallocs += resized;
 		s->bytes += usable;
 		if (!s->min_bytes || usable < s->min_bytes)
 			s->min_bytes = usable;
@@ -589,6 +592,9 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 		mt_json_u64(&large, "larger", s->larger);
 	if (s->smaller)
 		mt_json_u64(&large, "smaller", s->smaller);
+	/* (0 too: a reader tells a recording without the count from one
+	 * whose blocks no realloc made) */
+	mt_json_u64(&large, "reallocs", s->reallocs);
 	mt_json_u64(&large, "function_max_live", function_max_live);
 	if (s->freed_elsewhere)
 		mt_json_u64(&large, "freed_elsewhere", s->freed_elsewhere);
@@ -630,6 +636,7 @@ static void add_to_rest(struct site *rest, const struct site *s)
 	rest->allocs += s->allocs;
 	rest->bytes += s->bytes;
 	rest->frees += s->frees;
+	rest->reallocs += s->reallocs;
 	rest->freed_elsewhere += s->freed_elsewhere;
 	if (s->max_live > rest->max_live)
 		rest->max_live = s->max_live;
@@ -717,7 +724,7 @@ void mt_sites_reset_after_fork(void)
 	for (unsigned id = 1; id <= tab->nsites; id++) {
 		struct site *s = &tab->sites[id];
 		s->allocs = s->bytes = s->frees = s->live = s->max_live = 0;
-		s->thread_max_live = s->freed_elsewhere = 0;
+		s->thread_max_live = s->freed_elsewhere = s->reallocs = 0;
 		memset(s->count, 0, sizeof s->count);
 		memset(s->caused_bytes, 0, sizeof s->caused_bytes);
 		s->small_samples = s->small_sampled_bytes = 0;

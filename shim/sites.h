@@ -53,9 +53,11 @@ static inline bool mt_site_may_follow(const void *p)
 }
 
 void mt_sites_init(void);
-/* A large block p was allocated by code that returns to `caller`: its
- * site becomes the thread's current one (until mt_site_done). */
-void mt_site_alloc(const void *p, size_t usable, const void *caller);
+/* A large block p was allocated by code that returns to `caller` (by
+ * realloc: `resized`): its site becomes the thread's current one (until
+ * mt_site_done). */
+void mt_site_alloc(const void *p, size_t usable, const void *caller,
+		   bool resized);
 /* The large block p is about to be freed (or given up by realloc): the
  * same. */
 void mt_site_free(const void *p);

@@ -226,6 +226,9 @@ def test_a_buffer_grown_step_by_step_is_named_as_growth():
     assert "The blocks there grow" in text and "to 16.0 MiB" in text, text
     top = churn[0]["sites"][0]["large"]
     assert top["grows"] >= 2 * top["allocations"] / 3, top
+    # each of its blocks but a round's first is realloc's, and said so
+    assert top["reallocs"] >= top["allocations"] * 3 // 4, top
+    assert "realloc moved" in text, text
     code = [x["description"] for x in churn[0]["fixes"] if x["kind"] == "code"]
     assert code and "final size" in code[0], code
 
