@@ -615,6 +615,31 @@ static void print_small_sites(FILE *out, json_t *all)
 	json_decref(sites);
 }
 
+/* A row of the table of sites: the columns, summed over the sites that
+ * read the same. */
+static const char *const row_causes[] = {"brk_grow", "brk_shrink", "mmap",
+					 "munmap", "purge", "thread_heap_shrink",
+					 "own_mmap", "own_munmap"};
+#define ROW_CAUSES (sizeof row_causes / sizeof *row_causes)
+struct row {
+	char *shown;
+	json_int_t blocks, live_fn, faults, caused[ROW_CAUSES];
+	double bytes;
+};
+
+static void row_add(struct row *r, json_t *site)
+{
+	json_t *large = json_object_get(site, "large");
+	r->blocks += json_integer_value(json_object_get(large, "allocations"));
+	r->bytes += json_number_value(json_object_get(large, "bytes"));
+	json_int_t live = json_integer_value(json_object_get(large, "max_live_in_function"));
+	if (live > r->live_fn)
+		r->live_fn = live;
+	r->faults += json_integer_value(json_object_get(site, "faults"));
+	for (size_t c = 0; c < ROW_CAUSES; c++)
+		r->caused[c] += (json_int_t)caused_count(site, row_causes[c]);
+}
+
 void mt_sites_print(FILE *out, json_t *s)
 {
 	json_t *sites = ranked(json_object_get(s, "sites"), weigh_all, NULL,
@@ -646,29 +671,48 @@ void mt_sites_print(FILE *out, json_t *s)
 		"blocks", "MiB", "live-fn", "brk+", "brk-", "mmap", "munmap",
 		"purges", "thr-hp-", "own+", "own-", faults ? "   faults" : "",
 		"site < callers (same Python frames folded)");
+	/* Rows that would read the same (stacks that differ only in frames
+	 * the label does not show: an import's deeper callers) are one. */
+	size_t n = json_array_size(sites), nrows = 0;
+	struct row *rows = n ? calloc(n, sizeof *rows) : NULL;
 	json_array_foreach(sites, i, site) {
-		json_t *large = json_object_get(site, "large");
+		if (!rows)
+			break;
+		char *shown = NULL;
+		size_t shown_len = 0;
+		FILE *m = open_memstream(&shown, &shown_len);
+		if (!m)
+			continue;
 		json_t *stack = json_object_get(site, "stack");
+		fputs(mt_site_label(stack, label, sizeof label), m);
+		mt_site_print_callers(m, stack, 2);
+		fclose(m);
+		struct row *r = NULL;
+		for (size_t k = 0; k < nrows && !r; k++)
+			if (!strcmp(rows[k].shown, shown))
+				r = &rows[k];
+		if (r)
+			free(shown);
+		else {
+			r = &rows[nrows++];
+			r->shown = shown;
+		}
+		row_add(r, site);
+	}
+	for (size_t k = 0; k < nrows; k++) {
+		const struct row *r = &rows[k];
 		char nf[32] = "";
 		if (faults)
-			snprintf(nf, sizeof nf, " %8lld",
-				 (long long)json_integer_value(json_object_get(site, "faults")));
-		fprintf(out, "  %7lld %9.1f %7lld %7llu %7llu %7llu %7llu %7llu %7llu %6llu %6llu%s  %s",
-			(long long)json_integer_value(json_object_get(large, "allocations")),
-			json_number_value(json_object_get(large, "bytes")) / (1 << 20),
-			(long long)json_integer_value(json_object_get(large, "max_live_in_function")),
-			(unsigned long long)caused_count(site, "brk_grow"),
-			(unsigned long long)caused_count(site, "brk_shrink"),
-			(unsigned long long)caused_count(site, "mmap"),
-			(unsigned long long)caused_count(site, "munmap"),
-			(unsigned long long)caused_count(site, "purge"),
-			(unsigned long long)caused_count(site, "thread_heap_shrink"),
-			(unsigned long long)caused_count(site, "own_mmap"),
-			(unsigned long long)caused_count(site, "own_munmap"), nf,
-			mt_site_label(stack, label, sizeof label));
-		mt_site_print_callers(out, stack, 2);
-		fputc('\n', out);
+			snprintf(nf, sizeof nf, " %8lld", (long long)r->faults);
+		fprintf(out, "  %7lld %9.1f %7lld", (long long)r->blocks,
+			r->bytes / (1 << 20), (long long)r->live_fn);
+		for (size_t c = 0; c < ROW_CAUSES; c++)
+			fprintf(out, c < ROW_CAUSES - 2 ? " %7lld" : " %6lld",
+				(long long)r->caused[c]);
+		fprintf(out, "%s  %s\n", nf, r->shown);
+		free(r->shown);
 	}
+	free(rows);
 	json_array_foreach(json_object_get(s, "sites"), i, site) {
 		json_t *rest = json_object_get(site, "rest");
 		if (rest)

@@ -95,7 +95,8 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 		mt_repetition_evidence(e, &r);
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Over the run, %s mapped %.0f blocks of memory and "
-			 "unmapped %.0f (%s each on average). %s: %s%s",
+			 "unmapped %.0f (%s each on average as they were "
+			 "unmapped). %s: %s%s",
 			 allocators ? "the allocator" : "the program itself",
 			 maps, unmaps, mt_format_bytes(per_map, b1, sizeof b1),
 			 allocators ? mechanism : own_mechanism,
