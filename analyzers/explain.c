@@ -241,16 +241,20 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		 " %.0f%% of it comes from the blocks allocated at %s",
 		 json_number_value(json_object_get(top, "share")) * 100,
 		 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
-	/* and the next site, when it weighs as much or nearly: naming one
-	 * of two equal causes would send the reader to half the fix */
-	json_t *next = json_array_get(x->sites, 1);
-	double second = json_number_value(json_object_get(next, "share"));
-	at = strlen(x->explanation);
-	if (next && second >= 0.5 * json_number_value(json_object_get(top, "share")))
+	/* and the next sites, up to two, when they weigh as much or nearly:
+	 * naming one of equal causes would send the reader to part of the
+	 * fix (three buffers of a job, freed together) */
+	for (size_t k = 1; k < 3; k++) {
+		json_t *next = json_array_get(x->sites, k);
+		double share = json_number_value(json_object_get(next, "share"));
+		if (!next || share < 0.5 * json_number_value(json_object_get(top, "share")))
+			break;
+		at = strlen(x->explanation);
 		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 ", %.0f%% from those at %s", second * 100,
+			 ", %.0f%% from those at %s", share * 100,
 			 mt_site_label(json_object_get(next, "stack"), label,
 				       sizeof label));
+	}
 	at = strlen(x->explanation);
 	snprintf(x->explanation + at, sizeof x->explanation - at, ".");
 	say_site_faults(x, top, in->f);

@@ -237,17 +237,22 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 	}
 	uintptr_t held = arena_word(arena, ARENA_SYSTEM_MEM);
 	uintptr_t top_heap = arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1);
+	size_t usable = mt_chunk_usable(mt_chunk_head(p));
 	real_free(p);
 	uintptr_t now = arena_word(arena, ARENA_SYSTEM_MEM);
 	/* (Another thread of the same arena may have grown it meanwhile:
 	 * then less is seen, never more.) */
-	if (now >= held)
+	if (now >= held) {
+		mt_site_freed_in_arena(arena, usable);
 		return;
+	}
 	bool deleted = (arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1)) != top_heap;
 	enum mt_sys sys = deleted ? MT_SYS_MUNMAP : MT_SYS_MADVISE;
 	mt_count_inferred(&t->c, sys, held - now);
-	mt_site_credit(deleted ? MT_SITE_MUNMAP : MT_SITE_THREAD_HEAP_SHRINK,
-		       held - now);
+	if (deleted)
+		mt_site_credit(MT_SITE_MUNMAP, held - now);
+	else
+		mt_site_credit_arena_shrink(arena, held - now, usable);
 	MT_EMIT(chunk_map, t, sys, held - now);
 }
 

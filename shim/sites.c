@@ -26,6 +26,8 @@ enum {
 	BLOCK_SLOTS = 1 << 16,	  /* live large blocks followed */
 	THREAD_SLOTS = 1 << 14,	  /* functions' live blocks, per thread */
 	NAMES_BYTES = 2 << 20,
+	ARENAS = 64,		  /* glibc thread arenas with a ledger */
+	LEDGER = 16,		  /* sites in a ledger */
 };
 
 struct frame_name {
@@ -86,6 +88,16 @@ struct thread_live {
 	uint64_t live;
 };
 
+/* The large blocks freed in a glibc thread arena since it last shrank,
+ * by site: when free() shrinks the heap, the memory it gives back is
+ * theirs together, not only the last one's (three 3 MiB blocks freed in
+ * turn, the shrink set off by the third). */
+struct ledger {
+	uintptr_t arena; /* 0: free */
+	unsigned n, site[LEDGER];
+	uint64_t bytes[LEDGER];
+};
+
 struct tables {
 	struct site sites[MAX_SITES + 1]; /* [0] unused: index 0 is "none" */
 	unsigned site_slots[SITE_SLOTS];  /* by hash: site index, 0 empty */
@@ -98,6 +110,7 @@ struct tables {
 	uint64_t untracked; /* large blocks not followed: a table was full */
 	char names[NAMES_BYTES];
 	size_t names_used;
+	struct ledger ledgers[ARENAS];
 };
 
 bool mt_sites_on;
@@ -477,6 +490,79 @@ void mt_site_done(void)
 	mt_tls.site = 0;
 }
 
+static struct ledger *ledger_of(uintptr_t arena)
+{
+	struct ledger *free_one = NULL;
+	for (unsigned i = 0; i < ARENAS; i++) {
+		if (tab->ledgers[i].arena == arena)
+			return &tab->ledgers[i];
+		if (!free_one && !tab->ledgers[i].arena)
+			free_one = &tab->ledgers[i];
+	}
+	/* (more arenas than that: one shares with another, rather than
+	 * none being kept) */
+	struct ledger *l = free_one ? free_one : &tab->ledgers[arena / 4096 % ARENAS];
+	if (l->arena != arena)
+		*l = (struct ledger){.arena = arena};
+	return l;
+}
+
+static void ledger_add(struct ledger *l, unsigned site, uint64_t bytes)
+{
+	unsigned k = 0, least = 0;
+	while (k < l->n && l->site[k] != site) {
+		if (l->bytes[k] < l->bytes[least])
+			least = k;
+		k++;
+	}
+	if (k == l->n) {
+		if (l->n == LEDGER)
+			k = least; /* (full: the smallest share gives way) */
+		else
+			l->n++;
+		l->site[k] = site;
+		l->bytes[k] = 0;
+	}
+	l->bytes[k] += bytes;
+}
+
+void mt_site_freed_in_arena(const void *arena, uint64_t bytes)
+{
+	if (!mt_sites_on || !mt_tls.site || mt_tls.in_sites)
+		return;
+	mt_tls.in_sites = true;
+	take();
+	ledger_add(ledger_of((uintptr_t)arena), mt_tls.site, bytes);
+	give();
+	mt_tls.in_sites = false;
+}
+
+void mt_site_credit_arena_shrink(const void *arena, uint64_t bytes,
+				 uint64_t own_bytes)
+{
+	if (!mt_sites_on || mt_tls.in_sites)
+		return;
+	mt_tls.in_sites = true;
+	take();
+	struct ledger *l = ledger_of((uintptr_t)arena);
+	if (mt_tls.site) {
+		/* the free that set it off: the shrink is counted on it */
+		tab->sites[mt_tls.site].count[MT_SITE_THREAD_HEAP_SHRINK]++;
+		ledger_add(l, mt_tls.site, own_bytes);
+	}
+	uint64_t all = 0, given = 0;
+	for (unsigned k = 0; k < l->n; k++)
+		all += l->bytes[k];
+	for (unsigned k = 0; k < l->n && all; k++) {
+		uint64_t part = k + 1 < l->n ? bytes * l->bytes[k] / all : bytes - given;
+		tab->sites[l->site[k]].caused_bytes[MT_SITE_THREAD_HEAP_SHRINK] += part;
+		given += part;
+	}
+	l->n = 0;
+	give();
+	mt_tls.in_sites = false;
+}
+
 void mt_site_credit_slow(enum mt_site_cause cause, uint64_t bytes)
 {
 	if (mt_tls.in_sites)
@@ -734,6 +820,7 @@ void mt_sites_reset_after_fork(void)
 	tab->nblocks = 0;
 	memset(mt_large_filter, 0, sizeof mt_large_filter);
 	memset(tab->thread_live, 0, sizeof tab->thread_live);
+	memset(tab->ledgers, 0, sizeof tab->ledgers);
 	tab->nthread_live = 0;
 	tab->thread_live_full = false;
 	tab->untracked = 0;

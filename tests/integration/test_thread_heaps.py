@@ -98,3 +98,25 @@ def test_no_churn_where_the_blocks_are_kept(backend):
 def test_other_allocators_have_no_thread_heaps(backend):
     ids = {f["id"] for f in explain("churn", backend)}
     assert "thread-heap-churn" not in ids
+
+
+def test_a_shrink_is_shared_by_the_blocks_it_gives_back(tmp_path):
+    """Each thread allocates three 3 MiB blocks at three lines and frees
+    them in turn: the third free shrinks the thread's heap by all three's
+    memory.  The shrink's bytes go to the three sites by their bytes (a
+    third each), not all to the line whose free set it off (which changed
+    with the order of the frees); the shrinks are counted on that one."""
+    path = tmp_path / "s.json"
+    run([program("thread_heaps"), "trio", "60"],
+        shim_env("glibc", summary=str(path)))
+    s = json.loads(path.read_text())
+    shrunk = [x for x in s["sites"]
+              if x.get("caused", {}).get("thread_heap_shrink_bytes")]
+    assert len(shrunk) == 3, s["sites"]
+    total = sum(x["caused"]["thread_heap_shrink_bytes"] for x in shrunk)
+    assert total == s["syscall_bytes_inferred"]["madvise"]
+    for x in shrunk:
+        share = x["caused"]["thread_heap_shrink_bytes"] / total
+        assert 0.25 < share < 0.42, (share, x["stack"][0])
+    counted = [x for x in shrunk if x["caused"].get("thread_heap_shrink")]
+    assert len(counted) == 1, shrunk

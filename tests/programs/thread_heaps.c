@@ -7,7 +7,11 @@
  *           past the trim threshold, and the next round faults the pages
  *           back in
  *   steady  the blocks allocated once, then only written each round: no
- *           shrink, no fault after the first round */
+ *           shrink, no fault after the first round
+ *   trio    each round allocates three blocks of 3 MiB, at three lines
+ *           (input, work, output), touches them and frees them in that
+ *           order: the shrink the last free sets off gives back all
+ *           three's memory */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,15 +42,41 @@ static void *work(void *arg)
 	return NULL;
 }
 
+enum { TRIO = 3 << 20 };
+
+static void *touched(char *p)
+{
+	if (!p)
+		abort();
+	memset(p, 1, TRIO);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+static void *trio(void *arg)
+{
+	(void)arg;
+	for (int r = 0; r < rounds; r++) {
+		char *in = touched(malloc(TRIO));
+		char *work = touched(malloc(TRIO));
+		char *out = touched(malloc(TRIO));
+		free(in);
+		free(work);
+		free(out);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 2;
 	churn = strcmp(argv[1], "churn") == 0;
 	rounds = atoi(argv[2]);
+	void *(*fn)(void *) = strcmp(argv[1], "trio") == 0 ? trio : work;
 	pthread_t t[THREADS];
 	for (int i = 0; i < THREADS; i++)
-		if (pthread_create(&t[i], NULL, work, NULL) != 0)
+		if (pthread_create(&t[i], NULL, fn, NULL) != 0)
 			return 1;
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
