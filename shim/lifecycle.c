@@ -142,6 +142,7 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 	if (active) {
 		mt_options_parse(&mt_opt, get_env);
 		mt_backend_ensure(argv);
+		mt_symbols_own_heap(true);
 		mt_threads_init(thread_exit, mt_real.pthread_create);
 		if (mt_opt.sites)
 			mt_sites_init();
@@ -156,6 +157,7 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 		start_kernel_samples();
 		mt_rss_start();
 		pthread_atfork(before_fork, parent_after_fork, child_after_fork);
+		mt_symbols_own_heap(false);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
 		mt_report_startup_took((double)(cpu1.tv_sec - cpu0.tv_sec) +
 				       (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e9);

@@ -72,11 +72,20 @@ bool mt_libc_owns_brk(void);
 /* Allocations served while dlsym runs come from a static arena; free and
  * realloc must recognise them. */
 extern MT_HIDDEN unsigned char mt_boot_arena[];
-#define MT_BOOT_ARENA_SIZE (64 * 1024)
+#define MT_BOOT_ARENA_SIZE (256 * 1024)
 static inline bool mt_in_boot_arena(const void *p)
 {
 	return (uintptr_t)p - (uintptr_t)mt_boot_arena < MT_BOOT_ARENA_SIZE;
 }
 size_t mt_boot_usable_size(const void *p);
+
+/* While on (the shim's own start-up, on its one thread), every allocation
+ * comes from that arena too: what the shim allocates as it starts (the
+ * unwinder's dlopen, its threads, its fork handlers) stays out of the
+ * program's heap, which then starts as it would without the shim (1.2 KiB
+ * of them moved every block of the program's, and a realloc that grew in
+ * place bare moved under the shim).  Blocks allocated before it are freed
+ * and resized as usual. */
+void mt_symbols_own_heap(bool on);
 
 #endif
