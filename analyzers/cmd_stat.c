@@ -17,20 +17,22 @@
 #include "summary_table.h"
 
 static bool by_site;
+static unsigned depth = 3; /* frames shown of a site's stack (--depth) */
 
 static void print_summary(FILE *out, json_t *s)
 {
 	if (by_site) {
 		mt_sites_symbolize(s);
-		mt_sites_print(out, s);
+		mt_sites_print(out, s, depth);
 	}
 	else
 		mt_summary_print_table(out, s);
 }
 
 static const char usage[] =
-	"usage: memtrace stat [--backend B] [--json] [--by-site] [-o FILE] -- CMD ARGS...\n"
-	"       memtrace stat [--json] [--by-site] [--salvage] [--pid PID[.N]]\n"
+	"usage: memtrace stat [--backend B] [--json] [--by-site [--depth N]] [-o FILE]\n"
+	"                     -- CMD ARGS...\n"
+	"       memtrace stat [--json] [--by-site [--depth N]] [--salvage] [--pid PID[.N]]\n"
 	"                     [-o FILE] TRACE\n"
 	"\n"
 	"Runs CMD under libmemtrace.so and prints, for each process it\n"
@@ -47,7 +49,11 @@ static const char usage[] =
 	"                   trace, events LTTng discarded)\n"
 	"  -S, --by-site    the sites of large blocks (where the program\n"
 	"                   allocates them, and what the allocator did to the\n"
-	"                   kernel meanwhile) instead of the figures\n"
+	"                   kernel meanwhile), and of small blocks sampled,\n"
+	"                   instead of the figures\n"
+	"  -d, --depth N    with --by-site: N frames of each stack (the site's\n"
+	"                   own and its callers; default 3); sites that read the\n"
+	"                   same at that depth are summed into one row\n"
 	"  -p, --pid PID[.N]  with an LTTng TRACE: the process to read\n"
 	"                   (default: the first one started); .N: its image\n"
 	"                   after N execs\n"
@@ -200,6 +206,7 @@ int mt_cmd_stat(int argc, char **argv)
 		{"salvage", no_argument, NULL, 's'},
 		{"pid", required_argument, NULL, 'p'},
 		{"by-site", no_argument, NULL, 'S'},
+		{"depth", required_argument, NULL, 'd'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -210,7 +217,7 @@ int mt_cmd_stat(int argc, char **argv)
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:jo:sp:Sh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:jo:sp:Sd:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			l.backend = optarg;
@@ -231,6 +238,16 @@ int mt_cmd_stat(int argc, char **argv)
 		case 'S':
 			by_site = true;
 			break;
+		case 'd': {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || n < 1 || n > 32)
+				return mt_usage_error(usage, "stat: --depth '%s' is not "
+						      "a number of frames from 1 "
+						      "to 32", optarg);
+			depth = (unsigned)n;
+			break;
+		}
 		case 'h':
 			fputs(usage, stdout);
 			return 0;

@@ -586,32 +586,69 @@ static void print_fault_coverage(FILE *out, json_t *s, json_t *fs)
 		rest ? " (those summed below included)" : "");
 }
 
+/* A site as a row shows it: its label and `depth` - 1 callers (malloc'd;
+ * NULL when out of memory). */
+static char *site_shown(json_t *stack, unsigned depth)
+{
+	char label[512], *shown = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&shown, &len);
+	if (!m)
+		return NULL;
+	fputs(mt_site_label(stack, label, sizeof label), m);
+	mt_site_print_callers(m, stack, depth - 1);
+	fclose(m);
+	return shown;
+}
+
 /* The sites of the small blocks sampled (MEMTRACE_SITES), by their
  * bytes: each sample stands for the bytes the sampling passed over. */
-static void print_small_sites(FILE *out, json_t *all)
+static void print_small_sites(FILE *out, json_t *all, unsigned depth)
 {
 	enum { SHOWN = 10 };
 	double rate, n = mt_sites_small_samples(all, &rate);
 	if (n <= 0)
 		return;
-	json_t *sites = mt_sites_by_small(all, SHOWN), *site;
-	char label[512], r[32];
+	json_t *sites = mt_sites_by_small(all, SIZE_MAX), *site;
+	char r[32];
 	size_t i;
 	fprintf(out, "\nsites of small blocks, sampled about once in every %s "
 		     "of allocations (%.0f samples): their bytes, estimated\n",
 		mt_format_bytes(rate, r, sizeof r), n);
 	fprintf(out, "  %7s %9s %6s  %s\n", "samples", "MiB", "share", "site < callers");
+	/* (rows that read the same at this depth summed, as above) */
+	json_t *rows = json_array();
 	json_array_foreach(sites, i, site) {
-		json_t *small = json_object_get(site, "small");
-		json_t *stack = json_object_get(site, "stack");
-		fprintf(out, "  %7lld %9.1f %5.0f%%  %s",
-			(long long)json_integer_value(json_object_get(small, "samples")),
-			json_number_value(json_object_get(small, "bytes")) / (1 << 20),
-			json_number_value(json_object_get(site, "share")) * 100,
-			mt_site_label(stack, label, sizeof label));
-		mt_site_print_callers(out, stack, 2);
-		fputc('\n', out);
+		char *shown = site_shown(json_object_get(site, "stack"), depth);
+		json_t *small = json_object_get(site, "small"), *row = NULL, *r2;
+		size_t k;
+		json_array_foreach(rows, k, r2) if (!strcmp(json_string_value(
+			json_object_get(r2, "shown")), shown ?: "")) row = r2;
+		if (!row) {
+			row = json_pack("{s:s, s:f, s:f, s:f}", "shown", shown ?: "?",
+					"samples", 0.0, "bytes", 0.0, "share", 0.0);
+			json_array_append_new(rows, row);
+		}
+		free(shown);
+		const char *add[] = {"samples", "bytes"};
+		for (int a = 0; a < 2; a++)
+			json_object_set_new(row, add[a], json_real(
+				json_number_value(json_object_get(row, add[a])) +
+				json_number_value(json_object_get(small, add[a]))));
+		json_object_set_new(row, "share", json_real(
+			json_number_value(json_object_get(row, "share")) +
+			json_number_value(json_object_get(site, "share"))));
 	}
+	json_array_foreach(rows, i, site) {
+		if (i == SHOWN)
+			break;
+		fprintf(out, "  %7.0f %9.1f %5.0f%%  %s\n",
+			json_number_value(json_object_get(site, "samples")),
+			json_number_value(json_object_get(site, "bytes")) / (1 << 20),
+			json_number_value(json_object_get(site, "share")) * 100,
+			json_string_value(json_object_get(site, "shown")));
+	}
+	json_decref(rows);
 	json_decref(sites);
 }
 
@@ -640,7 +677,7 @@ static void row_add(struct row *r, json_t *site)
 		r->caused[c] += (json_int_t)caused_count(site, row_causes[c]);
 }
 
-void mt_sites_print(FILE *out, json_t *s)
+void mt_sites_print(FILE *out, json_t *s, unsigned depth)
 {
 	json_t *sites = ranked(json_object_get(s, "sites"), weigh_all, NULL,
 			       SIZE_MAX, 0),
@@ -649,7 +686,6 @@ void mt_sites_print(FILE *out, json_t *s)
 	for (size_t k = json_array_size(sites); k-- > 0;)
 		if (weigh_all(json_array_get(sites, k), NULL) <= 0)
 			json_array_remove(sites, k);
-	char label[512];
 	size_t i;
 	fprintf(out, "\nsites of large blocks, pid %lld (what the allocator did "
 		     "while allocating or freeing them), and of the program's "
@@ -661,7 +697,7 @@ void mt_sites_print(FILE *out, json_t *s)
 						    "its closing record)\n",
 		      out);
 		json_decref(sites);
-		print_small_sites(out, json_object_get(s, "sites"));
+		print_small_sites(out, json_object_get(s, "sites"), depth);
 		return;
 	}
 	/* From a trace with fault samples: the faults in each site's blocks. */
@@ -678,15 +714,9 @@ void mt_sites_print(FILE *out, json_t *s)
 	json_array_foreach(sites, i, site) {
 		if (!rows)
 			break;
-		char *shown = NULL;
-		size_t shown_len = 0;
-		FILE *m = open_memstream(&shown, &shown_len);
-		if (!m)
+		char *shown = site_shown(json_object_get(site, "stack"), depth);
+		if (!shown)
 			continue;
-		json_t *stack = json_object_get(site, "stack");
-		fputs(mt_site_label(stack, label, sizeof label), m);
-		mt_site_print_callers(m, stack, 2);
-		fclose(m);
 		struct row *r = NULL;
 		for (size_t k = 0; k < nrows && !r; k++)
 			if (!strcmp(rows[k].shown, shown))
@@ -728,5 +758,5 @@ void mt_sites_print(FILE *out, json_t *s)
 		print_fault_coverage(out, s, fs);
 	unnamed_note(out, sites);
 	json_decref(sites);
-	print_small_sites(out, json_object_get(s, "sites"));
+	print_small_sites(out, json_object_get(s, "sites"), depth);
 }

@@ -61,8 +61,10 @@ double mt_sites_total(json_t *sites, const char *const *keys);
 bool mt_sites_in_numpy(json_t *sites);
 /* The same of one site (the code that called the allocator there). */
 bool mt_site_in_numpy(json_t *site);
-/* A table of the sites of summary s, heaviest first, on out. */
-void mt_sites_print(FILE *out, json_t *s);
+/* A table of the sites of summary s, heaviest first, on out: `depth`
+ * frames of each (its own and callers), the sites that read the same at
+ * that depth in one row. */
+void mt_sites_print(FILE *out, json_t *s, unsigned depth);
 /* The same for one frame. */
 const char *mt_frame_label(json_t *frame, char *buf, size_t len);
 

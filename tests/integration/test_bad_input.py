@@ -24,6 +24,7 @@ def warnings_of(stderr):
     ("MEMTRACE_BACKEND", "lib/libfoo.so", "absolute path"),
     ("MEMTRACE_SUMMARY", "/tmp/%d.json", "'%p' stands for the pid"),
     ("MEMTRACE_SUMMARY", "", "non-empty"),
+    ("MEMTRACE_SITES", "sample:64k", "accepted: 1/on, large, sample:BYTES"),
 ])
 def test_bad_value_warns_once_and_runs_on(var, value, accepted):
     env = clean_env(LD_PRELOAD=SHIM, **{var: value})
@@ -109,3 +110,11 @@ def test_explain_of_a_file_that_is_no_trace_says_so(content, tmp_path):
     assert f"{path}: not a memtrace trace" in r.stderr
     assert "expected near" not in r.stderr and "'[' or '{'" not in r.stderr
     assert r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("depth", ["0", "33", "x", ""])
+def test_a_bad_depth_is_a_usage_error(depth):
+    r = run([CLI, "stat", "--by-site", "--depth", depth, "--", "true"],
+            clean_env(), check=False)
+    assert r.returncode == 2, r
+    assert f"--depth '{depth}' is not a number of frames" in r.stderr, r.stderr
