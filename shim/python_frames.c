@@ -21,6 +21,7 @@
 static struct {
 	bool ready;
 	PyThreadState *(*this_thread_state)(void);
+	int (*holds_gil)(void);
 	int (*is_initialized)(void);
 	int (*addr2line)(PyCodeObject *, int);
 } py;
@@ -40,10 +41,12 @@ void mt_python_frames_init(void)
 		return;
 	py.this_thread_state = (PyThreadState * (*)(void))
 		dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+	py.holds_gil = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Check");
 	py.is_initialized = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
 	py.addr2line = (int (*)(PyCodeObject *, int))
 		dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
-	py.ready = py.this_thread_state && py.is_initialized && py.addr2line;
+	py.ready = py.this_thread_state && py.holds_gil && py.is_initialized &&
+		   py.addr2line;
 #endif
 }
 
@@ -60,7 +63,11 @@ size_t mt_python_frames(struct mt_pyframe *out, size_t max)
 {
 	size_t n = 0;
 #ifdef FRAMES_KNOWN
-	if (!py.ready || !py.is_initialized())
+	/* Only a thread that holds the GIL: its thread state is alive and
+	 * its frames are its own.  A daemon thread still running C code
+	 * without it while the interpreter finalizes has a thread state that
+	 * finalization deleted (and frames it may have unmapped). */
+	if (!py.ready || !py.is_initialized() || !py.holds_gil())
 		return 0;
 	PyThreadState *ts = py.this_thread_state();
 	if (!ts || !ts->cframe)

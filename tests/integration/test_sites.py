@@ -339,9 +339,11 @@ def test_small_blocks_churn_is_not_put_on_a_large_blocks_site():
 def test_realloc_moves_and_their_copies(backend, tmp_path):
     """Each round of grow doubles a buffer with realloc from 128 KiB to
     16 MiB (7 reallocs).  What moved and what was copied: never more than
-    the old blocks held (128 KiB + ... + 8 MiB per round); on glibc the
-    first round's blocks are mapped chunks, which mremap moves without a
-    copy, and the later rounds grow in place at the top of the heap."""
+    the old blocks held (128 KiB + ... + 8 MiB per round); on glibc, as
+    bare (strace), the first 128 KiB block is the heap's and is copied
+    into a mapped chunk as it doubles, the mapped chunks then move by
+    mremap without a copy, and the later rounds grow in place at the top
+    of the heap."""
     rounds = 10
     s = live_summary([program("grow"), "grow", str(rounds)], backend,
                      tmp_path=tmp_path)
@@ -349,7 +351,7 @@ def test_realloc_moves_and_their_copies(backend, tmp_path):
     assert moves["count"] <= 7 * rounds, moves
     assert moves["copied_bytes"] <= rounds * ((16 << 20) - (128 << 10)), moves
     if backend == "glibc":
-        assert moves["copied_bytes"] == 0, moves
+        assert moves["copied_bytes"] <= 132 << 10, moves
     else:
         assert moves["count"] >= rounds and moves["copied_bytes"] > 0, moves
 
