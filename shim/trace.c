@@ -831,7 +831,9 @@ static void write_sites(char *buf, uint64_t *written, bool wait)
 	if (!buf || now == *written)
 		return;
 	size_t len = mt_sites_json(buf, MT_SITES_JSON_BYTES, wait);
-	struct mt_trace_buf *b = len ? claim_empty(mt_self()) : NULL;
+	/* (none yet: nothing to say; a forked child's tables start empty,
+	 * though its parent's changes were counted) */
+	struct mt_trace_buf *b = len > 2 ? claim_empty(mt_self()) : NULL;
 	if (!b)
 		return;
 	unsigned char *q = begin_event(b, MT_EV_SITES);
