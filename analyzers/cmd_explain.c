@@ -696,6 +696,22 @@ static json_t *finding_json(const struct mt_finding *x)
 	return o;
 }
 
+/* A finding's sites, a line each, the first headed `head`. */
+static void print_sites(FILE *out, const char *head, json_t *sites)
+{
+	size_t k;
+	json_t *site;
+	json_array_foreach(sites, k, site) {
+		char label[512];
+		json_t *stack = json_object_get(site, "stack");
+		fprintf(out, "  %*s %3.0f%%  %s", (int)strlen(head), k ? "" : head,
+			json_number_value(json_object_get(site, "share")) * 100,
+			mt_site_label(stack, label, sizeof label));
+		mt_site_print_callers(out, stack, 2);
+		fputc('\n', out);
+	}
+}
+
 static void print_finding(FILE *out, const struct mt_finding *x)
 {
 	if (x->process)
@@ -724,26 +740,8 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 			fprintf(out, " %s=%s", key, json_string_value(v));
 	}
 	fputc('\n', out);
-	size_t k;
-	json_t *site;
-	json_array_foreach(x->sites, k, site) {
-		char label[512];
-		json_t *stack = json_object_get(site, "stack");
-		fprintf(out, "  %s %3.0f%%  %s", k ? "    " : "site",
-			json_number_value(json_object_get(site, "share")) * 100,
-			mt_site_label(stack, label, sizeof label));
-		mt_site_print_callers(out, stack, 2);
-		fputc('\n', out);
-	}
-	json_array_foreach(x->small_sites, k, site) {
-		char label[512];
-		json_t *stack = json_object_get(site, "stack");
-		fprintf(out, "  %s %3.0f%%  %s", k ? "          " : "small site",
-			json_number_value(json_object_get(site, "share")) * 100,
-			mt_site_label(stack, label, sizeof label));
-		mt_site_print_callers(out, stack, 2);
-		fputc('\n', out);
-	}
+	print_sites(out, "site", x->sites);
+	print_sites(out, "small site", x->small_sites);
 	for (int i = 0; i < x->nfixes; i++) {
 		const struct mt_fix *fix = &x->fixes[i];
 		fprintf(out, "  fix (%s): ", kind_name(fix->kind));
