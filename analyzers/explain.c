@@ -197,6 +197,13 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	json_array_foreach(x->sites, i, site) json_object_set_new(
 		site, "share",
 		json_real(json_number_value(json_object_get(site, "share")) * scale));
+	/* A block allocated once and freed (a buffer kept all run, freed at
+	 * exit) gave memory back once: part of the whole, not a place that
+	 * churns, so not listed. */
+	for (i = json_array_size(x->sites); !own && i-- > 0;)
+		if (json_integer_value(json_object_get(json_object_get(
+			    json_array_get(x->sites, i), "large"), "allocations")) < 2)
+			json_array_remove(x->sites, i);
 	json_t *top = json_array_get(x->sites, 0);
 	size_t at = strlen(x->explanation);
 	char part[32];
