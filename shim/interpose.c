@@ -24,6 +24,7 @@
 #include "rawsys.h"
 #include "rss.h"
 #include "sites.h"
+#include "size_classes.h"
 #include "visibility.h"
 #include "trace.h"
 #include "trace_buf.h"
@@ -62,10 +63,34 @@ static __attribute__((noinline)) void *malloc_counted(size_t n, const void *call
 	return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
 }
 
+/* An allocator whose size classes give the usable sizes (size_classes.h):
+ * a small block's is a load from their table, its step already filled.
+ * The rest takes the general way. */
+static __attribute__((noinline)) void *malloc_classed(size_t n, const void *caller)
+{
+	void *p = mt_real.malloc(n);
+	struct mt_thread *t = mt_tls.thread;
+	uint32_t usable = n <= MT_SIZE_TABLE_MAX
+				  ? __atomic_load_n(&mt_size_table[(n + 7) >> 3],
+						    __ATOMIC_RELAXED)
+				  : 0;
+	if (__builtin_expect(usable && p && t && mt_program_call(caller) &&
+				     !mt_is_loader_code(caller),
+			     1))
+		return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
+	return mt_program_call(caller) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller)
+				       : p;
+}
+
 MT_EXPORT void *malloc(size_t n)
 {
-	if (mt_fast == MT_FAST_COUNTED)
-		return malloc_counted(n, CALLER);
+	/* (one test on glibc's way, as before the others had theirs) */
+	if (__builtin_expect(!mt_fast_is_glibc(mt_fast), 0)) {
+		if (mt_fast == MT_FAST_COUNTED)
+			return malloc_counted(n, CALLER);
+		if (mt_fast == MT_FAST_OTHER)
+			return malloc_classed(n, CALLER);
+	}
 	void *p = mt_real.malloc(n);
 	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, CALLER)
 				       : p;
