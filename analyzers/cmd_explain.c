@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "command.h"
 #include "explain.h"
+#include "fault_cost.h"
 #include "measure.h"
 #include "replay_json.h"
 #include "rules/rules.h"
@@ -223,6 +224,21 @@ static void one_glibc_setting(struct mt_finding **x, size_t n)
 /* Every rule on the figures f of summary s, its findings kept in out;
  * `process` names a child process's (NULL: the command's own), and only
  * what it churns or keeps is said of it. */
+/* Could the run's faults have been of transparent huge pages (each a
+ * fault of 2 MiB): it advised them (NumPy does for its arrays), or the
+ * kernel gives them to every mapping. */
+static bool huge_pages(const struct mt_call_figures *f)
+{
+	char mode[64] = "";
+	FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
+	if (thp) {
+		if (!fgets(mode, sizeof mode, thp))
+			mode[0] = '\0';
+		fclose(thp);
+	}
+	return f->hugepage_advice > 0 || strstr(mode, "[always]");
+}
+
 static bool rules_on(const struct context *cx, const struct measured *m,
 		     json_t *s, const struct mt_call_figures *f,
 		     const char *process, struct findings *out)
@@ -234,6 +250,7 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		.python = cx->python,
 		.numpy = mt_sites_in_numpy(json_object_get(s, "sites")),
 		.page_size = sysconf(_SC_PAGESIZE),
+		.fault_cost_s = 2 * mt_fault_cost_s(huge_pages(f)),
 	};
 	size_t first = out->n;
 	bool ok = true;

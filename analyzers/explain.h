@@ -52,6 +52,9 @@ struct mt_rule_input {
 	bool python;			 /* the command is a Python program */
 	bool numpy;			 /* whose sites are NumPy's */
 	long page_size;
+	/* The most system time a page fault of this run can take (twice
+	 * what one costs here, fault_cost.h), 0: not known. */
+	double fault_cost_s;
 };
 
 /* A rule adds at most one finding; returns it, or NULL. */

@@ -166,6 +166,7 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	json_t *adv = json_object_get(r, "madvise_by_advice");
 	f->dontneed = num(adv, "MADV_DONTNEED") / calls;
 	f->free_advice = num(adv, "MADV_FREE") / calls;
+	f->hugepage_advice = num(adv, "MADV_HUGEPAGE") / calls;
 	json_t *adv_bytes = json_object_get(r, "madvise_bytes_by_advice");
 	f->purged_bytes = (num(adv_bytes, "MADV_DONTNEED") +
 			   num(adv_bytes, "MADV_FREE")) /

@@ -28,6 +28,7 @@ struct mt_call_figures {
 	double syscalls_own[MT_SYS_COUNT];
 	double syscall_bytes[MT_SYS_COUNT]; /* interposed and inferred */
 	double dontneed, free_advice;	/* madvise(MADV_DONTNEED/FREE) */
+	double hugepage_advice;		/* madvise(MADV_HUGEPAGE): NumPy's */
 	double purged_bytes;		/* the bytes of those */
 	double brk_grow, brk_shrink, brk_grow_bytes, brk_shrink_bytes;
 	/* glibc's thread arenas shrunk from inside free() (madvise) */

@@ -68,6 +68,13 @@ bool mt_repeats(const struct mt_rule_input *in, double cycles,
 	r->shared = part < 0.99;
 	r->explained = fmin(r->refaults * part, r->given_back_pages);
 	r->system_s = f->faults > 0 ? f->system_s * r->explained / f->faults : 0;
+	/* No more than those faults can take: a run's system time is its
+	 * own system calls' too (a program writing a file beside a scratch
+	 * buffer mapped each round). */
+	if (in->fault_cost_s > 0 && r->system_s > r->explained * in->fault_cost_s) {
+		r->system_s = r->explained * in->fault_cost_s;
+		r->capped = true;
+	}
 	r->cpu_s = f->user_s + f->system_s;
 	r->share = r->cpu_s > 0 ? fmin(1, r->system_s / r->cpu_s) : 0;
 	r->minor = r->share < MIN_SHARE;
@@ -87,6 +94,8 @@ void mt_repetition_evidence(json_t *e, const struct mt_repetition *r)
 	json_object_set_new(e, "system_s_explained", json_real(r->system_s));
 	json_object_set_new(e, "cpu_s", json_real(r->cpu_s));
 	json_object_set_new(e, "share_of_run", json_real(r->share));
+	if (r->capped)
+		json_object_set_new(e, "system_s_capped_by_fault_cost", json_true());
 	if (r->minor)
 		json_object_set_new(e, "minor", json_true());
 }
@@ -121,6 +130,14 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 			   : "",
 		 r->system_s, r->share * 100, r->cpu_s);
 	size_t at = strlen(buf);
+	if (r->capped && at < len)
+		snprintf(buf + at, len - at,
+			 " (At most what those faults can take, twice what "
+			 "one costs on this machine: the rest of the run's "
+			 "%.2f s of system time went to other work, such as "
+			 "its own system calls.)",
+			 f->system_s);
+	at = strlen(buf);
 	if (r->minor && at < len)
 		snprintf(buf + at, len - at,
 			 " That is minor: below the %.0f%% that makes a change "

@@ -36,6 +36,9 @@ struct mt_repetition {
 	double explained;	 /* refaults the cycles account for */
 	bool shared;		 /* with memory given back by other means */
 	double system_s;	 /* the system time of those */
+	/* system_s is the faults' at their cost here, less than the run's
+	 * system time in proportion: the rest went to other work */
+	bool capped;
 	double cpu_s;		 /* user and system time of the run */
 	double share;		 /* of it */
 	bool minor;		 /* a share below the bar, within its margin */

@@ -31,7 +31,7 @@ record() { # NAME BACKEND [VAR=VALUE...] -- CMD...
 	    LD_PRELOAD="$shim" "$@" >/dev/null
 }
 
-for prog in churn thread_heaps c_fragments grow; do
+for prog in churn thread_heaps c_fragments grow io_churn; do
 	cp "$build/tests/$prog" "$scratch/$prog"
 done
 
@@ -50,6 +50,9 @@ record churn-jemalloc jemalloc MEMTRACE_FAULTS=sample -- "$scratch/churn" big 8
 record kept-jemalloc jemalloc -- "$scratch/c_fragments"
 # A buffer doubled by realloc each round, purged by jemalloc: growth.
 record grow-jemalloc jemalloc -- "$scratch/grow" grow 30
+# Mappings that churn beside a run whose system time is its writes': the
+# churn's share is what its faults can take, not the writes' time.
+record io-churn glibc -- "$scratch/io_churn" 30
 # A steady control on tcmalloc: nothing to find.
 record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
 # The same control as an LTTng trace (CTF, read through babeltrace2).
