@@ -183,6 +183,12 @@ void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 	mt_tls.hidden--;
 }
 
+void mt_rss_after_small_frees(struct mt_thread *t)
+{
+	t->rss_check_at = t->c.freed + (1u << 20);
+	mt_rss_after_large_free(t, 0);
+}
+
 static void *sample_periodically(void *arg)
 {
 	(void)arg;
