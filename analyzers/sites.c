@@ -251,6 +251,16 @@ json_t *mt_sites_by_bytes(json_t *sites, size_t max)
 	return ranked(sites, weigh_bytes, NULL, max, 0.01);
 }
 
+long long mt_site_live_in_function(json_t *site)
+{
+	json_t *large = json_object_get(site, "large");
+	json_int_t live = json_integer_value(json_object_get(large, "max_live_in_function"));
+	json_int_t here = json_integer_value(json_object_get(large, "max_live"));
+	if (mt_site_holder(json_object_get(site, "stack")) && here < live)
+		live = here;
+	return live;
+}
+
 double mt_site_larger(json_t *site)
 {
 	json_t *large = json_object_get(site, "large");

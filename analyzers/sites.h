@@ -42,6 +42,11 @@ const char *mt_site_holder(json_t *stack);
  * without "larger": two, and a third of them, a quarter or more
  * larger.) */
 bool mt_site_grows(json_t *site);
+/* The most of a ranked site's blocks live at once in its function, on one
+ * thread: its function's count, or for a function inlined into another
+ * (whose count is of all the other's blocks) the least of that and the
+ * site's own. */
+long long mt_site_live_in_function(json_t *site);
 /* How many of its blocks were larger than the one before ("larger", or
  * in a summary without it "grows"). */
 double mt_site_larger(json_t *site);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../sites.h"
 #include "rules.h"
 
 struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
@@ -70,6 +71,11 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 	if (strcmp(in->backend, "glibc") == 0)
 		mt_glibc_threshold_fixes(x, f, in->page_size);
 	mt_backend_fixes(x, in->backend, f);
-	mt_reuse_fix(x, in, f->large_max_live >= 2);
+	/* (a whole run: what its top site's function had live at once, not
+	 * the process's most, which counts every function's blocks) */
+	json_t *top = json_array_get(x->sites, 0);
+	double live = f->whole && top ? (double)mt_site_live_in_function(top)
+				      : f->large_max_live;
+	mt_reuse_fix(x, in, mt_in_place_fits(live));
 	return x;
 }

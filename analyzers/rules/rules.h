@@ -45,6 +45,15 @@ struct mt_repetition {
 };
 /* Whether `cycles` (per call, or in the whole run) that gave back
  * `bytes_given_back` (same unit) are churn; fills r. */
+/* Do `live` large blocks at once in a call or function say that a result
+ * could be written where an operand is (two or three where one would
+ * do)?  More are kept past the call that makes them: a cache, a pool, a
+ * queue (an LRU cache of 48 entries was told to write in place). */
+static inline bool mt_in_place_fits(double live)
+{
+	return live >= 2 && live <= 3;
+}
+
 bool mt_repeats(const struct mt_rule_input *in, double cycles,
 		double bytes_given_back, struct mt_repetition *r);
 /* Whether the allocator gives memory back and takes it again in a way

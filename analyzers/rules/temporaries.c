@@ -49,27 +49,24 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 			  "while it lives):",
 			  f->large_allocs, f->large_frees);
 	bool two = false;
+	json_int_t kept = 0; /* the most live where more than a call needs */
 	json_array_foreach(sites, i, site) {
 		json_t *large = json_object_get(site, "large");
 		double n = (double)json_integer_value(json_object_get(large, "allocations"));
 		double freed = (double)json_integer_value(json_object_get(large, "frees"));
-		json_int_t live = json_integer_value(json_object_get(large, "max_live_in_function"));
-		/* A function inlined into another: its blocks are counted with
-		 * all of the other's (a buffer main keeps beside the loop's
-		 * temporary made two), so the count is the line's own, the
-		 * least of that and the other's: never two where the function
-		 * had one. */
+		/* (a function inlined into another: the line's own count,
+		 * never two where the function had one: sites.h) */
+		json_int_t live = mt_site_live_in_function(site);
 		const char *holder = mt_site_holder(json_object_get(site, "stack"));
-		json_int_t here = json_integer_value(json_object_get(large, "max_live"));
-		if (holder && here < live)
-			live = here;
 		double bytes = json_number_value(json_object_get(site, "value"));
 		double elsewhere = (double)json_integer_value(
 			json_object_get(large, "freed_elsewhere"));
 		/* Blocks handed to another thread, which frees them: live
 		 * in a queue, not two in the function where one would do. */
 		bool handed = elsewhere >= 0.5 * freed;
-		two |= live >= 2 && !handed;
+		two |= mt_in_place_fits((double)live) && !handed;
+		if (!handed && live > 3 && live > kept)
+			kept = live;
 		const char *live_in = holder ? "at most live at once at that line "
 					       "(its function is inlined into "
 					       "another):"
@@ -87,11 +84,18 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 				       (long long)(handed ? elsewhere : live));
 	}
 	if (at > 0 && (size_t)at < sizeof x->explanation)
-		snprintf(x->explanation + at, sizeof x->explanation - at, ".%s",
-			 two ? " Where two are live at once, the function needs that "
-			       "much more memory than one buffer: the allocator "
-			       "must find room for each anew."
-			     : "");
+		at += snprintf(x->explanation + at, sizeof x->explanation - at, ".%s",
+			       two ? " Where two are live at once, the function needs "
+				     "that much more memory than one buffer: the "
+				     "allocator must find room for each anew."
+				   : "");
+	if (kept && at > 0 && (size_t)at < sizeof x->explanation)
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 " Where %lld are live at once, the blocks outlive the "
+			 "call that makes them (a cache, a pool, a queue): each "
+			 "one freed and made again is what the allocator turns "
+			 "over.",
+			 (long long)kept);
 	mt_reuse_fix(x, in, two);
 	return x;
 }
@@ -138,6 +142,6 @@ struct mt_finding *mt_rule_temporaries(const struct mt_rule_input *in)
 			   "than one buffer: the allocator must find "
 			   "room for each anew"
 			 : "");
-	mt_reuse_fix(x, in, f->large_max_live >= 2);
+	mt_reuse_fix(x, in, mt_in_place_fits(f->large_max_live));
 	return x;
 }

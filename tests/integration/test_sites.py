@@ -533,3 +533,17 @@ def test_an_inlined_function_is_not_given_its_holders_blocks():
     assert "inlined into another): 1." in temp["explanation"], temp
     code = [x["description"] for x in temp["fixes"] if x["kind"] == "code"]
     assert code and "where two were live" not in code[0], code
+
+
+def test_a_caches_blocks_are_not_temporaries_to_write_in_place():
+    """An LRU cache of 48 images: a miss frees the oldest and loads
+    another.  48 are live at once because the cache keeps them; nothing
+    says 'where two were live' nor proposes writing in place, and the
+    temporaries finding says the blocks outlive the call."""
+    found = explain_json([program("image_cache"), "30000"], "glibc")
+    temp = [f for f in found if f["id"] == "temporaries"]
+    assert temp and "outlive the call that makes them" in temp[0]["explanation"], found
+    for f in found:
+        assert "where two were live" not in f["explanation"], f
+        for x in f["fixes"]:
+            assert "where two were live" not in x["description"], x
