@@ -251,6 +251,16 @@ json_t *mt_sites_by_bytes(json_t *sites, size_t max)
 	return ranked(sites, weigh_bytes, NULL, max, 0.01);
 }
 
+bool mt_sites_share_shrinks(json_t *sites)
+{
+	size_t i;
+	json_t *site;
+	json_array_foreach(sites, i, site)
+		if (json_object_get(json_object_get(site, "large"), "reallocs"))
+			return true;
+	return false;
+}
+
 long long mt_site_live_in_function(json_t *site)
 {
 	json_t *large = json_object_get(site, "large");

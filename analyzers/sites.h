@@ -42,6 +42,10 @@ const char *mt_site_holder(json_t *stack);
  * without "larger": two, and a third of them, a quarter or more
  * larger.) */
 bool mt_site_grows(json_t *site);
+/* Were the heap's trims shared by the blocks freed before them when these
+ * sites were recorded (a shim that writes `large.reallocs`, which came
+ * with the sharing)?  Before, a trim was the one free's that set it off. */
+bool mt_sites_share_shrinks(json_t *sites);
 /* The most of a ranked site's blocks live at once in its function, on one
  * thread: its function's count, or for a function inlined into another
  * (whose count is of all the other's blocks) the least of that and the

@@ -33,9 +33,12 @@ void mt_glibc_break_moved(struct mt_thread *t)
 			}
 			mt_add(&t->c.sys_inferred[MT_SYS_BRK], calls);
 			mt_count_brk_move(&t->c, old, now);
-			mt_site_credit(now > old ? MT_SITE_BRK_GROW
-						 : MT_SITE_BRK_SHRINK,
-				       now > old ? now - old : old - now);
+			if (now > old)
+				mt_site_credit(MT_SITE_BRK_GROW, now - old);
+			else
+				mt_site_credit_heap_shrink(MT_MAIN_HEAP,
+							   MT_SITE_BRK_SHRINK,
+							   old - now);
 			MT_EMIT(heap_move, t, old, now, calls);
 			return;
 		}
@@ -233,17 +236,18 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 		real_free(p);
 		if (mt_break_moved())
 			mt_glibc_break_moved(t);
+		else
+			mt_site_freed_in_arena(MT_MAIN_HEAP);
 		return;
 	}
 	uintptr_t held = arena_word(arena, ARENA_SYSTEM_MEM);
 	uintptr_t top_heap = arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1);
-	size_t usable = mt_chunk_usable(mt_chunk_head(p));
 	real_free(p);
 	uintptr_t now = arena_word(arena, ARENA_SYSTEM_MEM);
 	/* (Another thread of the same arena may have grown it meanwhile:
 	 * then less is seen, never more.) */
 	if (now >= held) {
-		mt_site_freed_in_arena(arena, usable);
+		mt_site_freed_in_arena(arena);
 		return;
 	}
 	bool deleted = (arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1)) != top_heap;
@@ -252,7 +256,8 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 	if (deleted)
 		mt_site_credit(MT_SITE_MUNMAP, held - now);
 	else
-		mt_site_credit_arena_shrink(arena, held - now, usable);
+		mt_site_credit_heap_shrink(arena, MT_SITE_THREAD_HEAP_SHRINK,
+					   held - now);
 	MT_EMIT(chunk_map, t, sys, held - now);
 }
 

@@ -74,6 +74,7 @@ struct site {
 
 struct block {
 	uintptr_t addr; /* 0: empty */
+	uint64_t bytes;
 	unsigned site;
 	unsigned thread_live;  /* its slot in thread_live, 0: none */
 	uintptr_t thread;      /* the thread that allocated it (its TLS) */
@@ -404,6 +405,7 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller,
 				tab->sites[fid].thread_max_live = n;
 		}
 		b->addr = (uintptr_t)p;
+		b->bytes = usable;
 		b->site = id;
 		tab->nblocks++;
 		/* (saturates: a slot at 255 stays, never falsely 0) */
@@ -476,6 +478,7 @@ void mt_site_free(const void *p)
 		if (b->thread != (uintptr_t)&mt_tls)
 			s->freed_elsewhere++;
 		mt_tls.site = b->site;
+		mt_tls.site_bytes = b->bytes;
 		uint8_t *slot = &mt_large_filter[mt_large_filter_slot(p)];
 		if (*slot < 255)
 			__atomic_store_n(slot, (uint8_t)(*slot - 1), __ATOMIC_RELAXED);
@@ -526,19 +529,19 @@ static void ledger_add(struct ledger *l, unsigned site, uint64_t bytes)
 	l->bytes[k] += bytes;
 }
 
-void mt_site_freed_in_arena(const void *arena, uint64_t bytes)
+void mt_site_freed_in_arena(const void *arena)
 {
 	if (!mt_sites_on || !mt_tls.site || mt_tls.in_sites)
 		return;
 	mt_tls.in_sites = true;
 	take();
-	ledger_add(ledger_of((uintptr_t)arena), mt_tls.site, bytes);
+	ledger_add(ledger_of((uintptr_t)arena), mt_tls.site, mt_tls.site_bytes);
 	give();
 	mt_tls.in_sites = false;
 }
 
-void mt_site_credit_arena_shrink(const void *arena, uint64_t bytes,
-				 uint64_t own_bytes)
+void mt_site_credit_heap_shrink(const void *arena, enum mt_site_cause cause,
+				uint64_t bytes)
 {
 	if (!mt_sites_on || mt_tls.in_sites)
 		return;
@@ -547,15 +550,15 @@ void mt_site_credit_arena_shrink(const void *arena, uint64_t bytes,
 	struct ledger *l = ledger_of((uintptr_t)arena);
 	if (mt_tls.site) {
 		/* the free that set it off: the shrink is counted on it */
-		tab->sites[mt_tls.site].count[MT_SITE_THREAD_HEAP_SHRINK]++;
-		ledger_add(l, mt_tls.site, own_bytes);
+		tab->sites[mt_tls.site].count[cause]++;
+		ledger_add(l, mt_tls.site, mt_tls.site_bytes);
 	}
 	uint64_t all = 0, given = 0;
 	for (unsigned k = 0; k < l->n; k++)
 		all += l->bytes[k];
 	for (unsigned k = 0; k < l->n && all; k++) {
 		uint64_t part = k + 1 < l->n ? bytes * l->bytes[k] / all : bytes - given;
-		tab->sites[l->site[k]].caused_bytes[MT_SITE_THREAD_HEAP_SHRINK] += part;
+		tab->sites[l->site[k]].caused_bytes[cause] += part;
 		given += part;
 	}
 	l->n = 0;

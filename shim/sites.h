@@ -73,15 +73,17 @@ void mt_small_sites_start(uint64_t sample_bytes);
  * code that returns to caller: credited to the site there. */
 void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
 			 const void *caller);
-/* glibc's free of the thread's current site's block, of `bytes`, in the
- * thread arena `arena` left its heap as it was: the block goes into the
- * arena's ledger.  When a free shrinks it (by `bytes`, the block freed of
- * `own_bytes` if it was large), the shrink's bytes are shared by the
- * blocks of the ledger and that one, by their bytes; the shrink is
- * counted on the one that set it off. */
-void mt_site_freed_in_arena(const void *arena, uint64_t bytes);
-void mt_site_credit_arena_shrink(const void *arena, uint64_t bytes,
-				 uint64_t own_bytes);
+/* glibc's free of the thread's current site's block in the heap of
+ * `arena` (a thread arena, or MT_MAIN_HEAP) left the heap as it was: the
+ * block goes into the heap's ledger.  When a free shrinks a heap by
+ * `bytes` (`cause`: a thread heap's shrink, or the main heap's trim), the
+ * bytes are shared by the blocks of the ledger and the one freed, if
+ * large, by their bytes; the shrink is counted on the one that set it
+ * off. */
+#define MT_MAIN_HEAP ((const void *)1)
+void mt_site_freed_in_arena(const void *arena);
+void mt_site_credit_heap_shrink(const void *arena, enum mt_site_cause cause,
+				uint64_t bytes);
 /* The allocator did `cause` to `bytes` of memory: credited to the
  * thread's current site, if any. */
 void mt_site_credit_slow(enum mt_site_cause cause, uint64_t bytes);

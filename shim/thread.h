@@ -55,6 +55,7 @@ struct mt_tls {
 				     made meanwhile is not followed) */
 	unsigned site;		  /* the site credited with the allocator's
 				     syscalls now (sites.h), 0: none */
+	uint64_t site_bytes;	  /* its block's, when freed */
 	bool shim_thread;	  /* a thread of the shim's own */
 	bool in_lttng;		  /* inside lttng-ust, emitting an event */
 	bool seen;		  /* counted in threads_seen (once: a thread

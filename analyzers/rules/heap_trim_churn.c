@@ -61,13 +61,18 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 			 pages, f->faults, f->system_s * 1e3, share * 100,
 			 f->time_median_s * 1e3);
 	}
-	/* By the growth each site's blocks needed: a trim gives back what
-	 * several blocks held and is credited to the free that set it off
-	 * (a 2 MiB astype freed last took 54% of a chain of 8 MiB
-	 * temporaries, whose own fix removed 94% of the faults where its
-	 * removed 25%). */
-	static const char *const moved[] = {"brk_grow_bytes", NULL};
-	mt_finding_sites(x, in, moved);
+	/* By the growth each site's blocks needed and the trims their frees
+	 * gave back: a trim's bytes are shared by the large blocks freed on
+	 * the heap since the last one, by their bytes (shim/sites.c's
+	 * ledger; before it, a trim was the one free's that set it off, and
+	 * a 2 MiB astype freed last took 54% of a chain of 8 MiB temporaries
+	 * whose own fix removed 94% of the faults, so growth alone was
+	 * counted, and a report's copy that every trim followed was never
+	 * named). */
+	static const char *const moved[] = {"brk_grow_bytes", "brk_shrink_bytes",
+					    NULL};
+	static const char *const grown[] = {"brk_grow_bytes", NULL};
+	mt_finding_sites(x, in, mt_sites_share_shrinks(in->sites) ? moved : grown);
 	if (strcmp(in->backend, "glibc") == 0)
 		mt_glibc_threshold_fixes(x, f, in->page_size);
 	mt_backend_fixes(x, in->backend, f);

@@ -547,3 +547,20 @@ def test_a_caches_blocks_are_not_temporaries_to_write_in_place():
         assert "where two were live" not in f["explanation"], f
         for x in f["fixes"]:
             assert "where two were live" not in x["description"], x
+
+
+def test_a_trim_is_shared_by_the_blocks_freed_before_it(tmp_path):
+    """Each request grows a std::ostringstream's buffer to 1.5 MiB and
+    copies it out with str(); the copy is freed last, and glibc trims the
+    heap.  A trim's bytes go to the large blocks freed on the heap since
+    the last one, by their bytes (the stream's as much as the copy's),
+    their sum the run's; the trims are counted on the free that set them
+    off."""
+    s = live_summary([program("report"), "100"], "glibc", tmp_path)
+    shrunk = [x for x in s["sites"] if x.get("caused", {}).get("brk_shrink_bytes")]
+    total = sum(x["caused"]["brk_shrink_bytes"] for x in shrunk)
+    assert abs(total - s["brk"]["shrink_bytes"]) <= 0.01 * s["brk"]["shrink_bytes"], \
+        (total, s["brk"])
+    setters = [x for x in shrunk if x["caused"].get("brk_shrink")]
+    assert len(setters) == 1 and len(shrunk) >= 2, shrunk
+    assert setters[0]["caused"]["brk_shrink_bytes"] < 0.5 * total, setters
