@@ -76,7 +76,7 @@ static const struct metric metrics[] = {
 	{"bytes_allocated", "bytes allocated per call", BYTES,
 	 FIELD(bytes_allocated), -1},
 	{"large_allocations", "large blocks per call", COUNT, FIELD(large_allocs), -1},
-	{"large_max_live", "large blocks live at once, one thread", COUNT,
+	{"large_max_live", "large live at once, 1 thread", COUNT,
 	 FIELD(large_max_live), -1},
 	{"peak_live_bytes", "peak live bytes (process)", BYTES, FIELD(peak_live), -1},
 	{"peak_rss_bytes", "peak RSS (process)", BYTES, FIELD(peak_rss), -1},

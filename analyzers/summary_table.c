@@ -124,7 +124,8 @@ static void print_syscalls(FILE *out, json_t *s)
 	json_t *bytes = json_object_get(s, "syscall_bytes");
 	json_t *brk = json_object_get(s, "brk");
 	json_t *adv = json_object_get(s, "madvise_by_advice");
-	char note[96], h1[32], h2[32];
+	json_t *inferred = json_object_get(s, "syscall_bytes_inferred");
+	char note[128], h1[32], h2[32];
 
 	json_t *sources = json_object_get(s, "sources");
 	json_t *from = json_object_get(sources, "syscalls");
@@ -147,6 +148,11 @@ static void print_syscalls(FILE *out, json_t *s)
 				 mt_format_bytes((double)u64(brk, "grow_bytes"), h1, sizeof h1),
 				 u64(brk, "shrink"),
 				 mt_format_bytes((double)u64(brk, "shrink_bytes"), h2, sizeof h2));
+		else if (i != MT_SYS_MPROTECT && u64(inferred, name))
+			snprintf(note, sizeof note,
+				 "%s by interposed calls, %s by glibc's own (inferred)",
+				 mt_format_bytes((double)u64(bytes, name), h1, sizeof h1),
+				 mt_format_bytes((double)u64(inferred, name), h2, sizeof h2));
 		else if (i != MT_SYS_MPROTECT)
 			snprintf(note, sizeof note, "%s by interposed calls",
 				 mt_format_bytes((double)u64(bytes, name), h1, sizeof h1));
@@ -156,7 +162,7 @@ static void print_syscalls(FILE *out, json_t *s)
 	json_t *v;
 	json_object_foreach(adv, key, v) {
 		char label[40];
-		snprintf(label, sizeof label, "  %s (interposed)", key);
+		snprintf(label, sizeof label, "  %s (seen by the shim)", key);
 		row(out, (uint64_t)json_integer_value(v), label, "");
 	}
 }
