@@ -5,6 +5,7 @@
 #undef _FILE_OFFSET_BITS
 #define _GNU_SOURCE
 #include <errno.h>
+#include <grp.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -756,6 +757,27 @@ MT_EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
 	__sighandler_t old = mt_real.signal(sig, handler);
 	return mt_crash_handler_is(old) ? SIG_DFL : old;
 }
+
+/* ---- credentials: every thread's, the shim's too (thread.h) ---------- */
+
+#define SETXID(name, params, args)                                           \
+	MT_EXPORT int name params                                            \
+	{                                                                    \
+		bool told = mt_setxid_begin();                               \
+		int r_ = mt_real.name args;                                  \
+		mt_setxid_end(told);                                         \
+		return r_;                                                   \
+	}
+
+SETXID(setuid, (uid_t u), (u))
+SETXID(setgid, (gid_t g), (g))
+SETXID(seteuid, (uid_t u), (u))
+SETXID(setegid, (gid_t g), (g))
+SETXID(setreuid, (uid_t r, uid_t e), (r, e))
+SETXID(setregid, (gid_t r, gid_t e), (r, e))
+SETXID(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+SETXID(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+SETXID(setgroups, (size_t n, const gid_t *g), (n, g))
 
 /* ---- namespaces ------------------------------------------------------ */
 

@@ -252,6 +252,15 @@ BOOT_FORWARD(int, sigaction,
 	     (int sig, const struct sigaction *act, struct sigaction *old),
 	     (sig, act, old))
 BOOT_FORWARD(__sighandler_t, signal, (int sig, __sighandler_t h), (sig, h))
+BOOT_FORWARD(int, setuid, (uid_t u), (u))
+BOOT_FORWARD(int, setgid, (gid_t g), (g))
+BOOT_FORWARD(int, seteuid, (uid_t u), (u))
+BOOT_FORWARD(int, setegid, (gid_t g), (g))
+BOOT_FORWARD(int, setreuid, (uid_t r, uid_t e), (r, e))
+BOOT_FORWARD(int, setregid, (gid_t r, gid_t e), (r, e))
+BOOT_FORWARD(int, setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+BOOT_FORWARD(int, setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+BOOT_FORWARD(int, setgroups, (size_t n, const gid_t *g), (n, g))
 
 static void boot__exit(int status)
 {
@@ -316,6 +325,15 @@ struct mt_real mt_real = {
 	.signal = boot_signal,
 	._exit = boot__exit,
 	._Exit = boot__Exit,
+	.setuid = boot_setuid,
+	.setgid = boot_setgid,
+	.seteuid = boot_seteuid,
+	.setegid = boot_setegid,
+	.setreuid = boot_setreuid,
+	.setregid = boot_setregid,
+	.setresuid = boot_setresuid,
+	.setresgid = boot_setresgid,
+	.setgroups = boot_setgroups,
 };
 
 /* ---- completing a backend ------------------------------------------- */
@@ -504,12 +522,23 @@ void mt_symbols_resolve(void)
 	r.signal = next_symbol("signal");
 	r._exit = next_symbol("_exit");
 	r._Exit = next_symbol("_Exit");
+	r.setuid = next_symbol("setuid");
+	r.setgid = next_symbol("setgid");
+	r.seteuid = next_symbol("seteuid");
+	r.setegid = next_symbol("setegid");
+	r.setreuid = next_symbol("setreuid");
+	r.setregid = next_symbol("setregid");
+	r.setresuid = next_symbol("setresuid");
+	r.setresgid = next_symbol("setresgid");
+	r.setgroups = next_symbol("setgroups");
 	if (!r.malloc || !r.free || !r.calloc || !r.realloc || !r.memalign ||
 	    !r.malloc_usable_size || !r.mallopt || !r.mmap || !r.mmap64 || !r.munmap ||
 	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall ||
 	    !r.execve || !r.execv || !r.execvp || !r.execvpe ||
 	    !r.pthread_create || !r.sigaction || !r.signal || !r._exit ||
-	    !r._Exit)
+	    !r._Exit || !r.setuid || !r.setgid || !r.seteuid || !r.setegid ||
+	    !r.setreuid || !r.setregid || !r.setresuid || !r.setresgid ||
+	    !r.setgroups)
 		mt_fatal("cannot find the next definition of a malloc or memory "
 			 "function (dlsym: %s); is libc loaded?", dlerror());
 	r.posix_memalign = backend_symbol("posix_memalign", r.malloc,

@@ -42,6 +42,15 @@ struct mt_real {
 	__sighandler_t (*signal)(int, __sighandler_t);
 	void (*_exit)(int);
 	void (*_Exit)(int);
+	int (*setuid)(uid_t);
+	int (*setgid)(gid_t);
+	int (*seteuid)(uid_t);
+	int (*setegid)(gid_t);
+	int (*setreuid)(uid_t, uid_t);
+	int (*setregid)(gid_t, gid_t);
+	int (*setresuid)(uid_t, uid_t, uid_t);
+	int (*setresgid)(gid_t, gid_t, gid_t);
+	int (*setgroups)(size_t, const gid_t *);
 };
 
 /* Starts out pointing at bootstrap functions that resolve everything on

@@ -26,6 +26,9 @@ static mt_thread_create_fn *real_create = pthread_create;
  * process when it falls to 0; for its thread debugger, so exported, but
  * private: NULL where it is not. */
 static int *nptl_nthreads;
+/* glibc's own word for "this process has one thread" (libc's copy, not a
+ * program's copy-relocated one): see start(). */
+static char *libc_single_threaded;
 
 static void thread_detach(void *arg)
 {
@@ -46,6 +49,8 @@ void mt_threads_init(void (*on_exit)(struct mt_thread *),
 	real_create = create;
 	exit_key_ready = pthread_key_create(&exit_key, thread_detach) == 0;
 	nptl_nthreads = dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
+	libc_single_threaded = dlvsym(RTLD_NEXT, "__libc_single_threaded",
+				      "GLIBC_2.32");
 }
 
 static struct mt_thread *claim_free_block(void)
@@ -251,12 +256,24 @@ static bool start(struct shim_thread *s)
 	 * without the shim (a program may wait for signals in one thread). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* A program of one thread stays one to glibc, whose malloc then
+	 * takes no lock, nor fork any of its own, so that a signal handler
+	 * may fork (and its child allocate) wherever its thread was, in
+	 * malloc or free: with the shim's threads counted, such a fork or
+	 * its child's first malloc waited for ever for the arena's lock the
+	 * interrupted malloc held.  The shim's threads never allocate; the
+	 * program's first thread tells glibc otherwise, as without the shim;
+	 * setuid and its kind reach the shim's threads too (mt_setxid_*). */
+	bool single = libc_single_threaded &&
+		      __atomic_load_n(libc_single_threaded, __ATOMIC_RELAXED);
 	/* Not through the shim's own pthread_create, whose hidden start
 	 * frees a block in the new thread: glibc's free there gave each of
 	 * the shim's threads a malloc arena, 64 MiB of address space (under
 	 * ulimit -v, the program's).  The thread hides itself
 	 * (mt_become_shim_thread). */
 	s->joinable = real_create(&s->id, &attr, run_shim_thread, s) == 0;
+	if (single)
+		__atomic_store_n(libc_single_threaded, 1, __ATOMIC_RELAXED);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	return s->joinable;
@@ -372,4 +389,32 @@ void mt_shim_threads_forget(void)
 {
 	nshim_threads = 0;
 	shim_threads_paused = false;
+	/* One thread here: glibc counts so itself after a fork of a process
+	 * of several threads, not after one it was told has one (start()). */
+	if (nptl_nthreads)
+		__atomic_store_n(nptl_nthreads, 1, __ATOMIC_RELAXED);
+}
+
+/* setuid and its kind change the credentials of every thread only when
+ * glibc knows there are several: the shim's threads must not keep the
+ * ones the program gave up. */
+bool mt_setxid_begin(void)
+{
+	bool told = libc_single_threaded &&
+		    __atomic_load_n(libc_single_threaded, __ATOMIC_RELAXED);
+	if (!told)
+		return false;
+	for (unsigned i = 0; i < nshim_threads; i++)
+		if (shim_threads[i].joinable) {
+			__atomic_store_n(libc_single_threaded, 0,
+					 __ATOMIC_RELAXED);
+			return true;
+		}
+	return false;
+}
+
+void mt_setxid_end(bool told)
+{
+	if (told)
+		__atomic_store_n(libc_single_threaded, 1, __ATOMIC_RELAXED);
 }

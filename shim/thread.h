@@ -138,6 +138,11 @@ unsigned mt_shim_threads_pause(void);
 void mt_shim_threads_resume(void);
 /* In a child after fork: the parent's threads are not there. */
 void mt_shim_threads_forget(void);
+/* Around setuid and its kind (whose calls glibc makes on every thread
+ * when it knows of several): glibc told of the shim's threads, when it
+ * was told the program's thread is alone (true: then told so again). */
+bool mt_setxid_begin(void);
+void mt_setxid_end(bool told);
 /* CPU time the shim's threads have used (those running now, read from
  * their clocks; those that ended, as they ended).  Allocates nothing. */
 double mt_shim_threads_cpu_s(void);

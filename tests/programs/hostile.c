@@ -24,6 +24,10 @@
  *   cancel_free      a thread cancels itself, then mallocs and frees a
  *                    large block 50 times, with a cancellation point
  *                    (usleep) after each: only the first pair runs
+ *   fork_in_handler N  a single-threaded program whose profiling timer's
+ *                    handler forks N times while main mallocs and frees
+ *                    (wherever main is: inside malloc or free, holding
+ *                    the arena's lock); each child allocates and exits 3
  *
  * A third argument sets the size of the blocks the program's threads make
  * (default 100 bytes; 300000 is large: followed by the shim's sites).
@@ -270,6 +274,54 @@ static void *cancel_self(void *arg)
 	return NULL;
 }
 
+static atomic_long forks_left, forks_bad;
+static volatile sig_atomic_t in_child;
+
+/* glibc takes no lock of its own in a single-threaded process's fork, so
+ * that a signal handler may fork wherever its thread was. */
+static void fork_here_now(int sig)
+{
+	(void)sig;
+	if (in_child || atomic_load(&forks_left) <= 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		in_child = 1;
+		for (int i = 0; i < 10; i++) {
+			void *p = malloc(i % 2 ? 200000 : 50);
+			keep(p);
+			free(p);
+		}
+		exit(3);
+	}
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 3)
+		atomic_fetch_add(&forks_bad, 1);
+	atomic_fetch_sub(&forks_left, 1);
+}
+
+static int fork_in_handler(long n)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = fork_here_now;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGPROF, &sa, NULL);
+	atomic_store(&forks_left, n);
+	struct itimerval every = {{0, 1000}, {0, 1000}};
+	setitimer(ITIMER_PROF, &every, NULL);
+	for (unsigned long i = 0; atomic_load(&forks_left) > 0; i++) {
+		void *p = malloc(i % 8 ? block : block * 3000);
+		keep(p);
+		free(p);
+	}
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_PROF, &off, NULL);
+	printf("forked %ld children, %ld failed\n", n, atomic_load(&forks_bad));
+	return 0;
+}
+
 static int cancel_free(void)
 {
 	pthread_t t;
@@ -307,8 +359,10 @@ int main(int argc, char **argv)
 		return cancel(n);
 	if (strcmp(mode, "cancel_free") == 0)
 		return cancel_free();
+	if (strcmp(mode, "fork_in_handler") == 0)
+		return fork_in_handler(n);
 	fprintf(stderr, "usage: hostile detached|main_exits|fork_in_thread|"
 			"signal_malloc|fork_threads|crash|exit_in_handler|"
-			"cancel|cancel_free [N]\n");
+			"cancel|cancel_free|fork_in_handler [N]\n");
 	return 2;
 }
