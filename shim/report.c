@@ -42,9 +42,25 @@ void mt_report_startup_took(double cpu_s)
  * two sbrk calls made its heap grow 10 times under 8 brk calls). */
 static uint64_t sys_before_counters[MT_SYS_COUNT];
 
+/* A relative MEMTRACE_SUMMARY names a file in the directory the program
+ * started in, as the trace's does, not wherever it is at exit (after a
+ * chdir, or inside a chroot). */
+static void summary_path_absolute(void)
+{
+	static char absolute[4096];
+	const char *path = mt_opt.summary_path;
+	if (!path || path[0] == '/' || !getcwd(absolute, sizeof absolute))
+		return;
+	size_t at = strlen(absolute);
+	if (snprintf(absolute + at, sizeof absolute - at, "/%s", path) <
+	    (int)(sizeof absolute - at))
+		mt_opt.summary_path = absolute;
+}
+
 void mt_report_start(bool announce)
 {
 	clock_gettime(CLOCK_MONOTONIC, &started);
+	summary_path_absolute();
 	mt_process_read_argv();
 	struct mt_counters before;
 	mt_threads_sum(&before);

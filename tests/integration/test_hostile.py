@@ -730,3 +730,14 @@ def test_setuid_reaches_the_shims_threads(tmp_path):
     lines = r.stdout.splitlines()
     assert len(lines) >= 3, r.stdout  # the program's and the shim's
     assert set(lines) == {"['65534', '65534', '65534', '65534']"}, r.stdout
+
+
+def test_a_relative_summary_path_is_where_the_program_started(tmp_path):
+    """MEMTRACE_SUMMARY=s.json names a file in the directory the program
+    started in, as MEMTRACE_OUT does: a program that changes directory
+    does not carry its summary along (nor into a chroot)."""
+    (tmp_path / "sub").mkdir()
+    env = shim_env("glibc", summary="s.json")
+    run([PYTHON, "-c", "import os; os.chdir('sub')"], env, cwd=tmp_path)
+    assert (tmp_path / "s.json").exists()
+    assert not (tmp_path / "sub" / "s.json").exists()
