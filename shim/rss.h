@@ -17,7 +17,7 @@
  * look costs about 6 us: 0.03% of a CPU at 20 ms); without, the program's
  * threads do, after freeing a large block or another MiB of small ones,
  * at most that often (sooner when the thread's live bytes grew by an
- * eighth since the highest sampled: rss.c). */
+ * eighth since the highest sampled, or fell by one since the last: rss.c). */
 void mt_rss_start(void);
 void mt_rss_restart_in_child(void);
 /* The last sample, at exit; none is taken after it. */
