@@ -18,11 +18,13 @@
 #include "lifecycle.h"
 #include "loader_blocks.h"
 #include "lttng.h"
+#include "mode.h"
 #include "options.h"
 #include "regions.h"
 #include "report.h"
 #include "rss.h"
 #include "sites.h"
+#include "size_classes.h"
 #include "symbols.h"
 #include "thread.h"
 #include "trace.h"
@@ -138,6 +140,9 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 	mt_tls.hidden++;
 	mt_diag_start();
 	mt_symbols_resolve();
+	/* (an allocator without counters of its own: its size classes) */
+	if (!mt_glibc_chunks && !mt_alloc_counters)
+		mt_size_classes_probe();
 	active = getauxval(AT_SECURE) == 0;
 	if (active) {
 		mt_options_parse(&mt_opt, get_env);

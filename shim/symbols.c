@@ -14,7 +14,6 @@
 #include "glibc_heap.h"
 #include "loader_blocks.h"
 #include "rawsys.h"
-#include "size_classes.h"
 #include "symbols.h"
 #include "thread.h"
 
@@ -571,8 +570,6 @@ void mt_symbols_resolve(void)
 	 * jemalloc's own start-up lock). */
 	if (!mt_glibc_chunks && mt_alloc_counters_probe())
 		mt_fast_update();
-	else if (!mt_glibc_chunks)
-		mt_size_classes_probe();
 }
 
 uintptr_t mt_libc_curbrk(void)
