@@ -100,8 +100,9 @@ mt_sample_then_return(struct mt_thread *t, void *p, size_t usable,
 		t->sample_at = allocated + RECHECK_BYTES;
 	else {
 		t->sample_at = allocated + interval(t);
-		/* (a large block has a site of its own, exactly) */
-		if (armed && p && usable < MT_LARGE_BYTES)
+		/* (a large block has a site of its own, exactly; a size not
+		 * known, 0, stands for nothing) */
+		if (armed && p && usable && usable < MT_LARGE_BYTES)
 			mt_site_sample(p, usable, caller, weight(usable));
 	}
 	int64_t live = (int64_t)(allocated - t->c.freed);
