@@ -557,7 +557,8 @@ void mt_site_credit_heap_shrink(const void *arena, enum mt_site_cause cause,
 	for (unsigned k = 0; k < l->n; k++)
 		all += l->bytes[k];
 	for (unsigned k = 0; k < l->n && all; k++) {
-		uint64_t part = k + 1 < l->n ? bytes * l->bytes[k] / all : bytes - given;
+		uint64_t part = k + 1 < l->n ? (uint64_t)((double)bytes * (double)l->bytes[k] / (double)all)
+					     : bytes - given;
 		tab->sites[l->site[k]].caused_bytes[cause] += part;
 		given += part;
 	}
