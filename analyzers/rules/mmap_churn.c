@@ -100,8 +100,14 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 			 allocators ? "the allocator" : "the program itself",
 			 maps, unmaps, mt_format_bytes(per_map, b1, sizeof b1),
 			 allocators ? mechanism : own_mechanism,
-			 mt_repetition_cost(f, &r, "the unmappings", cost,
-					    sizeof cost),
+			 /* (a program's own mapping of a file is given back
+			  * whole, its pages never touched too) */
+			 mt_repetition_cost(f, &r,
+					    allocators ? "the unmappings"
+						       : "the unmappings (of the "
+							 "mappings' whole size, "
+							 "touched or not)",
+					    cost, sizeof cost),
 			 allocators ? ""
 			 : in->python
 				 ? " These are the program's own mappings: in a "
