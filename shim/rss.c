@@ -161,25 +161,16 @@ static void sample(struct mt_thread *t, bool at_exit, uint64_t freed)
  * times within one period) has its peak sampled, at a cost of at most one
  * sample per eighth of growth. */
 static uint64_t sampled_high;
-/* The thread's own live bytes at the last sample after a free: a free that
- * finds them an eighth lower is sampled before its time too, so that the
- * memory kept as the program frees most of what it holds is seen whatever
- * else was sampled a moment before (a sample in the middle of freeing a
- * million records, then none after the last, when the period had not run
- * out: the memory kept from then to the exit went unseen). */
-static uint64_t sampled_own;
 
 void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 {
 	uint64_t now = coarse_ns(), due = __atomic_load_n(&mt_rss_due_ns,
 							  __ATOMIC_RELAXED);
 	int64_t own = (int64_t)(t->c.allocated - t->c.freed);
-	uint64_t after = own > 0 ? (uint64_t)own : 0, before = after + freed,
-		 high = __atomic_load_n(&sampled_high, __ATOMIC_RELAXED),
-		 last = __atomic_load_n(&sampled_own, __ATOMIC_RELAXED);
+	uint64_t before = (own > 0 ? (uint64_t)own : 0) + freed,
+		 high = __atomic_load_n(&sampled_high, __ATOMIC_RELAXED);
 	bool higher = before > high + high / 8;
-	bool lower = last > (1u << 20) && after < last - last / 8;
-	if (!higher && !lower &&
+	if (!higher &&
 	    (now < due || !__atomic_compare_exchange_n(
 				   &mt_rss_due_ns, &due,
 				   now + mt_opt.rss_period_ms * 1000000ull, false,
@@ -187,16 +178,9 @@ void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 		return;
 	if (higher)
 		__atomic_store_n(&sampled_high, before, __ATOMIC_RELAXED);
-	__atomic_store_n(&sampled_own, after, __ATOMIC_RELAXED);
 	mt_tls.hidden++;
 	sample(t, false, freed);
 	mt_tls.hidden--;
-}
-
-void mt_rss_after_small_frees(struct mt_thread *t)
-{
-	t->rss_check_at = t->c.freed + (1u << 20);
-	mt_rss_after_large_free(t, 0);
 }
 
 static void *sample_periodically(void *arg)

@@ -24,9 +24,6 @@ struct mt_thread {
 	 * sampled (sites.h); UINT64_MAX: none */
 	uint64_t sample_at;
 	uint64_t sample_rng;
-	/* the freed bytes at which small frees next look whether resident
-	 * memory is due a sample (rss.h) */
-	uint64_t rss_check_at;
 	int64_t large_peak;	/* most large blocks live at once (this thread,
 				   since the innermost open region began) */
 	struct mt_region_mark *marks; /* open regions (regions.c) */
