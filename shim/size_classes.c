@@ -2,7 +2,6 @@
 #include <dlfcn.h>
 #include <stdbool.h>
 
-#include "counters.h"
 #include "size_classes.h"
 #include "symbols.h"
 #include "thread.h"
@@ -29,7 +28,7 @@ static bool same_object(void *fn)
 bool mt_size_classes_probe(void)
 {
 	size_t (*good)(size_t) = NULL;
-	/* (dlsym and the blocks tried are the shim's own work) */
+	/* (dlsym's allocations are the shim's own) */
 	mt_tls.hidden++;
 	void *mi = dlsym(RTLD_DEFAULT, "mi_good_size");
 	void *tc = dlsym(RTLD_DEFAULT, "tc_nallocx");

@@ -21,7 +21,7 @@ struct mt_thread {
 	struct mt_counters c;
 	int64_t live_mark;	/* next live-bytes level that checks the peak */
 	/* the allocated bytes at which the next small block's site is
-	 * sampled (sites.h); UINT64_MAX: none */
+	 * sampled (small_sites.c); 0: not drawn yet */
 	uint64_t sample_at;
 	uint64_t sample_rng;
 	int64_t large_peak;	/* most large blocks live at once (this thread,
