@@ -45,7 +45,7 @@ static __attribute__((noinline)) void *malloc_counted(size_t n, const void *call
 {
 	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
 	struct mt_thread *t = mt_tls.thread;
-	if (__builtin_expect(!ctr || !t || !mt_program_call(caller), 0)) {
+	if (__builtin_expect(!ctr || !t || !mt_program_call_other(caller), 0)) {
 		void *p = mt_real.malloc(n);
 		if (!mt_tls.counters_fetched && mt_tls.hidden == 0)
 			mt_alloc_counters_fetch();
@@ -65,8 +65,10 @@ static __attribute__((noinline)) void *malloc_counted(size_t n, const void *call
 }
 
 /* An allocator whose size classes give the usable sizes (size_classes.h):
- * a small block's is a load from their table, its step already filled.
- * The rest takes the general way. */
+ * a small block's is a load from their table, its step already filled,
+ * and is noted in the map its free reads it from (block_sizes.h: a table
+ * is filled only on an allocator that has one).  The rest takes the
+ * general way. */
 static __attribute__((noinline)) void *malloc_classed(size_t n, const void *caller)
 {
 	void *p = mt_real.malloc(n);
@@ -75,10 +77,12 @@ static __attribute__((noinline)) void *malloc_classed(size_t n, const void *call
 				  ? __atomic_load_n(&mt_size_table[(n + 7) >> 3],
 						    __ATOMIC_RELAXED)
 				  : 0;
-	if (__builtin_expect(usable && p && t && mt_program_call(caller) &&
+	if (__builtin_expect(usable && p && t && mt_program_call_other(caller) &&
 				     !mt_is_loader_code(caller),
-			     1))
+			     1)) {
+		mt_block_size_put_small(p, usable);
 		return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
+	}
 	return mt_program_call(caller) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller)
 				       : p;
 }
@@ -178,8 +182,9 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 	free_slow(p, true, NULL);
 }
 
-/* Other allocators: their size costs a call, and there is no break to
- * watch, so a jump to free. */
+/* Other allocators: a small block's size from the map of pages
+ * (block_sizes.h), the rest's costs a call; there is no break to watch,
+ * so a jump to free. */
 static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 						const void *caller)
 {

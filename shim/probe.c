@@ -19,6 +19,7 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 	bool large = usable >= MT_LARGE_BYTES;
 	if (!mt_glibc_chunks && mt_is_loader_code(caller))
 		mt_loader_block_add(p, usable);
+	mt_block_size_put(p, usable, align != 0);
 	/* The site first: what the allocator did for the block is its. */
 	if (large)
 		mt_site_alloc(p, usable, caller,
@@ -84,6 +85,7 @@ mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
 				: 0;
 	if (!usable)
 		usable = mt_real.malloc_usable_size(p);
+	mt_block_size_put(p, usable, false);
 	if (__builtin_expect(usable < MT_LARGE_BYTES && !mt_is_loader_code(caller),
 			     1))
 		return mt_count_alloc_of(t, call, requested, p, usable, caller);

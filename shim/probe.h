@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "block_sizes.h"
 #include "loader_blocks.h"
 #include "rss.h"
 #include "sites.h"
@@ -29,12 +30,13 @@ static inline size_t mt_usable(void *p)
 
 /* The usable size of a block another allocator than glibc's made, freed
  * by caller: the loader's blocks are not the allocator's to tell
- * (loader_blocks.h). */
+ * (loader_blocks.h); a small block's is its page's (block_sizes.h). */
 static inline size_t mt_usable_other(void *p, const void *caller)
 {
 	if (__builtin_expect(mt_is_loader_code(caller), 0))
 		return mt_loader_block_take(p);
-	return mt_real.malloc_usable_size(p);
+	size_t usable = mt_block_size_get(p);
+	return usable ? usable : mt_real.malloc_usable_size(p);
 }
 
 /* Is a malloc-API call the program's?  Not while the shim does its own work
@@ -49,6 +51,13 @@ static inline bool mt_program_call(const void *caller)
 	return __builtin_expect(mt_tls.hidden == 0, 1) &&
 	       (__builtin_expect(mt_fast_is_glibc(mt_fast), 1) ||
 		!(mt_allocator_nests && mt_is_allocator_code(caller)));
+}
+
+/* The same where the allocator is known not to be glibc's. */
+static inline bool mt_program_call_other(const void *caller)
+{
+	return __builtin_expect(mt_tls.hidden == 0, 1) &&
+	       !(mt_allocator_nests && mt_is_allocator_code(caller));
 }
 
 /* A new peak of live bytes (rare): checked, then p returned. */

@@ -184,3 +184,20 @@ def test_cxx_bad_alloc_passes_through(backend):
     assert (shim.returncode, shim.stdout) == (bare.returncode, bare.stdout)
     if bare.returncode == 0:
         assert shim.stdout == "bad_alloc caught\nnothrow: null\n"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_freed_sizes_follow_pages_that_change_class(backend):
+    """On tcmalloc and mimalloc a small block's size at free is read from
+    the shim's map of pages (shim/block_sizes.h), not asked of the
+    allocator: pages that change size class from round to round, aligned
+    blocks (mimalloc's are interior addresses of bigger ones), calloc and
+    realloc among them, every block freed in a scattered order.  Every
+    byte counted allocated is counted freed, exactly."""
+    s = {rounds: summary([program("size_churn"), str(rounds)], backend)
+         for rounds in (12, 36)}
+    allocated = s[36]["bytes"]["allocated"] - s[12]["bytes"]["allocated"]
+    freed = s[36]["bytes"]["freed"] - s[12]["bytes"]["freed"]
+    assert allocated > 24 * 4000 * 16
+    assert freed == allocated, (allocated, freed)
+    assert s[36]["bytes"]["live"] == s[12]["bytes"]["live"]
