@@ -45,7 +45,7 @@ static __attribute__((noinline)) void *malloc_counted(size_t n, const void *call
 {
 	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
 	struct mt_thread *t = mt_tls.thread;
-	if (__builtin_expect(!ctr || !t || !mt_program_call_other(caller), 0)) {
+	if (__builtin_expect(!ctr || !t || !mt_program_malloc(caller), 0)) {
 		void *p = mt_real.malloc(n);
 		if (!mt_tls.counters_fetched && mt_tls.hidden == 0)
 			mt_alloc_counters_fetch();
@@ -69,22 +69,42 @@ static __attribute__((noinline)) void *malloc_counted(size_t n, const void *call
  * and is noted in the map its free reads it from (block_sizes.h: a table
  * is filled only on an allocator that has one).  The rest takes the
  * general way. */
-static __attribute__((noinline)) void *malloc_classed(size_t n, const void *caller)
+static __attribute__((noinline)) void *malloc_classed_slow(size_t n,
+							  const void *caller)
 {
 	void *p = mt_real.malloc(n);
-	struct mt_thread *t = mt_tls.thread;
-	uint32_t usable = n <= MT_SIZE_TABLE_MAX
-				  ? __atomic_load_n(&mt_size_table[(n + 7) >> 3],
-						    __ATOMIC_RELAXED)
-				  : 0;
-	if (__builtin_expect(usable && p && t && mt_program_call_other(caller) &&
-				     !mt_is_loader_code(caller),
-			     1)) {
-		mt_block_size_put_small(p, usable);
-		return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
-	}
 	return mt_program_call(caller) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller)
 				       : p;
+}
+
+/* What malloc_classed leaves to a call: a step of the table or a leaf of
+ * the map not there yet, a failure, a thread's first block. */
+static __attribute__((noinline)) void *
+malloc_classed_rest(struct mt_thread *t, size_t n, void *p, uint32_t usable,
+		    const void *caller)
+{
+	if (!usable || usable >= MT_LARGE_BYTES || !p || !t)
+		return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
+	mt_block_size_put_small(p, usable);
+	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
+}
+
+/* (the caller's tests before the call, and no call after it but tail
+ * calls: little to keep across it) */
+static __attribute__((noinline)) void *malloc_classed(size_t n, const void *caller)
+{
+	if (__builtin_expect(!mt_program_malloc(caller) || n >= MT_LARGE_BYTES, 0))
+		return malloc_classed_slow(n, caller);
+	void *p = mt_real.malloc(n);
+	struct mt_thread *t = mt_tls.thread;
+	uint32_t usable = __atomic_load_n(&mt_size_table[mt_size_step(n)],
+					  __ATOMIC_RELAXED);
+	uint16_t *slot = p ? mt_block_size_slot(p, false) : NULL;
+	/* (a small request may get a large block: its site is followed) */
+	if (__builtin_expect(usable - 1 >= MT_LARGE_BYTES - 1 || !slot || !t, 0))
+		return malloc_classed_rest(t, n, p, usable, caller);
+	mt_block_size_set(slot, (uint16_t)(usable >> 3));
+	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
 }
 
 MT_EXPORT void *malloc(size_t n)
@@ -226,6 +246,31 @@ static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
 		mt_rss_after_large_free(t, usable);
 }
 
+/* free on an allocator other than glibc's.  The common case (tcmalloc or
+ * mimalloc, a small block whose page's size is known) is counted here and
+ * ends in a jump to free. */
+static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller)
+{
+	struct mt_thread *t = mt_tls.thread;
+	unsigned char fast = mt_fast;
+	bool ours = t && p && mt_program_free(caller) && !mt_in_boot_arena(p);
+	if (__builtin_expect(fast == MT_FAST_OTHER && ours, 1)) {
+		size_t usable = mt_block_size_get(p);
+		if (__builtin_expect(usable != 0, 1)) {
+			mt_count_free_of(t, usable);
+			mt_real.free(p);
+			return;
+		}
+		free_other(t, p, caller);
+		return;
+	}
+	if (fast == MT_FAST_COUNTED && ours) {
+		free_counted(t, p, caller);
+		return;
+	}
+	free_slow(p, mt_program_call(caller), caller);
+}
+
 /* Counted before the real call, while the size can still be read and
  * before another thread can reuse the address; then, on glibc, a look at
  * the break, which free moves when it trims the heap (a small chunk's free
@@ -234,6 +279,10 @@ static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
  * one call. */
 MT_EXPORT void free(void *p)
 {
+	if (__builtin_expect(!mt_fast_is_glibc(mt_fast), 0)) {
+		free_not_glibc(p, CALLER);
+		return;
+	}
 	struct mt_thread *t = mt_tls.thread;
 	bool counted = mt_program_call(CALLER);
 
@@ -261,14 +310,6 @@ MT_EXPORT void free(void *p)
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && counted && p &&
 		   !mt_in_boot_arena(p)) {
 		free_traced(t, p);
-		return;
-	} else if (mt_fast == MT_FAST_COUNTED && t && counted && p &&
-		   !mt_in_boot_arena(p)) {
-		free_counted(t, p, CALLER);
-		return;
-	} else if (mt_fast == MT_FAST_OTHER && t && counted && p &&
-		   !mt_in_boot_arena(p)) {
-		free_other(t, p, CALLER);
 		return;
 	}
 	free_slow(p, counted, CALLER);

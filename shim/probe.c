@@ -17,7 +17,7 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 	struct mt_thread *t = mt_self();
 	size_t usable = mt_usable(p);
 	bool large = usable >= MT_LARGE_BYTES;
-	if (!mt_glibc_chunks && mt_is_loader_code(caller))
+	if (mt_keeps_loader_blocks(caller))
 		mt_loader_block_add(p, usable);
 	mt_block_size_put(p, usable, align != 0);
 	/* The site first: what the allocator did for the block is its. */

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "allocator_imports.h"
 #include "block_sizes.h"
 #include "loader_blocks.h"
 #include "rss.h"
@@ -28,12 +29,22 @@ static inline size_t mt_usable(void *p)
 	return mt_real.malloc_usable_size(p);
 }
 
+/* Are the blocks of code at caller kept apart (loader_blocks.h)?  Those
+ * of the loader, on jemalloc and allocators the shim does not know; not on
+ * glibc, whose sizes are read inline, nor on tcmalloc and mimalloc, whose
+ * small blocks' sizes are in the map of pages (block_sizes.h) and whose
+ * lookups, for the rest, touch no state of the thread. */
+static inline bool mt_keeps_loader_blocks(const void *caller)
+{
+	return !mt_glibc_chunks && !mt_block_sizes_on && mt_is_loader_code(caller);
+}
+
 /* The usable size of a block another allocator than glibc's made, freed
  * by caller: the loader's blocks are not the allocator's to tell
  * (loader_blocks.h); a small block's is its page's (block_sizes.h). */
 static inline size_t mt_usable_other(void *p, const void *caller)
 {
-	if (__builtin_expect(mt_is_loader_code(caller), 0))
+	if (__builtin_expect(mt_keeps_loader_blocks(caller), 0))
 		return mt_loader_block_take(p);
 	size_t usable = mt_block_size_get(p);
 	return usable ? usable : mt_real.malloc_usable_size(p);
@@ -53,11 +64,18 @@ static inline bool mt_program_call(const void *caller)
 		!(mt_allocator_nests && mt_is_allocator_code(caller)));
 }
 
-/* The same where the allocator is known not to be glibc's. */
-static inline bool mt_program_call_other(const void *caller)
+/* The same for malloc and for free, where the allocator is known not to
+ * be glibc's: only an allocator that imports them can call them itself. */
+static inline bool mt_program_malloc(const void *caller)
 {
 	return __builtin_expect(mt_tls.hidden == 0, 1) &&
-	       !(mt_allocator_nests && mt_is_allocator_code(caller));
+	       !(mt_allocator_calls_malloc && mt_is_allocator_code(caller));
+}
+
+static inline bool mt_program_free(const void *caller)
+{
+	return __builtin_expect(mt_tls.hidden == 0, 1) &&
+	       !(mt_allocator_calls_free && mt_is_allocator_code(caller));
 }
 
 /* A new peak of live bytes (rare): checked, then p returned. */

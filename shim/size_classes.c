@@ -7,7 +7,11 @@
 #include "thread.h"
 
 size_t (*mt_good_size)(size_t);
-uint32_t mt_size_table[MT_SIZE_TABLE_MAX / 8 + 1];
+uint32_t mt_size_table[MT_SIZE_STEPS];
+
+_Static_assert(MT_SIZE_STEPS - 1 == MT_SIZE_FINE_MAX / 8 +
+					  (MT_LARGE_BYTES - 1 - MT_SIZE_FINE_MAX + 511) / 512,
+	       "the last step is that of MT_LARGE_BYTES - 1");
 
 static size_t (*nallocx)(size_t, int);
 
@@ -43,12 +47,28 @@ bool mt_size_classes_probe(void)
 	return mt_good_size != NULL;
 }
 
+/* The sizes of a step: (first, last]. */
+static size_t step_last(size_t step)
+{
+	return step <= MT_SIZE_FINE_MAX / 8
+		       ? step * 8
+		       : MT_SIZE_FINE_MAX + (step - MT_SIZE_FINE_MAX / 8) * 512;
+}
+
+static size_t step_first(size_t step)
+{
+	return step == 0 ? 0 : step_last(step - 1) + 1;
+}
+
 size_t mt_size_class_fill(size_t step, void *p)
 {
 	size_t (*good)(size_t) = __atomic_load_n(&mt_good_size, __ATOMIC_RELAXED);
-	if (!good)
+	if (!good || step >= MT_SIZE_STEPS)
 		return 0;
-	size_t u = good(step * 8), real = mt_real.malloc_usable_size(p);
+	size_t u = good(step_last(step)), real = mt_real.malloc_usable_size(p);
+	/* (a step across two classes: its sizes' blocks are asked for) */
+	if (good(step_first(step)) != u)
+		return real;
 	/* (0: tcmalloc's lookup answers nothing until its own constructor
 	 * has run, when its size classes are right already) */
 	if (real == 0)

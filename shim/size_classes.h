@@ -2,8 +2,11 @@
  * malloc(n) gets is its size class, which tcmalloc (nallocx) and mimalloc
  * (mi_good_size) compute from n alone, where malloc_usable_size(p) looks
  * the block up (its page map: some 30 instructions a call on tcmalloc).
- * Below 4 KiB the classes are kept in a table by 8-byte steps (every class
- * is a multiple of 8, so all sizes of a step share one). */
+ * Below MT_LARGE_BYTES the classes are kept in a table by steps: of 8
+ * bytes up to 4 KiB, of 512 above (tcmalloc's classes there are multiples
+ * of 512, mimalloc's of 1024).  A step is filled only if its first and
+ * last sizes share a class (then all between do: the class of n grows
+ * with n), and the first block of its sizes has that usable size. */
 #ifndef MEMTRACE_SIZE_CLASSES_H
 #define MEMTRACE_SIZE_CLASSES_H
 
@@ -11,32 +14,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "visibility.h"
 
-#define MT_SIZE_TABLE_MAX 4096
+#define MT_SIZE_FINE_MAX 4096
+#define MT_SIZE_STEPS (MT_SIZE_FINE_MAX / 8 + 1 + (MT_LARGE_BYTES - MT_SIZE_FINE_MAX) / 512)
 
 /* The allocator's function, NULL when it has none that is exact. */
 extern MT_HIDDEN size_t (*mt_good_size)(size_t);
-extern MT_HIDDEN uint32_t mt_size_table[MT_SIZE_TABLE_MAX / 8 + 1];
+extern MT_HIDDEN uint32_t mt_size_table[MT_SIZE_STEPS];
 
 /* Whether the allocator resolved as malloc has such a function; called
  * once, after the symbols are resolved. */
 bool mt_size_classes_probe(void);
 size_t mt_size_class_fill(size_t step, void *p);
 
+/* The table's step for n, below MT_LARGE_BYTES. */
+static inline size_t mt_size_step(size_t n)
+{
+	return n <= MT_SIZE_FINE_MAX
+		       ? (n + 7) >> 3
+		       : MT_SIZE_FINE_MAX / 8 + ((n - MT_SIZE_FINE_MAX + 511) >> 9);
+}
+
 /* The usable size of p, malloc(n)'s block, for n below MT_LARGE_BYTES;
- * 0 when not known.  A step of the table is filled from the first block
- * of its sizes, checked against the allocator's lookup: a class function
- * found wrong once is not used again. */
+ * 0 when not known. */
 static inline size_t mt_size_class(size_t n, void *p)
 {
-	if (__builtin_expect(n <= MT_SIZE_TABLE_MAX, 1)) {
-		size_t step = (n + 7) >> 3;
-		uint32_t u = __atomic_load_n(&mt_size_table[step], __ATOMIC_RELAXED);
-		return u ? u : mt_size_class_fill(step, p);
-	}
-	size_t (*good)(size_t) = __atomic_load_n(&mt_good_size, __ATOMIC_RELAXED);
-	return good ? good(n) : 0;
+	size_t step = mt_size_step(n);
+	uint32_t u = __atomic_load_n(&mt_size_table[step], __ATOMIC_RELAXED);
+	return u ? u : mt_size_class_fill(step, p);
 }
 
 #endif

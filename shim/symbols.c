@@ -14,6 +14,7 @@
 #include "glibc_heap.h"
 #include "loader_blocks.h"
 #include "rawsys.h"
+#include "allocator_imports.h"
 #include "symbols.h"
 #include "thread.h"
 
@@ -559,6 +560,8 @@ void mt_symbols_resolve(void)
 		dlclose(libc);
 	}
 	allocator_range((void *)r.malloc);
+	if (mt_allocator_nests)
+		mt_allocator_imports_read((void *)r.malloc);
 	object_range(getauxval(AT_BASE), &mt_loader_lo, &mt_loader_hi);
 	mt_fast_update();
 	mt_real = r;
