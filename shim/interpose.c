@@ -41,25 +41,31 @@
  * block's usable size is what the thread's allocated bytes grew by.  A
  * large block, a failure, or a thread whose counters are not fetched yet
  * takes the general way. */
+static __attribute__((noinline)) void *malloc_counted_slow(size_t n,
+							  const void *caller)
+{
+	void *p = mt_real.malloc(n);
+	if (!mt_tls.counters_fetched && mt_tls.hidden == 0)
+		mt_alloc_counters_fetch();
+	return mt_program_call(caller) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller)
+				       : p;
+}
+
+/* (the caller's tests before the call, and no call after it but tail
+ * calls: little to keep across it) */
 static __attribute__((noinline)) void *malloc_counted(size_t n, const void *caller)
 {
 	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
-	struct mt_thread *t = mt_tls.thread;
-	if (__builtin_expect(!ctr || !t || !mt_program_malloc(caller), 0)) {
-		void *p = mt_real.malloc(n);
-		if (!mt_tls.counters_fetched && mt_tls.hidden == 0)
-			mt_alloc_counters_fetch();
-		return mt_program_call(caller)
-			       ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller)
-			       : p;
-	}
-	uint64_t before = *ctr, nested = mt_tls.allocated_counted;
+	if (__builtin_expect(!ctr || !mt_tls.thread || !mt_program_malloc(caller) ||
+				     mt_is_loader_code(caller),
+			     0))
+		return malloc_counted_slow(n, caller);
+	uint64_t from = *ctr - mt_tls.allocated_counted;
 	void *p = mt_real.malloc(n);
-	uint64_t usable = *ctr - before - (mt_tls.allocated_counted - nested);
+	struct mt_thread *t = mt_tls.thread;
+	uint64_t usable = *mt_tls.allocated_ctr - mt_tls.allocated_counted - from;
 	mt_tls.allocated_counted += usable;
-	if (__builtin_expect(p && usable - 1 < MT_LARGE_BYTES - 1 &&
-				     !mt_is_loader_code(caller),
-			     1))
+	if (__builtin_expect(p && usable - 1 < MT_LARGE_BYTES - 1, 1))
 		return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
 	return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
 }
@@ -224,6 +230,32 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
  * thread's freed bytes grew by across the call (less the frees a signal
  * handler made meanwhile, which counted themselves).  A block that may be
  * a followed large one has its site taken first, as free_other does. */
+static __attribute__((noinline)) void free_counted_large(struct mt_thread *t,
+							 size_t usable)
+{
+	mt_count_free_of(t, usable);
+	mt_rss_after_large_free(t, usable);
+}
+
+static __attribute__((noinline)) void
+free_counted_site(struct mt_thread *t, void *p, bool site)
+{
+	const volatile uint64_t *ctr = mt_tls.freed_ctr;
+	if (site)
+		mt_site_free(p);
+	uint64_t before = *ctr, nested = mt_tls.freed_counted;
+	mt_real.free(p);
+	uint64_t usable = *ctr - before - (mt_tls.freed_counted - nested);
+	mt_tls.freed_counted += usable;
+	mt_count_free_of(t, usable);
+	if (site)
+		mt_site_done();
+	if (usable >= MT_LARGE_BYTES)
+		mt_rss_after_large_free(t, usable);
+}
+
+/* (the common case: before the call, what its bytes will be measured
+ * from; after it, no call but a tail call) */
 static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
 						  const void *caller)
 {
@@ -232,18 +264,21 @@ static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
 		free_other(t, p, caller);
 		return;
 	}
-	bool site = mt_sites_on && mt_site_may_follow(p);
-	if (__builtin_expect(site, 0))
-		mt_site_free(p);
-	uint64_t before = *ctr, nested = mt_tls.freed_counted;
+	if (__builtin_expect(mt_sites_on && mt_site_may_follow(p), 0)) {
+		free_counted_site(t, p, true);
+		return;
+	}
+	uint64_t from = *ctr - mt_tls.freed_counted;
 	mt_real.free(p);
-	uint64_t usable = *ctr - before - (mt_tls.freed_counted - nested);
+	t = mt_tls.thread;
+	uint64_t usable = *mt_tls.freed_ctr - mt_tls.freed_counted - from;
 	mt_tls.freed_counted += usable;
-	mt_count_free_of(t, usable);
-	if (__builtin_expect(site, 0))
-		mt_site_done();
-	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
-		mt_rss_after_large_free(t, usable);
+	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0)) {
+		free_counted_large(t, usable);
+		return;
+	}
+	mt_count_call(&t->c, MT_CALL_FREE);
+	mt_count_free(&t->c, usable);
 }
 
 /* free on an allocator other than glibc's.  The common case (tcmalloc or
