@@ -34,7 +34,8 @@ static const char usage[] =
 	"LTTng trace) or summaries (MEMTRACE_SUMMARY), or runs CMD under each\n"
 	"backend.\n"
 	"\n"
-	"  -b, --backend LIST  backends to run CMD on (default: glibc)\n"
+	"  -b, --backend LIST  backends to run CMD on (default: glibc; also\n"
+	"                      --backends, as compare spells it)\n"
 	"  -r, --repeat N      runs per backend and per fix (default 3)\n"
 	"  -v, --verify        try each fix (needs CMD)\n"
 	"  -j, --json          {\"findings\": [...]} instead of text\n"
@@ -254,15 +255,18 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		.fault_cost_s = 2 * mt_fault_cost_s(huge_pages(f)),
 	};
 	size_t first = out->n;
-	bool ok = true;
+	bool ok = true, churns = false;
 	for (mt_rule *const *rule = mt_rules; ok && *rule; rule++) {
 		struct mt_finding *x = (*rule)(&in);
 		if (!x)
 			continue;
-		if (process && !strcmp(x->id, "first-touch")) {
+		/* (first touch is "not churn": never beside a churn, which the
+		 * catalog lists before it) */
+		if (!strcmp(x->id, "first-touch") && (process || churns)) {
 			mt_finding_free(x);
 			continue;
 		}
+		churns |= strstr(x->id, "-churn") != NULL;
 		x->caveat = m->partial;
 		if (process && !(x->process = strdup(process))) {
 			mt_finding_free(x);
@@ -902,6 +906,8 @@ int mt_cmd_explain(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"backend", required_argument, NULL, 'b'},
+		/* (compare's spelling, for a list) */
+		{"backends", required_argument, NULL, 'b'},
 		{"repeat", required_argument, NULL, 'r'},
 		{"verify", no_argument, NULL, 'v'},
 		{"json", no_argument, NULL, 'j'},

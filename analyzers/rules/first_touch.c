@@ -37,7 +37,15 @@ struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)
 	json_object_set_new(e, "page_faults_per_call", json_real(f->faults));
 	json_object_set_new(e, "pages_grown_per_call", json_real(grown));
 	json_object_set_new(e, "system_s_per_call", json_real(f->system_s));
-	json_object_set_new(e, "share_of_time", json_real(mt_system_share(f)));
+	/* The faults' part of the system time: no more than they can take
+	 * (a program reading files spends its system time in read). */
+	double share = mt_system_share(f);
+	if (in->fault_cost_s > 0 && f->system_s > 0 &&
+	    f->faults * in->fault_cost_s < f->system_s) {
+		share *= f->faults * in->fault_cost_s / f->system_s;
+		json_object_set_new(e, "system_s_capped_by_fault_cost", json_true());
+	}
+	json_object_set_new(e, "share_of_time", json_real(share));
 	if (f->whole) {
 		json_object_set_new(e, "peak_resident_pages", json_real(resident));
 		snprintf(x->explanation, sizeof x->explanation,
