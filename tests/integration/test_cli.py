@@ -162,3 +162,12 @@ def test_a_missing_command_under_compare_is_said_once():
     assert r.returncode == 127
     assert r.stderr.count("/nonexistent/program") == 1, r.stderr
     assert "cannot run '/nonexistent/program'" in r.stderr
+
+
+def test_explain_takes_compare_spelling_of_backends():
+    """explain's --backend LIST is also --backends, as compare spells it
+    (a new user's first multi-backend run was lost to the difference)."""
+    r = run([CLI, "explain", "--backends", "glibc", "--repeat", "1", "--json",
+             "--", "/bin/true"], clean_env())
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["findings"] == []
