@@ -196,12 +196,17 @@ static void fixes(struct mt_finding *x, const struct mt_rule_input *in,
 	if (strcmp(b, "tcmalloc") != 0 && gives_back(p, "tcmalloc", page))
 		backend_fix(x, "tcmalloc", tcmalloc_now,
 			    "run on tcmalloc, giving freed spans back at once");
+	/* (fragmented or not: the live blocks' pages are an upper bound,
+	 * and blocks allocated together share pages: a session table whose
+	 * records of 3-5 blocks were 2% live, 493 MiB kept, of which
+	 * malloc_trim(0) gave back 277) */
 	struct mt_fix *code;
-	if (!strcmp(b, "glibc") && here && (code = mt_fix_add(x, MT_FIX_CODE)))
+	if (!strcmp(b, "glibc") && (code = mt_fix_add(x, MT_FIX_CODE)))
 		snprintf(code->text, sizeof code->text,
 			 "after the part of the program that frees most of what "
-			 "it allocated, call malloc_trim(0), which gives the free "
-			 "pages inside the heaps back too (Python: "
+			 "it allocated, call malloc_trim(0), which gives back the "
+			 "free pages inside the heaps too, every page no live "
+			 "block sits in (Python: "
 			 "ctypes.CDLL(\"libc.so.6\").malloc_trim(0))");
 	if ((code = mt_fix_add(x, MT_FIX_CODE)))
 		snprintf(code->text, sizeof code->text, "%s",
@@ -276,22 +281,26 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 		/* in place of the allocator's mechanism: what pins it */
 		char *at = strstr(x->explanation, ". . (From");
 		char tail[256];
-		snprintf(tail, sizeof tail, "%s", at ? at + 3 : "");
+		snprintf(tail, sizeof tail, "%s", at ? at + 4 : "");
 		if (at)
 			snprintf(at, sizeof x->explanation - (size_t)(at - x->explanation),
 				 ". Fragmentation of small blocks: blocks "
 				 "averaged %s, and about %.0f of them were "
 				 "still live; on %s one live block keeps its whole %s "
-				 "of %s resident, so spread through the freed "
-				 "memory they can keep up to %s of it, more than "
-				 "half: no setting that gives free pages back "
-				 "sooner (decay) can halve it. %s",
+				 "of %s resident, so, one to a %s, they can keep up "
+				 "to %s of it, more than half, and then no setting "
+				 "that gives free pages back sooner (decay) halves "
+				 "it (blocks allocated together, as a record's "
+				 "parts, share their pages and keep less). %s",
 				 mt_format_bytes(p.small_size, b1, sizeof b1),
 				 p.live_blocks, in->backend,
 				 !strcmp(in->backend, "jemalloc") ? "slab"
 				 : !strcmp(in->backend, "tcmalloc") ? "span"
 								     : "page",
 				 mt_format_bytes(unit, b2, sizeof b2),
+				 !strcmp(in->backend, "jemalloc") ? "slab"
+				 : !strcmp(in->backend, "tcmalloc") ? "span"
+								     : "page",
 				 mt_format_bytes(pinned, b3, sizeof b3), tail);
 	}
 	fixes(x, in, &p);
