@@ -84,14 +84,21 @@ static __attribute__((noinline)) void *malloc_classed_slow(size_t n,
 }
 
 /* What malloc_classed leaves to a call: a step of the table or a leaf of
- * the map not there yet, a failure, a thread's first block. */
+ * the map not there yet, a failure, a thread's first block; with a trace,
+ * an event not written inline (`left`). */
 static __attribute__((noinline)) void *
 malloc_classed_rest(struct mt_thread *t, size_t n, void *p, uint32_t usable,
-		    const void *caller)
+		    const void *caller, enum mt_inline_left left)
 {
+	if (!usable && p)
+		usable = mt_size_class(n, p); /* (its step filled) */
 	if (!usable || usable >= MT_LARGE_BYTES || !p || !t)
 		return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
 	mt_block_size_put_small(p, usable);
+	if (left == MT_INLINE_FLUSH)
+		mt_trace_flush(t->trace);
+	else if (left == MT_INLINE_COLD)
+		mt_trace_alloc(t, MT_CALL_MALLOC, 0, n, p, usable);
 	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
 }
 
@@ -108,8 +115,29 @@ static __attribute__((noinline)) void *malloc_classed(size_t n, const void *call
 	uint16_t *slot = p ? mt_block_size_slot(p, false) : NULL;
 	/* (a small request may get a large block: its site is followed) */
 	if (__builtin_expect(usable - 1 >= MT_LARGE_BYTES - 1 || !slot || !t, 0))
-		return malloc_classed_rest(t, n, p, usable, caller);
+		return malloc_classed_rest(t, n, p, usable, caller, MT_INLINE_DONE);
 	mt_block_size_set(slot, (uint16_t)(usable >> 3));
+	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
+}
+
+/* The same with a trace: the event written inline, as glibc's is. */
+static __attribute__((noinline)) void *malloc_classed_traced(size_t n,
+							    const void *caller)
+{
+	if (__builtin_expect(!mt_program_malloc(caller) || n >= MT_LARGE_BYTES, 0))
+		return malloc_classed_slow(n, caller);
+	void *p = mt_real.malloc(n);
+	struct mt_thread *t = mt_tls.thread;
+	uint32_t usable = __atomic_load_n(&mt_size_table[mt_size_step(n)],
+					  __ATOMIC_RELAXED);
+	uint16_t *slot = p ? mt_block_size_slot(p, false) : NULL;
+	if (__builtin_expect(usable - 1 >= MT_LARGE_BYTES - 1 || !slot || !t, 0))
+		return malloc_classed_rest(t, n, p, usable, caller, MT_INLINE_COLD);
+	mt_block_size_set(slot, (uint16_t)(usable >> 3));
+	enum mt_inline_left left =
+		mt_trace_alloc_inline(t, MT_CALL_MALLOC, n, p, usable);
+	if (__builtin_expect(left != MT_INLINE_DONE, 0))
+		return malloc_classed_rest(t, n, p, usable, caller, left);
 	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
 }
 
@@ -121,6 +149,8 @@ MT_EXPORT void *malloc(size_t n)
 			return malloc_counted(n, CALLER);
 		if (mt_fast == MT_FAST_OTHER)
 			return malloc_classed(n, CALLER);
+		if (mt_fast == MT_FAST_OTHER_TRACING)
+			return malloc_classed_traced(n, CALLER);
 	}
 	void *p = mt_real.malloc(n);
 	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, CALLER)
@@ -281,6 +311,17 @@ static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
 	mt_count_free(&t->c, usable);
 }
 
+/* The rest of a free's event that free_not_glibc did not write inline. */
+static __attribute__((noinline)) void
+free_traced_other_rest(struct mt_thread *t, enum mt_inline_left left, void *p,
+		       size_t usable)
+{
+	if (left == MT_INLINE_FLUSH)
+		mt_trace_flush(t->trace);
+	else
+		mt_trace_free(t, p, usable);
+}
+
 /* free on an allocator other than glibc's.  The common case (tcmalloc or
  * mimalloc, a small block whose page's size is known) is counted here and
  * ends in a jump to free. */
@@ -302,6 +343,17 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 	if (fast == MT_FAST_COUNTED && ours) {
 		free_counted(t, p, caller);
 		return;
+	}
+	if (fast == MT_FAST_OTHER_TRACING && ours) {
+		size_t usable = mt_block_size_get(p);
+		if (__builtin_expect(usable != 0, 1)) {
+			mt_count_free_of(t, usable);
+			enum mt_inline_left left = mt_trace_free_inline(t, p, usable);
+			if (__builtin_expect(left != MT_INLINE_DONE, 0))
+				free_traced_other_rest(t, left, p, usable);
+			mt_real.free(p);
+			return;
+		}
 	}
 	free_slow(p, mt_program_call(caller), caller);
 }

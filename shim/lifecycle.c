@@ -142,8 +142,10 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 	mt_diag_start();
 	mt_symbols_resolve();
 	/* (an allocator without counters of its own: its size classes) */
-	if (!mt_glibc_chunks && !mt_alloc_counters && mt_size_classes_probe())
+	if (!mt_glibc_chunks && !mt_alloc_counters && mt_size_classes_probe()) {
 		mt_block_sizes_start();
+		mt_fast_update();
+	}
 	active = getauxval(AT_SECURE) == 0;
 	if (active) {
 		mt_options_parse(&mt_opt, get_env);

@@ -1,5 +1,6 @@
 #include <stddef.h>
 
+#include "block_sizes.h"
 #include "mode.h"
 
 const struct mt_sink *mt_sinks[MT_SINK_COUNT];
@@ -18,8 +19,10 @@ void mt_fast_update(void)
 	/* The tracing fast path writes native events inline; LTTng's go
 	 * through the slow path. */
 	if (native || lttng)
-		fast = mt_glibc_chunks && !lttng ? MT_FAST_GLIBC_TRACING
-						 : MT_FAST_NONE;
+		fast = lttng		     ? MT_FAST_NONE
+		       : mt_glibc_chunks    ? MT_FAST_GLIBC_TRACING
+		       : mt_block_sizes_on ? MT_FAST_OTHER_TRACING
+					    : MT_FAST_NONE;
 	__atomic_store_n(&mt_tracing, native || lttng, __ATOMIC_RELAXED);
 	__atomic_store_n(&mt_fast, fast, __ATOMIC_RELAXED);
 }

@@ -37,6 +37,8 @@ enum mt_fast_path {
 	MT_FAST_GLIBC_TRACING = 3, /* glibc, each event inline into the trace */
 	MT_FAST_COUNTED = 4, /* another allocator whose own counters give the
 				usable sizes (allocator_counters.h) */
+	MT_FAST_OTHER_TRACING = 6, /* tcmalloc or mimalloc (block_sizes.h),
+				      each event inline into the trace */
 };
 extern MT_HIDDEN unsigned char mt_fast;
 
