@@ -37,10 +37,6 @@
  * (see mt_program_call); read it in the exported function itself. */
 #define CALLER __builtin_return_address(0)
 
-/* An allocator with counters of its own (allocator_counters.h): the
- * block's usable size is what the thread's allocated bytes grew by.  A
- * large block, a failure, or a thread whose counters are not fetched yet
- * takes the general way. */
 static __attribute__((noinline)) void *malloc_counted_slow(size_t n,
 							  const void *caller)
 {
@@ -51,8 +47,11 @@ static __attribute__((noinline)) void *malloc_counted_slow(size_t n,
 				       : p;
 }
 
-/* (the caller's tests before the call, and no call after it but tail
- * calls: little to keep across it) */
+/* An allocator with counters of its own (allocator_counters.h): the
+ * block's usable size is what the thread's allocated bytes grew by.  A
+ * large block, a failure, or a thread whose counters are not fetched yet
+ * takes the general way.  The caller's tests before the call, and no call
+ * after it but tail calls: little to keep across it. */
 static __attribute__((noinline)) void *malloc_counted(size_t n, const void *caller)
 {
 	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
@@ -256,10 +255,6 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 	mt_real.free(p);
 }
 
-/* An allocator with counters of its own: the usable size is what the
- * thread's freed bytes grew by across the call (less the frees a signal
- * handler made meanwhile, which counted themselves).  A block that may be
- * a followed large one has its site taken first, as free_other does. */
 static __attribute__((noinline)) void free_counted_large(struct mt_thread *t,
 							 size_t usable)
 {
@@ -284,8 +279,12 @@ free_counted_site(struct mt_thread *t, void *p, bool site)
 		mt_rss_after_large_free(t, usable);
 }
 
-/* (the common case: before the call, what its bytes will be measured
- * from; after it, no call but a tail call) */
+/* An allocator with counters of its own: the usable size is what the
+ * thread's freed bytes grew by across the call (less the frees a signal
+ * handler made meanwhile, which counted themselves).  A block that may be
+ * a followed large one has its site taken first, as free_other does.  In
+ * the common case: before the call, what its bytes will be measured from;
+ * after it, no call but a tail call. */
 static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
 						  const void *caller)
 {
