@@ -42,6 +42,8 @@ struct mt_repetition {
 	double cpu_s;		 /* user and system time of the run */
 	double share;		 /* of it */
 	bool minor;		 /* a share below the bar, within its margin */
+	bool huge_pages;	 /* advised: resident pages overstate first
+				    touches, so the share is a lower bound */
 };
 /* Whether `cycles` (per call, or in the whole run) that gave back
  * `bytes_given_back` (same unit) are churn; fills r. */
