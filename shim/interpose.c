@@ -69,6 +69,42 @@ static __attribute__((noinline)) void *malloc_counted(size_t n, const void *call
 	return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
 }
 
+/* What malloc_counted_traced did not write inline. */
+static __attribute__((noinline)) void *
+malloc_counted_traced_rest(struct mt_thread *t, size_t n, void *p,
+			   size_t usable, const void *caller,
+			   enum mt_inline_left left)
+{
+	if (left == MT_INLINE_FLUSH)
+		mt_trace_flush(t->trace);
+	else
+		mt_trace_alloc(t, MT_CALL_MALLOC, 0, n, p, usable);
+	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
+}
+
+/* The same with a trace: the event written inline, as glibc's is. */
+static __attribute__((noinline)) void *malloc_counted_traced(size_t n,
+							    const void *caller)
+{
+	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
+	if (__builtin_expect(!ctr || !mt_tls.thread || !mt_program_malloc(caller) ||
+				     mt_is_loader_code(caller),
+			     0))
+		return malloc_counted_slow(n, caller);
+	uint64_t from = *ctr - mt_tls.allocated_counted;
+	void *p = mt_real.malloc(n);
+	struct mt_thread *t = mt_tls.thread;
+	uint64_t usable = *mt_tls.allocated_ctr - mt_tls.allocated_counted - from;
+	mt_tls.allocated_counted += usable;
+	if (__builtin_expect(!p || usable - 1 >= MT_LARGE_BYTES - 1, 0))
+		return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
+	enum mt_inline_left left =
+		mt_trace_alloc_inline(t, MT_CALL_MALLOC, n, p, usable);
+	if (__builtin_expect(left != MT_INLINE_DONE, 0))
+		return malloc_counted_traced_rest(t, n, p, usable, caller, left);
+	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
+}
+
 /* An allocator whose size classes give the usable sizes (size_classes.h):
  * a small block's is a load from their table, its step already filled,
  * and is noted in the map its free reads it from (block_sizes.h: a table
@@ -150,6 +186,8 @@ MT_EXPORT void *malloc(size_t n)
 			return malloc_classed(n, CALLER);
 		if (mt_fast == MT_FAST_OTHER_TRACING)
 			return malloc_classed_traced(n, CALLER);
+		if (mt_fast == MT_FAST_COUNTED_TRACING)
+			return malloc_counted_traced(n, CALLER);
 	}
 	void *p = mt_real.malloc(n);
 	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, CALLER)
@@ -342,6 +380,20 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 	if (fast == MT_FAST_COUNTED && ours) {
 		free_counted(t, p, caller);
 		return;
+	}
+	/* (jemalloc's counters tell the size after the free, and the event
+	 * must be written before it: asked) */
+	if (fast == MT_FAST_COUNTED_TRACING && ours && !mt_is_loader_code(caller) &&
+	    !(mt_sites_on && mt_site_may_follow(p))) {
+		size_t usable = mt_real.malloc_usable_size(p);
+		if (__builtin_expect(usable - 1 < MT_LARGE_BYTES - 1, 1)) {
+			mt_count_free_of(t, usable);
+			enum mt_inline_left left = mt_trace_free_inline(t, p, usable);
+			if (__builtin_expect(left != MT_INLINE_DONE, 0))
+				free_traced_other_rest(t, left, p, usable);
+			mt_real.free(p);
+			return;
+		}
 	}
 	if (fast == MT_FAST_OTHER_TRACING && ours) {
 		size_t usable = mt_block_size_get(p);

@@ -22,6 +22,7 @@ void mt_fast_update(void)
 		fast = lttng		     ? MT_FAST_NONE
 		       : mt_glibc_chunks    ? MT_FAST_GLIBC_TRACING
 		       : mt_block_sizes_on ? MT_FAST_OTHER_TRACING
+		       : mt_alloc_counters ? MT_FAST_COUNTED_TRACING
 					    : MT_FAST_NONE;
 	__atomic_store_n(&mt_tracing, native || lttng, __ATOMIC_RELAXED);
 	__atomic_store_n(&mt_fast, fast, __ATOMIC_RELAXED);

@@ -39,6 +39,8 @@ enum mt_fast_path {
 				usable sizes (allocator_counters.h) */
 	MT_FAST_OTHER_TRACING = 6, /* tcmalloc or mimalloc (block_sizes.h),
 				      each event inline into the trace */
+	MT_FAST_COUNTED_TRACING = 8, /* jemalloc, each event inline into the
+					trace (a free's size asked first) */
 };
 extern MT_HIDDEN unsigned char mt_fast;
 
