@@ -279,12 +279,16 @@ def test_allocator_time_where_no_kernel_work_differs():
     if "mimalloc" not in BACKENDS:
         pytest.skip("mimalloc not installed")
     # (three runs each, the median by CPU: one run on a machine busy with
-    # something else took mimalloc's 0.07 s of CPU to 0.58 s)
-    r = run([CLI, "explain", "--json", "--backend", "glibc,mimalloc",
-             "--repeat", "3", "--", program("msgqueue"), "3000000"],
-            clean_env())
-    found = json.loads(r.stdout)["findings"]
-    times = [f for f in found if f["id"] == "allocator-time"]
+    # something else took mimalloc's 0.07 s of CPU to 0.58 s; and a second
+    # try where the first was so slowed: a CI run beside two other jobs)
+    for attempt in range(2):
+        r = run([CLI, "explain", "--json", "--backend", "glibc,mimalloc",
+                 "--repeat", "3", "--", program("msgqueue"), "3000000"],
+                clean_env())
+        found = json.loads(r.stdout)["findings"]
+        times = [f for f in found if f["id"] == "allocator-time"]
+        if times:
+            break
     assert [f["backend"] for f in times] == ["glibc"], found
     assert times[0]["evidence"]["other_backend"] == "mimalloc"
     assert times[0]["fixes"][0]["backend"] == "mimalloc"
