@@ -75,7 +75,7 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 	mt_finding_sites(x, in, mt_sites_share_shrinks(in->sites) ? moved : grown);
 	if (strcmp(in->backend, "glibc") == 0)
 		mt_glibc_threshold_fixes(x, f, in->page_size);
-	mt_backend_fixes(x, in->backend, f);
+	mt_backend_fixes(x, in->backend, 0, f);
 	/* (a whole run: what its top site's function had live at once, not
 	 * the process's most, which counts every function's blocks) */
 	json_t *top = json_array_get(x->sites, 0);

@@ -140,7 +140,7 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 	if (allocators) {
 		if (strcmp(in->backend, "glibc") == 0)
 			mt_glibc_threshold_fixes(x, f, in->page_size);
-		mt_backend_fixes(x, in->backend, f);
+		mt_backend_fixes(x, in->backend, per_map, f);
 	}
 	if (allocators || !f->whole) {
 		mt_reuse_fix(x, in, false);

@@ -102,7 +102,7 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 	static const char *const purged[] = {"purge_bytes", NULL};
 	mt_finding_sites(x, in, purged);
 	keep_dirty_fixes(x, in->backend, f);
-	mt_backend_fixes(x, in->backend, f);
+	mt_backend_fixes(x, in->backend, 0, f);
 	mt_reuse_fix(x, in, false);
 	return x;
 }

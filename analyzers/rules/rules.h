@@ -17,7 +17,9 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 			      const struct mt_call_figures *f, long page_size);
 /* Other backends to try (not `current`), those that keep blocks of the
  * size that churns in f. */
-void mt_backend_fixes(struct mt_finding *x, const char *current,
+/* `block`: the size of the blocks that churn where the rule knows it (an
+ * mmap churn's mappings), else 0: the run's large blocks stand for them. */
+void mt_backend_fixes(struct mt_finding *x, const char *current, double block,
 		      const struct mt_call_figures *f);
 /* Reusing buffers; `in_place` when two were live where one would do. */
 void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,

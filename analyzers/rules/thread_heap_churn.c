@@ -92,7 +92,7 @@ struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
 	static const char *const shrunk[] = {"thread_heap_shrink_bytes", NULL};
 	mt_finding_sites(x, in, shrunk);
 	threshold_fix(x, in, per_shrink);
-	mt_backend_fixes(x, in->backend, f);
+	mt_backend_fixes(x, in->backend, 0, f);
 	mt_reuse_fix(x, in, false);
 	return x;
 }
