@@ -148,7 +148,7 @@ static void sample(struct mt_thread *t, bool at_exit, uint64_t freed)
 		/* Taken in the lock: the fold's times never go back. */
 		s.time_ms = (coarse_ns() - start_ns) / 1000000;
 		finished = at_exit;
-		mt_resident_fold(&series, &s);
+		mt_resident_fold(&series, &s, false);
 		MT_EMIT(event, t, MT_TAG_rss, (const uint64_t *)&s,
 			sizeof s / sizeof(uint64_t));
 	}
