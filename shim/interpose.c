@@ -97,6 +97,13 @@ MT_EXPORT void *malloc(size_t n)
 				       : p;
 }
 
+/* The real free, then the look mt_small_frees_due asked for. */
+static __attribute__((noinline)) void free_then_look(struct mt_thread *t, void *p)
+{
+	mt_real.free(p);
+	mt_rss_after_small_frees(t);
+}
+
 static __attribute__((noinline)) void free_slow(void *p, bool counted,
 					       const void *caller)
 {
@@ -169,7 +176,10 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 		if (__builtin_expect(left == MT_INLINE_DONE &&
 					     !mt_free_may_trim(head),
 				     1)) {
-			mt_real.free(p);
+			if (mt_small_frees_due(t))
+				free_then_look(t, p);
+			else
+				mt_real.free(p);
 			return;
 		}
 		free_traced_rest(t, left, p, usable);
@@ -192,7 +202,10 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 		mt_rss_after_large_free(t, usable);
 		return;
 	}
-	mt_real.free(p);
+	if (mt_small_frees_due(t))
+		free_then_look(t, p);
+	else
+		mt_real.free(p);
 }
 
 /* An allocator with counters of its own: the usable size is what the
@@ -219,6 +232,8 @@ static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
 		mt_site_done();
 	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0))
 		mt_rss_after_large_free(t, usable);
+	else if (mt_small_frees_due(t))
+		mt_rss_after_small_frees(t);
 }
 
 /* Counted before the real call, while the size can still be read and
@@ -240,7 +255,10 @@ MT_EXPORT void free(void *p)
 		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
 			mt_count_free_of(t, usable);
 			if (__builtin_expect(!mt_free_may_trim(head), 1)) {
-				mt_real.free(p);
+				if (mt_small_frees_due(t))
+					free_then_look(t, p);
+				else
+					mt_real.free(p);
 				return;
 			}
 			if (__builtin_expect(usable >= MT_LARGE_BYTES ||
