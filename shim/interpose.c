@@ -269,6 +269,8 @@ MT_EXPORT void free(void *p)
 			}
 			mt_real.free(p);
 			mt_probe_after_free();
+			if (mt_small_frees_due(t))
+				mt_rss_after_small_frees(t);
 			return;
 		}
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && counted && p &&

@@ -31,6 +31,7 @@
 #include "diag.h"
 #include "emit.h"
 #include "kcounters.h"
+#include "mode.h"
 #include "options.h"
 #include "rawsys.h"
 #include "rss.h"
@@ -74,6 +75,14 @@ static uint64_t coarse_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -197,8 +206,43 @@ void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 		__atomic_store_n(&sampled_high, before, __ATOMIC_RELAXED);
 	mt_tls.hidden++;
 	/* (not taken, another thread sampling: the fall is tried again) */
-	if (sample(t, false, freed, fell))
+	if (sample(t, false, freed, fell)) {
 		t->rss_fall_from = after;
+		if (fell && mt_glibc_chunks) {
+			/* the next malloc takes the slow way, and looks */
+			t->rss_after_fall = true;
+			t->rss_fall_ns = coarse_ns();
+			t->rss_fall_cpu_ns = thread_cpu_ns();
+			t->sample_at = 0;
+		}
+	}
+	mt_tls.hidden--;
+}
+
+/* glibc sorts the chunks a burst of small frees left in its fast bins on
+ * the next malloc of 1 KiB or more (malloc_consolidate): 180 ms after 1.5
+ * million frees, for the buffer of the printf before exit, while the
+ * memory is still held.  That is the burst's end, not memory kept while
+ * the program runs on: when the thread's first such malloc after a
+ * fall's sample finds it was busy since (sorting, or computing: not
+ * told apart), it is sampled as part of the burst.  A
+ * thread that waited (a sleep, I/O) ran on with the memory kept.  Only
+ * the first malloc after the fall looks. */
+void mt_rss_after_fall(struct mt_thread *t, size_t usable)
+{
+	t->rss_after_fall = false;
+	/* (a smaller one is served from the bins, unsorted: not judged) */
+	if (usable < 1024 ||
+	    __atomic_load_n(&mt_rss_due_ns, __ATOMIC_RELAXED) == UINT64_MAX)
+		return;
+	uint64_t wall = coarse_ns() - t->rss_fall_ns,
+		 cpu = thread_cpu_ns() - t->rss_fall_cpu_ns;
+	int64_t own = (int64_t)(t->c.allocated - t->c.freed);
+	mt_tls.hidden++;
+	/* (an eighth: a thread sorting on a busy machine runs a part of
+	 * the time; one that slept, much less) */
+	if (sample(t, false, 0, cpu >= wall / 8))
+		t->rss_fall_from = own > 0 ? (uint64_t)own : 0;
 	mt_tls.hidden--;
 }
 

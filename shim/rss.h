@@ -37,6 +37,11 @@ void mt_rss_sample_after_free(struct mt_thread *t, size_t freed);
  * unseen). */
 void mt_rss_after_small_frees(struct mt_thread *t);
 
+/* The thread's first malloc, of `usable` bytes, after a sample its live
+ * bytes' fall took on glibc (small_sites.c's slow way, which that sample
+ * arms): see rss.c. */
+void mt_rss_after_fall(struct mt_thread *t, size_t usable);
+
 /* Just after a large block of `freed` usable bytes was freed. */
 static inline void mt_rss_after_large_free(struct mt_thread *t, size_t freed)
 {
