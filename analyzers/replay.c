@@ -115,7 +115,7 @@ static void fold_rss(struct replay *r, struct mt_resident *out)
 	if (r->rss_len)
 		qsort(r->rss, r->rss_len, sizeof *r->rss, by_time);
 	for (size_t i = 0; i < r->rss_len; i++)
-		mt_resident_fold(series, &r->rss[i].s);
+		mt_resident_fold(series, &r->rss[i].s, false);
 	mt_resident_figures(series, out);
 	free(series);
 }

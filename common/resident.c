@@ -26,12 +26,27 @@ static void merge(struct mt_resident_point *into,
 	into->live_now = max(a->live_now, b->live_now);
 	/* (the most: of the live bytes, the small ones said at least) */
 	into->large_live = max(a->large_live, b->large_live);
+	into->held = a->held && b->held;
+}
+
+/* Did the live bytes hold from the last sample (live_now, without the
+ * block whose free took it) to one with `live` (with it)? */
+static bool held(const struct mt_resident_series *series, uint64_t live,
+		 bool fell)
+{
+	uint64_t from = series->last_live_now;
+	return !fell && live + from / 8 + (2u << 20) >= from;
 }
 
 void mt_resident_fold(struct mt_resident_series *series,
-		      const struct mt_ev_rss *s)
+		      const struct mt_ev_rss *s, bool fell)
 {
 	series->samples++;
+	/* the stretch from the last sample to this one */
+	if (series->n)
+		series->p[series->n - 1].held &=
+			held(series, s->live_bytes + s->freed_bytes, fell);
+	series->last_live_now = s->live_bytes;
 	if (s->at_exit) {
 		series->ended = true;
 		series->exit = *s;
@@ -48,7 +63,7 @@ void mt_resident_fold(struct mt_resident_series *series,
 	struct mt_resident_point point = {s->time_ms, s->anon_bytes,
 					  s->live_bytes + s->freed_bytes,
 					  s->program_mapped_bytes, s->live_bytes,
-					  s->large_live_bytes};
+					  s->large_live_bytes, true};
 	if (!series->per_point)
 		series->per_point = 1;
 	if (series->n && series->in_last < series->per_point) {
@@ -83,7 +98,7 @@ static uint64_t time_kept(const struct mt_resident_series *series,
 	for (uint32_t i = series->n; i-- > 0;) {
 		later = max(later, p[i].live_bytes);
 		uint64_t until = i + 1 < series->n ? p[i + 1].time_ms : end_ms;
-		if (kept_at(&p[i], later) >= level)
+		if (p[i].held && kept_at(&p[i], later) >= level)
 			ms += until - p[i].time_ms;
 	}
 	return ms;

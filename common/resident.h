@@ -25,6 +25,12 @@ struct mt_resident_point {
 	 * live_now: without it; large_live: the large blocks' part of it */
 	uint64_t time_ms, anon_bytes, live_bytes, program_mapped_bytes, live_now;
 	uint64_t large_live;
+	/* The live bytes held from this point to the next (or the exit):
+	 * no burst of frees ran in between.  Only such stretches count as
+	 * memory kept: while a program frees what it holds (a teardown, just
+	 * before exit), the allocator has not kept it yet, it has been given
+	 * it a moment ago. */
+	bool held;
 };
 
 struct mt_resident_series {
@@ -35,6 +41,7 @@ struct mt_resident_series {
 	 * without large_live_bytes) */
 	uint64_t small_live_max;
 	uint32_t n, per_point, in_last; /* points; samples per point */
+	uint64_t last_live_now;		/* of the last sample */
 	bool ended;			/* the exit sample came */
 	struct mt_ev_rss exit;
 	struct mt_resident_point p[MT_RESIDENT_POINTS];
@@ -62,16 +69,24 @@ struct mt_resident {
 	uint64_t small_live_bytes_max;
 	/* The most memory kept for at least a fifth of the time sampled (a
 	 * moment, an interpreter's teardown, is not what a program pays
-	 * for), for how long that much was kept, and the time from the first
-	 * sample to the last (the exit's, if any). */
+	 * for), for how long that much was kept while the live bytes held
+	 * (the stretches in which the program was freeing it do not count),
+	 * and the time from the first sample to the last (the exit's, if
+	 * any). */
 	uint64_t kept_bytes_sustained, kept_ms, sampled_ms;
 	/* The sample at exit. */
 	uint64_t anon_bytes_exit, live_bytes_exit;
 };
 
-/* One sample (an rss event) added; s->time_ms never goes back. */
+/* One sample (an rss event) added; s->time_ms never goes back.  fell:
+ * the sample was taken because the live bytes of the thread that took it
+ * fell by a sixteenth since its last one (the shim without a trace,
+ * shim/rss.c): a burst of frees ran up to it.  Otherwise the live bytes
+ * held since the last sample if they fell by at most an eighth of them
+ * and 2 MiB (a MiB of small frees between the shim's looks, the rest of a
+ * burst after its last sixteenth). */
 void mt_resident_fold(struct mt_resident_series *series,
-		      const struct mt_ev_rss *s);
+		      const struct mt_ev_rss *s, bool fell);
 void mt_resident_figures(const struct mt_resident_series *series,
 			 struct mt_resident *out);
 

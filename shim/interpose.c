@@ -194,6 +194,13 @@ MT_EXPORT void *malloc(size_t n)
 				       : p;
 }
 
+/* The real free, then the look mt_small_frees_due asked for. */
+static __attribute__((noinline)) void free_then_look(struct mt_thread *t, void *p)
+{
+	mt_real.free(p);
+	mt_rss_after_small_frees(t);
+}
+
 static __attribute__((noinline)) void free_slow(void *p, bool counted,
 					       const void *caller)
 {
@@ -266,7 +273,10 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 		if (__builtin_expect(left == MT_INLINE_DONE &&
 					     !mt_free_may_trim(head),
 				     1)) {
-			mt_real.free(p);
+			if (mt_small_frees_due(t))
+				free_then_look(t, p);
+			else
+				mt_real.free(p);
 			return;
 		}
 		free_traced_rest(t, left, p, usable);
@@ -290,7 +300,10 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 		mt_rss_after_large_free(t, usable);
 		return;
 	}
-	mt_real.free(p);
+	if (mt_small_frees_due(t))
+		free_then_look(t, p);
+	else
+		mt_real.free(p);
 }
 
 static __attribute__((noinline)) void free_counted_large(struct mt_thread *t,
@@ -315,6 +328,8 @@ free_counted_site(struct mt_thread *t, void *p, bool site)
 		mt_site_done();
 	if (usable >= MT_LARGE_BYTES)
 		mt_rss_after_large_free(t, usable);
+	else if (mt_small_frees_due(t))
+		mt_rss_after_small_frees(t);
 }
 
 /* An allocator with counters of its own: the usable size is what the
@@ -346,6 +361,8 @@ static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
 	}
 	mt_count_call(&t->c, MT_CALL_FREE);
 	mt_count_free(&t->c, usable);
+	if (mt_small_frees_due(t))
+		mt_rss_after_small_frees(t);
 }
 
 /* The rest of a free's event that free_not_glibc did not write inline. */
@@ -371,7 +388,10 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 		size_t usable = mt_block_size_get(p);
 		if (__builtin_expect(usable != 0, 1)) {
 			mt_count_free_of(t, usable);
-			mt_real.free(p);
+			if (mt_small_frees_due(t))
+				free_then_look(t, p);
+			else
+				mt_real.free(p);
 			return;
 		}
 		free_other(t, p, caller);
@@ -391,7 +411,10 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 			enum mt_inline_left left = mt_trace_free_inline(t, p, usable);
 			if (__builtin_expect(left != MT_INLINE_DONE, 0))
 				free_traced_other_rest(t, left, p, usable);
-			mt_real.free(p);
+			if (mt_small_frees_due(t))
+				free_then_look(t, p);
+			else
+				mt_real.free(p);
 			return;
 		}
 	}
@@ -402,7 +425,10 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 			enum mt_inline_left left = mt_trace_free_inline(t, p, usable);
 			if (__builtin_expect(left != MT_INLINE_DONE, 0))
 				free_traced_other_rest(t, left, p, usable);
-			mt_real.free(p);
+			if (mt_small_frees_due(t))
+				free_then_look(t, p);
+			else
+				mt_real.free(p);
 			return;
 		}
 	}
@@ -432,7 +458,10 @@ MT_EXPORT void free(void *p)
 		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {
 			mt_count_free_of(t, usable);
 			if (__builtin_expect(!mt_free_may_trim(head), 1)) {
-				mt_real.free(p);
+				if (mt_small_frees_due(t))
+					free_then_look(t, p);
+				else
+					mt_real.free(p);
 				return;
 			}
 			if (__builtin_expect(usable >= MT_LARGE_BYTES ||
@@ -443,6 +472,8 @@ MT_EXPORT void free(void *p)
 			}
 			mt_real.free(p);
 			mt_probe_after_free();
+			if (mt_small_frees_due(t))
+				mt_rss_after_small_frees(t);
 			return;
 		}
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && counted && p &&

@@ -162,6 +162,15 @@ mt_count_free_of(struct mt_thread *t, size_t usable)
 		mt_large_free(t, usable);
 }
 
+/* Has the thread freed another MiB in small blocks since it last looked
+ * whether resident memory is due a sample (rss.h)?  Asked before the
+ * real free, so that both ways end in a tail call and free() needs no
+ * frame. */
+static inline bool mt_small_frees_due(const struct mt_thread *t)
+{
+	return __builtin_expect(t->c.freed >= t->rss_check_at, 0);
+}
+
 /* The block p of `usable` bytes is given back (realloc's old block). */
 static inline void mt_probe_release(const void *p, size_t usable)
 {

@@ -9,9 +9,10 @@
  * With events recorded, a thread of the shim's own samples every
  * MEMTRACE_RSS ms into an rss event, so the program's threads pay nothing.
  * Without (counting mode has no thread of the shim's), the program's
- * threads sample after freeing a large block (or moving one by realloc),
- * at most that often, or sooner at a new high: that is when memory is
- * given back, or kept.  The last sample is taken at exit.
+ * threads sample after freeing a large block (or moving one by realloc)
+ * or another MiB of small ones, at most that often, or sooner at a new
+ * high and at each sixteenth their live bytes fall: that is when memory
+ * is given back, or kept.  The last sample is taken at exit.
  *
  * The file stays open at a descriptor at the top of the range (opening it
  * at each look would take the lowest free number, the one the program's
@@ -30,6 +31,7 @@
 #include "diag.h"
 #include "emit.h"
 #include "kcounters.h"
+#include "mode.h"
 #include "options.h"
 #include "rawsys.h"
 #include "rss.h"
@@ -73,6 +75,14 @@ static uint64_t coarse_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -120,11 +130,12 @@ static uint64_t minus(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-static void sample(struct mt_thread *t, bool at_exit, uint64_t freed)
+/* fell: taken because the thread's live bytes fell (rss.h) */
+static bool sample(struct mt_thread *t, bool at_exit, uint64_t freed, bool fell)
 {
 	uint64_t anon, file;
 	if (!read_statm(&anon, &file))
-		return;
+		return false;
 	struct mt_counters c;
 	mt_threads_sum(&c);
 	int64_t mapped = 0;
@@ -143,16 +154,18 @@ static void sample(struct mt_thread *t, bool at_exit, uint64_t freed)
 	};
 	bool locked = at_exit ? lock_at_exit() : try_lock();
 	if (!locked)
-		return;
-	if (!finished) {
+		return false;
+	bool taken = !finished;
+	if (taken) {
 		/* Taken in the lock: the fold's times never go back. */
 		s.time_ms = (coarse_ns() - start_ns) / 1000000;
 		finished = at_exit;
-		mt_resident_fold(&series, &s);
+		mt_resident_fold(&series, &s, fell);
 		MT_EMIT(event, t, MT_TAG_rss, (const uint64_t *)&s,
 			sizeof s / sizeof(uint64_t));
 	}
 	unlock();
+	return taken;
 }
 
 /* The most live bytes (with the block just freed) a sample after a free
@@ -162,15 +175,28 @@ static void sample(struct mt_thread *t, bool at_exit, uint64_t freed)
  * sample per eighth of growth. */
 static uint64_t sampled_high;
 
+/* A free that finds the thread's own live bytes a sixteenth below its
+ * last sample's (and that above 1 MiB) is sampled before its time too,
+ * and the sample says so: a burst of frees (a table mostly freed, a
+ * teardown) is sampled down to its last sixteenth, so that the sample
+ * after its end is near that end, and the fold does not count the
+ * stretches that end in such a sample as memory kept (common/resident.h):
+ * the memory was still being freed.  At most one sample per sixteenth of
+ * fall, each after a large free or a MiB of small ones: some 40 for a
+ * table freed from 200 MiB down to 2. */
+#define FALL_FLOOR (1u << 20)
+
 void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 {
 	uint64_t now = coarse_ns(), due = __atomic_load_n(&mt_rss_due_ns,
 							  __ATOMIC_RELAXED);
 	int64_t own = (int64_t)(t->c.allocated - t->c.freed);
-	uint64_t before = (own > 0 ? (uint64_t)own : 0) + freed,
-		 high = __atomic_load_n(&sampled_high, __ATOMIC_RELAXED);
+	uint64_t after = own > 0 ? (uint64_t)own : 0, before = after + freed,
+		 high = __atomic_load_n(&sampled_high, __ATOMIC_RELAXED),
+		 from = t->rss_fall_from;
 	bool higher = before > high + high / 8;
-	if (!higher &&
+	bool fell = from > FALL_FLOOR && after < from - from / 16;
+	if (!higher && !fell &&
 	    (now < due || !__atomic_compare_exchange_n(
 				   &mt_rss_due_ns, &due,
 				   now + mt_opt.rss_period_ms * 1000000ull, false,
@@ -179,8 +205,51 @@ void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 	if (higher)
 		__atomic_store_n(&sampled_high, before, __ATOMIC_RELAXED);
 	mt_tls.hidden++;
-	sample(t, false, freed);
+	/* (not taken, another thread sampling: the fall is tried again) */
+	if (sample(t, false, freed, fell)) {
+		t->rss_fall_from = after;
+		if (fell && mt_glibc_chunks) {
+			/* the next malloc takes the slow way, and looks */
+			t->rss_after_fall = true;
+			t->rss_fall_ns = coarse_ns();
+			t->rss_fall_cpu_ns = thread_cpu_ns();
+			t->sample_at = 0;
+		}
+	}
 	mt_tls.hidden--;
+}
+
+/* glibc sorts the chunks a burst of small frees left in its fast bins on
+ * the next malloc of 1 KiB or more (malloc_consolidate): 180 ms after 1.5
+ * million frees, for the buffer of the printf before exit, while the
+ * memory is still held.  That is the burst's end, not memory kept while
+ * the program runs on: when the thread's first such malloc after a
+ * fall's sample finds it was busy since (sorting, or computing: not
+ * told apart), it is sampled as part of the burst.  A
+ * thread that waited (a sleep, I/O) ran on with the memory kept.  Only
+ * the first malloc after the fall looks. */
+void mt_rss_after_fall(struct mt_thread *t, size_t usable)
+{
+	t->rss_after_fall = false;
+	/* (a smaller one is served from the bins, unsorted: not judged) */
+	if (usable < 1024 ||
+	    __atomic_load_n(&mt_rss_due_ns, __ATOMIC_RELAXED) == UINT64_MAX)
+		return;
+	uint64_t wall = coarse_ns() - t->rss_fall_ns,
+		 cpu = thread_cpu_ns() - t->rss_fall_cpu_ns;
+	int64_t own = (int64_t)(t->c.allocated - t->c.freed);
+	mt_tls.hidden++;
+	/* (an eighth: a thread sorting on a busy machine runs a part of
+	 * the time; one that slept, much less) */
+	if (sample(t, false, 0, cpu >= wall / 8))
+		t->rss_fall_from = own > 0 ? (uint64_t)own : 0;
+	mt_tls.hidden--;
+}
+
+void mt_rss_after_small_frees(struct mt_thread *t)
+{
+	t->rss_check_at = t->c.freed + (1u << 20);
+	mt_rss_after_large_free(t, 0);
 }
 
 static void *sample_periodically(void *arg)
@@ -191,7 +260,7 @@ static void *sample_periodically(void *arg)
 		poll(NULL, 0, (int)mt_opt.rss_period_ms);
 		if (!mt_tracing || statm_fd < 0 || mt_shim_threads_paused())
 			return NULL;
-		sample(mt_self(), false, 0);
+		sample(mt_self(), false, 0, false);
 	}
 }
 
@@ -203,7 +272,7 @@ void mt_rss_start(void)
 	if (statm_fd < 0)
 		return;
 	start_ns = coarse_ns();
-	sample(mt_self(), false, 0); /* the first, at start-up */
+	sample(mt_self(), false, 0, false); /* the first, at start-up */
 	if (!mt_tracing)
 		__atomic_store_n(&mt_rss_due_ns, coarse_ns(), __ATOMIC_RELAXED);
 	else if (!mt_start_shim_thread(sample_periodically))
@@ -230,7 +299,7 @@ void mt_rss_restart_in_child(void)
 
 void mt_rss_at_exit(struct mt_thread *t)
 {
-	sample(t, true, 0);
+	sample(t, true, 0, false);
 	__atomic_store_n(&mt_rss_due_ns, UINT64_MAX, __ATOMIC_RELAXED);
 }
 

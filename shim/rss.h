@@ -15,9 +15,10 @@
  * child after fork, which has a /proc/self of its own).  With events
  * recorded, a thread of the shim's own samples every MEMTRACE_RSS ms (a
  * look costs about 6 us: 0.03% of a CPU at 20 ms); without, the program's
- * threads do, after freeing a large block, at most that often (sooner
- * when the thread's live bytes grew by an eighth since the highest
- * sampled: rss.c). */
+ * threads do, after freeing a large block or another MiB of small ones,
+ * at most that often (sooner when the thread's live bytes grew by an
+ * eighth since the highest sampled, or fell by a sixteenth since its last
+ * sample: rss.c). */
 void mt_rss_start(void);
 void mt_rss_restart_in_child(void);
 /* The last sample, at exit; none is taken after it. */
@@ -29,6 +30,17 @@ void mt_rss_figures(struct mt_resident *out);
  * due (UINT64_MAX: not sampled that way). */
 extern MT_HIDDEN uint64_t mt_rss_due_ns;
 void mt_rss_sample_after_free(struct mt_thread *t, size_t freed);
+
+/* The thread freed another MiB in small blocks: a sample if one is due
+ * (a program that frees only small blocks, millions of strings, had none
+ * between start and exit, and the memory its allocator kept went
+ * unseen). */
+void mt_rss_after_small_frees(struct mt_thread *t);
+
+/* The thread's first malloc, of `usable` bytes, after a sample its live
+ * bytes' fall took on glibc (small_sites.c's slow way, which that sample
+ * arms): see rss.c. */
+void mt_rss_after_fall(struct mt_thread *t, size_t usable);
 
 /* Just after a large block of `freed` usable bytes was freed. */
 static inline void mt_rss_after_large_free(struct mt_thread *t, size_t freed)

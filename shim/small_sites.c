@@ -10,6 +10,7 @@
 
 #include "options.h"
 #include "probe.h"
+#include "rss.h"
 #include "sites.h"
 
 /* How often a thread looks again while no rate is set (sites off, or not
@@ -95,6 +96,10 @@ mt_sample_then_return(struct mt_thread *t, void *p, size_t usable,
 		      const void *caller)
 {
 	uint64_t allocated = t->c.allocated;
+	/* (a draw from here on is as good as the one it replaces: the
+	 * points are memoryless) */
+	if (__builtin_expect(t->rss_after_fall, 0))
+		mt_rss_after_fall(t, usable);
 	bool armed = t->sample_at != 0;
 	if (!rate)
 		t->sample_at = allocated + RECHECK_BYTES;

@@ -196,6 +196,9 @@ void mt_threads_reset_after_fork(void)
 		memset(&t->c, 0, sizeof t->c);
 		t->live_mark = 0;
 		t->sample_at = 0;
+		t->rss_check_at = 0;
+		t->rss_fall_from = 0;
+		t->rss_after_fall = false;
 		t->large_peak = 0;
 		t->open_regions = 0;
 		if (t != mt_tls.thread)

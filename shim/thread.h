@@ -24,6 +24,15 @@ struct mt_thread {
 	 * sampled (small_sites.c); 0: not drawn yet */
 	uint64_t sample_at;
 	uint64_t sample_rng;
+	/* the freed bytes at which small frees next look whether resident
+	 * memory is due a sample; and the thread's live bytes at its last
+	 * sample, a fall below which is sampled at once (rss.h) */
+	uint64_t rss_check_at;
+	uint64_t rss_fall_from;
+	/* after such a sample on glibc: its time and the thread's CPU time
+	 * then, for the look the next malloc takes (rss.c) */
+	bool rss_after_fall;
+	uint64_t rss_fall_ns, rss_fall_cpu_ns;
 	int64_t large_peak;	/* most large blocks live at once (this thread,
 				   since the innermost open region began) */
 	struct mt_region_mark *marks; /* open regions (regions.c) */
