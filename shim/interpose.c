@@ -376,6 +376,37 @@ free_traced_other_rest(struct mt_thread *t, enum mt_inline_left left, void *p,
 		mt_trace_free(t, p, usable);
 }
 
+/* free with a trace on an allocator other than glibc's: its event
+ * written inline, then the free (a function of its own: free_not_glibc's
+ * common case keeps no frame). */
+static __attribute__((noinline)) void
+free_traced_not_glibc(struct mt_thread *t, void *p, const void *caller,
+		      unsigned char fast)
+{
+	size_t usable = 0;
+	if (fast == MT_FAST_OTHER_TRACING)
+		usable = mt_block_size_get(p);
+	else if (!mt_is_loader_code(caller) && !(mt_sites_on && mt_site_may_follow(p))) {
+		/* (jemalloc's counters tell the size after the free, and the
+		 * event must be written before it: asked) */
+		usable = mt_real.malloc_usable_size(p);
+		if (usable >= MT_LARGE_BYTES)
+			usable = 0;
+	}
+	if (__builtin_expect(!usable, 0)) {
+		free_slow(p, true, caller);
+		return;
+	}
+	mt_count_free_of(t, usable);
+	enum mt_inline_left left = mt_trace_free_inline(t, p, usable);
+	if (__builtin_expect(left != MT_INLINE_DONE, 0))
+		free_traced_other_rest(t, left, p, usable);
+	if (mt_small_frees_due(t))
+		free_then_look(t, p);
+	else
+		mt_real.free(p);
+}
+
 /* free on an allocator other than glibc's.  The common case (tcmalloc or
  * mimalloc, a small block whose page's size is known) is counted here and
  * ends in a jump to free. */
@@ -401,36 +432,10 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 		free_counted(t, p, caller);
 		return;
 	}
-	/* (jemalloc's counters tell the size after the free, and the event
-	 * must be written before it: asked) */
-	if (fast == MT_FAST_COUNTED_TRACING && ours && !mt_is_loader_code(caller) &&
-	    !(mt_sites_on && mt_site_may_follow(p))) {
-		size_t usable = mt_real.malloc_usable_size(p);
-		if (__builtin_expect(usable - 1 < MT_LARGE_BYTES - 1, 1)) {
-			mt_count_free_of(t, usable);
-			enum mt_inline_left left = mt_trace_free_inline(t, p, usable);
-			if (__builtin_expect(left != MT_INLINE_DONE, 0))
-				free_traced_other_rest(t, left, p, usable);
-			if (mt_small_frees_due(t))
-				free_then_look(t, p);
-			else
-				mt_real.free(p);
-			return;
-		}
-	}
-	if (fast == MT_FAST_OTHER_TRACING && ours) {
-		size_t usable = mt_block_size_get(p);
-		if (__builtin_expect(usable != 0, 1)) {
-			mt_count_free_of(t, usable);
-			enum mt_inline_left left = mt_trace_free_inline(t, p, usable);
-			if (__builtin_expect(left != MT_INLINE_DONE, 0))
-				free_traced_other_rest(t, left, p, usable);
-			if (mt_small_frees_due(t))
-				free_then_look(t, p);
-			else
-				mt_real.free(p);
-			return;
-		}
+	if ((fast == MT_FAST_OTHER_TRACING || fast == MT_FAST_COUNTED_TRACING) &&
+	    ours) {
+		free_traced_not_glibc(t, p, caller, fast);
+		return;
 	}
 	free_slow(p, mt_program_call(caller), caller);
 }
