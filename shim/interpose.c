@@ -137,9 +137,11 @@ malloc_classed_rest(struct mt_thread *t, size_t n, void *p, uint32_t usable,
 	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
 }
 
-/* (the caller's tests before the call, and no call after it but tail
- * calls: little to keep across it) */
-static __attribute__((noinline)) void *malloc_classed(size_t n, const void *caller)
+/* The caller's tests before the call, and no call after it but tail
+ * calls: little to keep across it.  `traced`: the event written inline
+ * too, as glibc's is. */
+static inline __attribute__((always_inline)) void *
+malloc_classed_body(size_t n, const void *caller, bool traced)
 {
 	if (__builtin_expect(!mt_program_malloc(caller) || n >= MT_LARGE_BYTES, 0))
 		return malloc_classed_slow(n, caller);
@@ -150,30 +152,27 @@ static __attribute__((noinline)) void *malloc_classed(size_t n, const void *call
 	uint16_t *slot = p ? mt_block_size_slot(p, false) : NULL;
 	/* (a small request may get a large block: its site is followed) */
 	if (__builtin_expect(usable - 1 >= MT_LARGE_BYTES - 1 || !slot || !t, 0))
-		return malloc_classed_rest(t, n, p, usable, caller, MT_INLINE_DONE);
+		return malloc_classed_rest(t, n, p, usable, caller,
+					   traced ? MT_INLINE_COLD : MT_INLINE_DONE);
 	mt_block_size_set(slot, (uint16_t)(usable >> 3));
+	if (traced) {
+		enum mt_inline_left left =
+			mt_trace_alloc_inline(t, MT_CALL_MALLOC, n, p, usable);
+		if (__builtin_expect(left != MT_INLINE_DONE, 0))
+			return malloc_classed_rest(t, n, p, usable, caller, left);
+	}
 	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
 }
 
-/* The same with a trace: the event written inline, as glibc's is. */
+static __attribute__((noinline)) void *malloc_classed(size_t n, const void *caller)
+{
+	return malloc_classed_body(n, caller, false);
+}
+
 static __attribute__((noinline)) void *malloc_classed_traced(size_t n,
 							    const void *caller)
 {
-	if (__builtin_expect(!mt_program_malloc(caller) || n >= MT_LARGE_BYTES, 0))
-		return malloc_classed_slow(n, caller);
-	void *p = mt_real.malloc(n);
-	struct mt_thread *t = mt_tls.thread;
-	uint32_t usable = __atomic_load_n(&mt_size_table[mt_size_step(n)],
-					  __ATOMIC_RELAXED);
-	uint16_t *slot = p ? mt_block_size_slot(p, false) : NULL;
-	if (__builtin_expect(usable - 1 >= MT_LARGE_BYTES - 1 || !slot || !t, 0))
-		return malloc_classed_rest(t, n, p, usable, caller, MT_INLINE_COLD);
-	mt_block_size_set(slot, (uint16_t)(usable >> 3));
-	enum mt_inline_left left =
-		mt_trace_alloc_inline(t, MT_CALL_MALLOC, n, p, usable);
-	if (__builtin_expect(left != MT_INLINE_DONE, 0))
-		return malloc_classed_rest(t, n, p, usable, caller, left);
-	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
+	return malloc_classed_body(n, caller, true);
 }
 
 MT_EXPORT void *malloc(size_t n)
