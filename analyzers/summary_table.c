@@ -262,7 +262,7 @@ static void print_resident(FILE *out, json_t *s)
 	row(out, most, "anonymous, most", mt_format_bytes((double)most, b, sizeof b));
 	row(out, u64(r, "anon_bytes_exit"), "anonymous at exit",
 	    mt_format_bytes((double)u64(r, "anon_bytes_exit"), b, sizeof b));
-	row(out, u64(r, "kept_bytes_max"), "kept, most",
+	row(out, u64(r, "kept_bytes_max"), "kept, worst point",
 	    mt_format_bytes((double)u64(r, "kept_bytes_max"), b, sizeof b));
 	snprintf(note, sizeof note, "%s, for %.2f s of %.2f s",
 		 mt_format_bytes((double)u64(r, "kept_bytes_sustained"), b, sizeof b),

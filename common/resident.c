@@ -104,6 +104,49 @@ static uint64_t time_kept(const struct mt_resident_series *series,
 	return ms;
 }
 
+/* The most live from point i to the end. */
+static uint64_t later_from(const struct mt_resident_series *series, uint32_t i)
+{
+	uint64_t later = series->ended ? series->exit.live_bytes : 0;
+	for (uint32_t j = i; j < series->n; j++)
+		later = max(later, series->p[j].live_bytes);
+	return later;
+}
+
+/* The point that kept the most in the longest stretch of held points
+ * that kept `level` or more (level 0: in the whole run).  Not simply the
+ * point that kept the most: a teardown keeps the most, for a moment, with
+ * no block left live to tell what pinned the memory while it was paid
+ * for. */
+static uint32_t worst_point(const struct mt_resident_series *series,
+			    uint64_t end_ms, uint64_t level)
+{
+	const struct mt_resident_point *p = series->p;
+	uint64_t later = series->ended ? series->exit.live_bytes : 0;
+	uint64_t run_ms = 0, best_ms = 0, run_kept = 0, most = 0;
+	uint32_t run_worst = series->n - 1, worst = series->n - 1;
+	for (uint32_t i = series->n; i-- > 0;) {
+		later = max(later, p[i].live_bytes);
+		uint64_t kept = kept_at(&p[i], later);
+		uint64_t until = i + 1 < series->n ? p[i + 1].time_ms : end_ms;
+		if (!level) {
+			if (kept > most || i == series->n - 1)
+				most = kept, worst = i;
+			continue;
+		}
+		if (!p[i].held || kept < level) {
+			run_ms = 0;
+			continue;
+		}
+		if (!run_ms || kept > run_kept)
+			run_kept = kept, run_worst = i;
+		run_ms += max(until - p[i].time_ms, 1);
+		if (run_ms > best_ms)
+			best_ms = run_ms, worst = run_worst;
+	}
+	return worst;
+}
+
 void mt_resident_figures(const struct mt_resident_series *series,
 			 struct mt_resident *out)
 {
@@ -125,27 +168,16 @@ void mt_resident_figures(const struct mt_resident_series *series,
 					: p[n - 1].time_ms;
 	out->sampled_ms = end_ms - p[0].time_ms;
 
-	/* Backwards, so that "the most live from then on" is at hand. */
-	uint64_t later = series->ended ? series->exit.live_bytes : 0;
+	/* The most kept at any point bounds the search below. */
+	uint64_t later = series->ended ? series->exit.live_bytes : 0, most = 0;
 	for (uint32_t i = n; i-- > 0;) {
 		later = max(later, p[i].live_bytes);
-		uint64_t kept = kept_at(&p[i], later);
-		if (kept > out->kept_bytes_max || i == n - 1) {
-			out->kept_bytes_max = kept;
-			out->anon_bytes_at_kept_max = p[i].anon_bytes;
-			out->live_bytes_later = later;
-			out->program_mapped_at_kept_max =
-				p[i].program_mapped_bytes;
-			out->live_bytes_at_kept_max = p[i].live_now;
-			out->large_live_bytes_at_kept_max = p[i].large_live;
-		}
+		most = max(most, kept_at(&p[i], later));
 	}
-	if (!out->kept_bytes_max)
-		return;
-	/* The most kept for a fifth of the time: the time kept at or above
-	 * a level falls as the level rises, so a bisection finds it, without
-	 * memory of its own (this runs at exit, on any stack). */
-	uint64_t lo = 0, hi = out->kept_bytes_max;
+	/* The most memory kept for a fifth of the time: the time kept at or
+	 * above a level falls as the level rises, so a bisection finds it,
+	 * without memory of its own (this runs at exit, on any stack). */
+	uint64_t lo = 0, hi = most;
 	uint64_t need = (uint64_t)(MT_KEPT_SUSTAINED_SHARE * (double)out->sampled_ms);
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo + 1) / 2;
@@ -154,6 +186,14 @@ void mt_resident_figures(const struct mt_resident_series *series,
 		else
 			hi = mid - 1;
 	}
+	uint32_t worst = worst_point(series, end_ms, lo);
+	later = later_from(series, worst);
+	out->kept_bytes_max = kept_at(&p[worst], later);
+	out->anon_bytes_at_kept_max = p[worst].anon_bytes;
+	out->live_bytes_later = later;
+	out->program_mapped_at_kept_max = p[worst].program_mapped_bytes;
+	out->live_bytes_at_kept_max = p[worst].live_now;
+	out->large_live_bytes_at_kept_max = p[worst].large_live;
 	out->kept_bytes_sustained = lo;
 	out->kept_ms = lo ? time_kept(series, end_ms, lo) : 0;
 }

@@ -55,8 +55,11 @@ struct mt_resident_series {
 struct mt_resident {
 	uint64_t samples; /* 0: not sampled */
 	uint64_t anon_bytes_max;
-	/* The sample before exit with the most memory kept, and its figures:
-	 * live_bytes_later is the most the heap had live from then on. */
+	/* The worst point, and its figures: the sample before exit that kept
+	 * the most in the longest stretch kept at kept_bytes_sustained or
+	 * more (not a teardown's moment, that keeps the most with nothing
+	 * live); live_bytes_later is the most the heap had live from then
+	 * on. */
 	uint64_t kept_bytes_max;
 	uint64_t anon_bytes_at_kept_max, live_bytes_later,
 		program_mapped_at_kept_max;
