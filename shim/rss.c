@@ -186,6 +186,27 @@ static uint64_t sampled_high;
  * table freed from 200 MiB down to 2. */
 #define FALL_FLOOR (1u << 20)
 
+/* A look after a pause in the thread's frees, twice the period or more
+ * and eight times the gap before the last look, is not a fall's sample
+ * though the live bytes fell a sixteenth since the last: a burst ended
+ * below its last sixteenth, the thread ran on (the memory kept while it
+ * did is what the program paid for), and then freed again (a MiB at most
+ * before this look).  The sample shows the stretch held (a fall of at most
+ * a sixteenth and 2 MiB); the next burst's are samples of its falls.  A
+ * teardown that frees at a steady pace, however slow, has no such pause:
+ * without it a records table expired, worked on for a second and then
+ * freed was never seen to keep its memory. */
+static bool paused_before(struct mt_thread *t, uint64_t now)
+{
+	uint64_t gap = now - t->rss_look_ns,
+		 period = mt_opt.rss_period_ms * 1000000ull;
+	bool paused = t->rss_look_ns && gap >= 2 * period &&
+		      gap / 8 >= t->rss_look_gap_ns;
+	t->rss_look_gap_ns = gap;
+	t->rss_look_ns = now;
+	return paused;
+}
+
 void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 {
 	uint64_t now = coarse_ns(), due = __atomic_load_n(&mt_rss_due_ns,
@@ -195,8 +216,9 @@ void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 		 high = __atomic_load_n(&sampled_high, __ATOMIC_RELAXED),
 		 from = t->rss_fall_from;
 	bool higher = before > high + high / 8;
-	bool fell = from > FALL_FLOOR && after < from - from / 16;
-	if (!higher && !fell &&
+	bool paused = paused_before(t, now);
+	bool fell = !paused && from > FALL_FLOOR && after < from - from / 16;
+	if (!higher && !fell && !paused &&
 	    (now < due || !__atomic_compare_exchange_n(
 				   &mt_rss_due_ns, &due,
 				   now + mt_opt.rss_period_ms * 1000000ull, false,

@@ -198,6 +198,8 @@ void mt_threads_reset_after_fork(void)
 		t->sample_at = 0;
 		t->rss_check_at = 0;
 		t->rss_fall_from = 0;
+		t->rss_look_ns = 0;
+		t->rss_look_gap_ns = 0;
 		t->rss_after_fall = false;
 		t->large_peak = 0;
 		t->open_regions = 0;

@@ -29,6 +29,9 @@ struct mt_thread {
 	 * sample, a fall below which is sampled at once (rss.h) */
 	uint64_t rss_check_at;
 	uint64_t rss_fall_from;
+	/* when the thread last looked after a free, and the gap before that
+	 * look: a pause in its frees (rss.c) */
+	uint64_t rss_look_ns, rss_look_gap_ns;
 	/* after such a sample on glibc: its time and the thread's CPU time
 	 * then, for the look the next malloc takes (rss.c) */
 	bool rss_after_fall;

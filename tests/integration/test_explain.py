@@ -425,6 +425,23 @@ def test_no_backend_proposed_that_maps_the_churning_blocks_afresh():
     assert "mimalloc" not in backends, churn[0]["fixes"]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_memory_kept_while_computing_is_found_without_a_trace(backend):
+    """records.c expires 98% of its table, computes on the rest for a
+    second with no malloc or free, then frees it: without a trace the
+    shim's threads sample only when they free, and the teardown's first
+    look came after a sixteenth of the live bytes had gone since the
+    expiry's last sample, so the second was taken for part of a burst of
+    frees and the memory kept through it went unseen.  The look after a
+    pause in the frees sees the stretch held."""
+    r = run([CLI, "explain", "--json", "--backend", backend, "--repeat", "1",
+             "--", program("records")], clean_env())
+    f = [x for x in json.loads(r.stdout)["findings"] if x["id"] == "memory-kept"]
+    assert f, "no memory-kept"
+    e = f[0]["evidence"]
+    assert e["kept_s"] >= 0.5 and e["kept_bytes_sustained"] > 300e6, e
+
+
 def test_malloc_trim_proposed_where_it_gives_the_memory_back(tmp_path):
     """1.5M records of four 80 B blocks, 2% kept and worked on for a
     second (tests/programs/records.c): glibc keeps the freed memory, and
