@@ -188,6 +188,9 @@ MT_EXPORT void *malloc(size_t n)
 		if (mt_fast == MT_FAST_COUNTED_TRACING)
 			return malloc_counted_traced(n, CALLER);
 	}
+	if (__builtin_expect(__atomic_load_n(&mt_rss_falls_armed,
+					     __ATOMIC_RELAXED), 0))
+		mt_rss_before_malloc(n);
 	void *p = mt_real.malloc(n);
 	return mt_program_call(CALLER) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, CALLER)
 				       : p;

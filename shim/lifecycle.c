@@ -76,6 +76,7 @@ static void start_sinks(void)
  * events, then its events are written out. */
 static void thread_exit(struct mt_thread *t)
 {
+	mt_rss_thread_exit(t);
 	if (!mt_tracing)
 		return;
 	mt_ksamples_drain(t);

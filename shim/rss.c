@@ -230,9 +230,12 @@ void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
 	/* (not taken, another thread sampling: the fall is tried again) */
 	if (sample(t, false, freed, fell)) {
 		t->rss_fall_from = after;
-		if (fell && mt_glibc_chunks) {
+		if (fell && mt_glibc_chunks && !t->rss_after_fall) {
 			/* the next malloc takes the slow way, and looks */
+			__atomic_fetch_add(&mt_rss_falls_armed, 1,
+					   __ATOMIC_RELAXED);
 			t->rss_after_fall = true;
+			t->rss_sampled_before = false;
 			t->rss_fall_ns = coarse_ns();
 			t->rss_fall_cpu_ns = thread_cpu_ns();
 			t->sample_at = 0;
@@ -245,15 +248,39 @@ void mt_rss_sample_after_free(struct mt_thread *t, size_t freed)
  * the next malloc of 1 KiB or more (malloc_consolidate): 180 ms after 1.5
  * million frees, for the buffer of the printf before exit, while the
  * memory is still held.  That is the burst's end, not memory kept while
- * the program runs on: when the thread's first such malloc after a
- * fall's sample finds it was busy since (sorting, or computing: not
- * told apart), it is sampled as part of the burst.  A
- * thread that waited (a sleep, I/O) ran on with the memory kept.  Only
- * the first malloc after the fall looks. */
+ * the program runs on.  So the thread's first such malloc after a fall's
+ * sample is sampled before its call (the stretch since: held, the thread
+ * ran on) and after it (the call's: part of the burst).  Only the first
+ * malloc after the fall looks. */
+int mt_rss_falls_armed;
+
+static void disarm(struct mt_thread *t)
+{
+	if (!t->rss_after_fall)
+		return;
+	t->rss_after_fall = false;
+	__atomic_fetch_sub(&mt_rss_falls_armed, 1, __ATOMIC_RELAXED);
+}
+
+void mt_rss_before_malloc(size_t n)
+{
+	struct mt_thread *t = mt_tls.thread;
+	/* (a smaller one is served from the bins, unsorted: not judged) */
+	if (!t || !t->rss_after_fall || t->rss_sampled_before || n < 1024 ||
+	    __atomic_load_n(&mt_rss_due_ns, __ATOMIC_RELAXED) == UINT64_MAX)
+		return;
+	mt_tls.hidden++;
+	t->rss_sampled_before = sample(t, false, 0, false);
+	mt_tls.hidden--;
+}
+
+/* calloc, realloc and the aligned ones are not sampled before their call:
+ * their look judges by the thread's CPU time since the fall's sample
+ * (sorting, or computing: not told apart) */
 void mt_rss_after_fall(struct mt_thread *t, size_t usable)
 {
-	t->rss_after_fall = false;
-	/* (a smaller one is served from the bins, unsorted: not judged) */
+	bool before = t->rss_sampled_before;
+	disarm(t);
 	if (usable < 1024 ||
 	    __atomic_load_n(&mt_rss_due_ns, __ATOMIC_RELAXED) == UINT64_MAX)
 		return;
@@ -263,9 +290,14 @@ void mt_rss_after_fall(struct mt_thread *t, size_t usable)
 	mt_tls.hidden++;
 	/* (an eighth: a thread sorting on a busy machine runs a part of
 	 * the time; one that slept, much less) */
-	if (sample(t, false, 0, cpu >= wall / 8))
+	if (sample(t, false, 0, before || cpu >= wall / 8))
 		t->rss_fall_from = own > 0 ? (uint64_t)own : 0;
 	mt_tls.hidden--;
+}
+
+void mt_rss_thread_exit(struct mt_thread *t)
+{
+	disarm(t);
 }
 
 void mt_rss_after_small_frees(struct mt_thread *t)
@@ -312,6 +344,7 @@ void mt_rss_restart_in_child(void)
 		close(statm_fd);
 	statm_fd = -1;
 	mt_rss_due_ns = UINT64_MAX;
+	mt_rss_falls_armed = 0; /* (the threads' flags are cleared too) */
 	sampled_high = 0;
 	memset(&series, 0, sizeof series);
 	finished = false;

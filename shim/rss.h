@@ -42,6 +42,13 @@ void mt_rss_after_small_frees(struct mt_thread *t);
  * arms): see rss.c. */
 void mt_rss_after_fall(struct mt_thread *t, size_t usable);
 
+/* Threads so armed: while there are any, glibc's malloc looks before its
+ * call too (mt_rss_before_malloc), which it does of n bytes. */
+extern MT_HIDDEN int mt_rss_falls_armed;
+void mt_rss_before_malloc(size_t n);
+/* A thread that ends armed. */
+void mt_rss_thread_exit(struct mt_thread *t);
+
 /* Just after a large block of `freed` usable bytes was freed. */
 static inline void mt_rss_after_large_free(struct mt_thread *t, size_t freed)
 {

@@ -201,6 +201,7 @@ void mt_threads_reset_after_fork(void)
 		t->rss_look_ns = 0;
 		t->rss_look_gap_ns = 0;
 		t->rss_after_fall = false;
+		t->rss_sampled_before = false;
 		t->large_peak = 0;
 		t->open_regions = 0;
 		if (t != mt_tls.thread)

@@ -35,6 +35,7 @@ struct mt_thread {
 	/* after such a sample on glibc: its time and the thread's CPU time
 	 * then, for the look the next malloc takes (rss.c) */
 	bool rss_after_fall;
+	bool rss_sampled_before; /* the malloc was sampled before its call */
 	uint64_t rss_fall_ns, rss_fall_cpu_ns;
 	int64_t large_peak;	/* most large blocks live at once (this thread,
 				   since the innermost open region began) */

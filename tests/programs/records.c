@@ -1,7 +1,10 @@
 /*
- * records [trim]: a table of 1.5M records, each of four 80 B blocks
- * allocated one after another, of which 2% stay when the rest expire;
- * then the program works on for a while.  On glibc a live record's four
+ * records [trim|print]: a table of 1.5M records, each of four 80 B
+ * blocks allocated one after another, of which 2% stay when the rest
+ * expire; then the program works on for a while, and frees the rest (with
+ * "print", prints its sum instead and leaves them: stdout's buffer is the
+ * first malloc after the expiry, of 1 KiB or more, which glibc's sorting
+ * of the freed blocks is inside).  On glibc a live record's four
  * blocks share a page, so the 2% pin far fewer pages than the same
  * blocks spread one to a page would: malloc_trim(0) gives most of the
  * freed memory back.  With "trim" it calls it after the expiry and
@@ -31,6 +34,7 @@ static long anon_kib(void)
 int main(int argc, char **argv)
 {
 	int trim = argc > 1 && !strcmp(argv[1], "trim");
+	int print = argc > 1 && !strcmp(argv[1], "print");
 	char *(*table)[PARTS] = malloc(sizeof *table * RECORDS);
 	if (!table)
 		return 1;
@@ -62,6 +66,10 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) <
 		 1000000000L);
+	if (print) {
+		printf("sum=%lu\n", sum);
+		return 0;
+	}
 	for (int i = 0; i < RECORDS; i += 50)
 		for (int j = 0; j < PARTS; j++)
 			free(table[i][j]);
