@@ -61,6 +61,16 @@ typedef void *new_nothrow_fn(size_t, const void *);
 typedef void *new_aligned_fn(size_t, size_t);
 typedef void *new_aligned_nothrow_fn(size_t, size_t, const void *);
 
+/* The entry to call for op, whose large block's site is to be credited
+ * with what the allocator does inside it (sites.h). */
+static void *expect(enum op op, size_t n, const void *caller)
+{
+	void *fn = resolve(op);
+	if (next[op].counted && mt_program_call(caller))
+		mt_site_expect(n);
+	return fn;
+}
+
 static void *counted(enum op op, void *p, size_t n, size_t align,
 		     const void *caller)
 {
@@ -76,26 +86,28 @@ static void *counted(enum op op, void *p, size_t n, size_t align,
 #define NEW_ENTRY(name, op)                                                  \
 	MT_EXPORT void *name(size_t n)                                       \
 	{                                                                    \
-		void *p = ((new_fn *)resolve(op))(n);                        \
+		void *p = ((new_fn *)expect(op, n, CALLER))(n);              \
 		return counted(op, p, n, 0, CALLER);                         \
 	}
 #define NEW_NOTHROW_ENTRY(name, op)                                          \
 	MT_EXPORT void *name(size_t n, const void *nothrow)                  \
 	{                                                                    \
-		void *p = ((new_nothrow_fn *)resolve(op))(n, nothrow);       \
+		void *p = ((new_nothrow_fn *)expect(op, n, CALLER))(n,       \
+								 nothrow);   \
 		return counted(op, p, n, 0, CALLER);                         \
 	}
 #define NEW_ALIGNED_ENTRY(name, op)                                          \
 	MT_EXPORT void *name(size_t n, size_t align)                         \
 	{                                                                    \
-		void *p = ((new_aligned_fn *)resolve(op))(n, align);         \
+		void *p = ((new_aligned_fn *)expect(op, n, CALLER))(n,       \
+								 align);     \
 		return counted(op, p, n, align, CALLER);                     \
 	}
 #define NEW_ALIGNED_NOTHROW_ENTRY(name, op)                                  \
 	MT_EXPORT void *name(size_t n, size_t align, const void *nothrow)    \
 	{                                                                    \
-		void *p = ((new_aligned_nothrow_fn *)resolve(op))(n, align,  \
-								   nothrow); \
+		void *p = ((new_aligned_nothrow_fn *)expect(op, n, CALLER))( \
+			n, align, nothrow);                                  \
 		return counted(op, p, n, align, CALLER);                     \
 	}
 

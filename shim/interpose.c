@@ -40,22 +40,26 @@
 static __attribute__((noinline)) void *malloc_counted_slow(size_t n,
 							  const void *caller)
 {
+	bool counted = mt_program_call(caller);
+	if (counted)
+		mt_site_expect(n);
 	void *p = mt_real.malloc(n);
 	if (!mt_tls.counters_fetched && mt_tls.hidden == 0)
 		mt_alloc_counters_fetch();
-	return mt_program_call(caller) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller)
-				       : p;
+	return counted ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller) : p;
 }
 
 /* An allocator with counters of its own (allocator_counters.h): the
  * block's usable size is what the thread's allocated bytes grew by.  A
- * large block, a failure, or a thread whose counters are not fetched yet
- * takes the general way.  The caller's tests before the call, and no call
+ * large block (asked for: its site waits for what the allocator does
+ * inside the call), a failure, or a thread whose counters are not fetched
+ * yet takes the general way.  The caller's tests before the call, and no call
  * after it but tail calls: little to keep across it. */
 static __attribute__((noinline)) void *malloc_counted(size_t n, const void *caller)
 {
 	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
-	if (__builtin_expect(!ctr || !mt_tls.thread || !mt_program_malloc(caller) ||
+	if (__builtin_expect(!ctr || !mt_tls.thread || n >= MT_LARGE_BYTES ||
+				     !mt_program_malloc(caller) ||
 				     mt_is_loader_code(caller),
 			     0))
 		return malloc_counted_slow(n, caller);
@@ -87,7 +91,8 @@ static __attribute__((noinline)) void *malloc_counted_traced(size_t n,
 							    const void *caller)
 {
 	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
-	if (__builtin_expect(!ctr || !mt_tls.thread || !mt_program_malloc(caller) ||
+	if (__builtin_expect(!ctr || !mt_tls.thread || n >= MT_LARGE_BYTES ||
+				     !mt_program_malloc(caller) ||
 				     mt_is_loader_code(caller),
 			     0))
 		return malloc_counted_slow(n, caller);
@@ -113,9 +118,11 @@ static __attribute__((noinline)) void *malloc_counted_traced(size_t n,
 static __attribute__((noinline)) void *malloc_classed_slow(size_t n,
 							  const void *caller)
 {
+	bool counted = mt_program_call(caller);
+	if (counted)
+		mt_site_expect(n);
 	void *p = mt_real.malloc(n);
-	return mt_program_call(caller) ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller)
-				       : p;
+	return counted ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller) : p;
 }
 
 /* What malloc_classed leaves to a call: a step of the table or a leaf of
@@ -496,10 +503,11 @@ MT_EXPORT void *calloc(size_t n, size_t size)
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
 		total = SIZE_MAX;
+	bool counted = mt_program_call(CALLER);
+	if (counted)
+		mt_site_expect(total);
 	void *p = mt_real.calloc(n, size);
-	return mt_program_call(CALLER)
-		       ? mt_probe_alloc(MT_CALL_CALLOC, total, p, CALLER)
-		       : p;
+	return counted ? mt_probe_alloc(MT_CALL_CALLOC, total, p, CALLER) : p;
 }
 
 /* A block from the boot arena moves to the real heap on its first realloc. */
@@ -539,10 +547,18 @@ static void *realloc_common(const void *caller, enum mt_call call, void *old,
 				    : mt_glibc_chunks ? mt_usable(old)
 						      : mt_usable_other(old, caller);
 		size_t old_head = old && mt_glibc_chunks ? mt_chunk_head(old) : 0;
+		if (counted)
+			mt_site_expect(requested > old_usable ? requested : old_usable);
 		p = forward(old, x, y);
 		/* On failure (NULL for a non-zero size) the old block stays. */
 		if (counted && old && (p || requested == 0)) {
-			mt_probe_release(old, old_usable);
+			size_t usable = mt_usable(p);
+			unsigned site = 0;
+			mt_probe_release(old_usable);
+			/* The block's site before what glibc did is inferred:
+			 * a block moved onto or off a mapping is its. */
+			if (old_usable >= MT_LARGE_BYTES || usable >= MT_LARGE_BYTES)
+				site = mt_site_realloc(old, p, usable, caller);
 			if (mt_glibc_chunks)
 				mt_glibc_chunk_moved(mt_self(), old_head, p);
 			if (p && p != old)
@@ -552,9 +568,15 @@ static void *realloc_common(const void *caller, enum mt_call call, void *old,
 			if (old_usable >= MT_LARGE_BYTES)
 				mt_rss_after_large_free(mt_self(), old_usable);
 			MT_EMIT(realloc, mt_self(), call, old, old_usable,
-					 true, requested, p, mt_usable(p));
+					 true, requested, p, usable);
+			if (site)
+				MT_EMIT_EVENT(mt_self(), block_site,
+					      .ptr = (uintptr_t)p, .bytes = usable,
+					      .site = site);
 			return mt_probe_realloc(call, requested, p, caller);
 		}
+		if (old)
+			mt_site_pending_drop(); /* (a failure: the block stays) */
 	}
 	return counted ? mt_probe_alloc(call, requested, p, caller) : p;
 }
@@ -595,8 +617,11 @@ MT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 
 MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
+	bool counted = mt_program_call(CALLER);
+	if (counted)
+		mt_site_expect(n);
 	int r = mt_real.posix_memalign(out, align, n);
-	if (mt_program_call(CALLER))
+	if (counted)
 		mt_probe_aligned(MT_CALL_POSIX_MEMALIGN, align, n,
 				 r == 0 ? *out : NULL, CALLER);
 	return r;
@@ -605,9 +630,11 @@ MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 #define ALIGNED_ENTRY(name, id)                                              \
 	MT_EXPORT void *name(size_t align, size_t n)                            \
 	{                                                                    \
+		bool counted = mt_program_call(CALLER);                      \
+		if (counted)                                                 \
+			mt_site_expect(n);                                   \
 		void *p = mt_real.name(align, n);                            \
-		return mt_program_call(CALLER)                               \
-			       ? mt_probe_aligned(id, align, n, p, CALLER)   \
+		return counted ? mt_probe_aligned(id, align, n, p, CALLER)   \
 			       : p;                                          \
 	}
 
@@ -617,9 +644,11 @@ ALIGNED_ENTRY(memalign, MT_CALL_MEMALIGN)
 #define PAGE_ENTRY(name, id)                                                 \
 	MT_EXPORT void *name(size_t n)                                          \
 	{                                                                    \
+		bool counted = mt_program_call(CALLER);                      \
+		if (counted)                                                 \
+			mt_site_expect(n);                                   \
 		void *p = mt_real.name(n);                                   \
-		return mt_program_call(CALLER)                               \
-			       ? mt_probe_aligned(id, mt_page_size(), n, p,     \
+		return counted ? mt_probe_aligned(id, mt_page_size(), n, p,  \
 						  CALLER)                    \
 			       : p;                                          \
 	}

@@ -20,19 +20,22 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 	if (mt_keeps_loader_blocks(caller))
 		mt_loader_block_add(p, usable);
 	mt_block_size_put(p, usable, align != 0);
-	/* The site first: what the allocator did for the block is its. */
-	if (large)
+	/* The site first: what the allocator did for the block is its.
+	 * (realloc's result has its site already: mt_site_realloc.) */
+	if (large && fresh)
 		mt_site_alloc(p, usable, caller,
 			      call == MT_CALL_REALLOC || call == MT_CALL_REALLOCARRAY);
+	else if (fresh)
+		mt_site_pending_drop(); /* (a failure: no block) */
 	if (mt_break_moved())
 		mt_glibc_break_moved(t);
 	if (fresh && mt_glibc_chunks && p &&
 	    (mt_chunk_head(p) & MT_CHUNK_MMAPPED))
 		mt_glibc_chunk_mapped(t, mt_chunk_head(p), true);
-	if (large) {
+	if (large)
 		mt_large_alloc(t, usable);
+	if (large || !fresh)
 		mt_site_done();
-	}
 	if (fresh)
 		MT_EMIT(alloc, t, call, align, requested, p, usable);
 	return mt_count_alloc_of(t, call, requested, p, usable, caller);

@@ -171,16 +171,14 @@ static inline bool mt_small_frees_due(const struct mt_thread *t)
 	return __builtin_expect(t->c.freed >= t->rss_check_at, 0);
 }
 
-/* The block p of `usable` bytes is given back (realloc's old block). */
-static inline void mt_probe_release(const void *p, size_t usable)
+/* A block of `usable` bytes is given back (realloc's old block; its site
+ * is mt_site_realloc's). */
+static inline void mt_probe_release(size_t usable)
 {
 	struct mt_thread *t = mt_self();
 	mt_count_free(&t->c, usable);
-	if (usable >= MT_LARGE_BYTES) {
+	if (usable >= MT_LARGE_BYTES)
 		mt_large_free(t, usable);
-		mt_site_free(p);
-		mt_site_done();
-	}
 }
 
 /* free(p): counted before the real call, while the size can still be read

@@ -369,13 +369,36 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	return id;
 }
 
-void mt_site_alloc(const void *p, size_t usable, const void *caller,
-		   bool resized)
+/* What the allocator did while the thread's site was pending, credited
+ * to site id (0: none), with the lock held; the tallies emptied. */
+static void credit_pending(unsigned id)
+{
+	for (int c = 0; c < MT_SITE_CAUSES; c++) {
+		if (id) {
+			tab->sites[id].count[c] += mt_tls.pending_count[c];
+			tab->sites[id].caused_bytes[c] += mt_tls.pending_bytes[c];
+		}
+		mt_tls.pending_count[c] = 0;
+		mt_tls.pending_bytes[c] = 0;
+	}
+}
+
+void mt_site_pending_drop_slow(void)
+{
+	for (int c = 0; c < MT_SITE_CAUSES; c++) {
+		mt_tls.pending_count[c] = 0;
+		mt_tls.pending_bytes[c] = 0;
+	}
+	mt_tls.site = 0;
+}
+
+/* A large block p followed at the site of the stack now: its id (0: not
+ * followed, a table full), which becomes the thread's current site, with
+ * what was pending credited to it.  Called with in_sites set. */
+static unsigned site_alloc(const void *p, size_t usable, const void *caller,
+			   bool resized)
 {
 	unsigned fid;
-	if (!mt_sites_on || !p || mt_tls.in_sites)
-		return;
-	mt_tls.in_sites = true;
 	unsigned id = site_here(caller, &fid, MAX_SITES);
 	struct block *b = block_of((uintptr_t)p);
 	if (id && !b->addr && tab->nblocks < BLOCK_SLOTS * 3 / 4) {
@@ -412,12 +435,27 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller,
 		uint8_t *slot = &mt_large_filter[mt_large_filter_slot(p)];
 		if (*slot < 255)
 			__atomic_store_n(slot, (uint8_t)(*slot + 1), __ATOMIC_RELAXED);
-		mt_tls.site = id;
 	} else {
 		tab->untracked++;
 		id = 0;
 	}
+	credit_pending(id);
+	mt_tls.site = id;
 	give();
+	return id;
+}
+
+void mt_site_alloc(const void *p, size_t usable, const void *caller,
+		   bool resized)
+{
+	if (!mt_sites_on || mt_tls.in_sites)
+		return;
+	if (!p) {
+		mt_site_pending_drop();
+		return;
+	}
+	mt_tls.in_sites = true;
+	unsigned id = site_alloc(p, usable, caller, resized);
 	if (id)
 		MT_EMIT_EVENT(mt_self(), block_site, .ptr = (uintptr_t)p,
 			      .bytes = usable, .site = id);
@@ -460,6 +498,25 @@ void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
 	mt_tls.in_sites = false;
 }
 
+/* The followed block b is given up: its site's figures, and its entry
+ * removed.  With the lock held. */
+static void block_freed(struct block *b)
+{
+	struct site *s = &tab->sites[b->site];
+	s->frees++;
+	s->live--;
+	if (s->function && s->function != b->site)
+		tab->sites[s->function].live--;
+	if (b->thread_live)
+		tab->thread_live[b->thread_live - 1].live--;
+	if (b->thread != (uintptr_t)&mt_tls)
+		s->freed_elsewhere++;
+	uint8_t *slot = &mt_large_filter[mt_large_filter_slot((const void *)b->addr)];
+	if (*slot < 255)
+		__atomic_store_n(slot, (uint8_t)(*slot - 1), __ATOMIC_RELAXED);
+	block_remove(b);
+}
+
 void mt_site_free(const void *p)
 {
 	if (!mt_sites_on || !p || mt_tls.in_sites)
@@ -468,28 +525,81 @@ void mt_site_free(const void *p)
 	take();
 	struct block *b = block_of((uintptr_t)p);
 	if (b->addr) {
-		struct site *s = &tab->sites[b->site];
-		s->frees++;
-		s->live--;
-		if (s->function && s->function != b->site)
-			tab->sites[s->function].live--;
-		if (b->thread_live)
-			tab->thread_live[b->thread_live - 1].live--;
-		if (b->thread != (uintptr_t)&mt_tls)
-			s->freed_elsewhere++;
 		mt_tls.site = b->site;
 		mt_tls.site_bytes = b->bytes;
-		uint8_t *slot = &mt_large_filter[mt_large_filter_slot(p)];
-		if (*slot < 255)
-			__atomic_store_n(slot, (uint8_t)(*slot - 1), __ATOMIC_RELAXED);
-		block_remove(b);
+		block_freed(b);
 	}
 	give();
 	mt_tls.in_sites = false;
 }
 
+/* realloc left the followed block b no larger, at p of `usable` bytes: it
+ * stays its site's, counted as a block given up and one made there (as
+ * the process counts it) but for its sizes, which stay those the code
+ * asked for.  With the lock held; returns the site. */
+static unsigned block_kept(struct block *b, const void *p, size_t usable)
+{
+	struct site *s = &tab->sites[b->site];
+	s->allocs++;
+	s->frees++;
+	s->reallocs++;
+	s->bytes += usable;
+	if ((uintptr_t)p != b->addr) {
+		struct block moved = *b;
+		uint8_t *slot = &mt_large_filter[mt_large_filter_slot((const void *)b->addr)];
+		if (*slot < 255)
+			__atomic_store_n(slot, (uint8_t)(*slot - 1), __ATOMIC_RELAXED);
+		block_remove(b);
+		b = block_of((uintptr_t)p);
+		/* (an entry there already is one whose free was not seen) */
+		if (!b->addr)
+			tab->nblocks++;
+		*b = moved;
+		b->addr = (uintptr_t)p;
+		slot = &mt_large_filter[mt_large_filter_slot(p)];
+		if (*slot < 255)
+			__atomic_store_n(slot, (uint8_t)(*slot + 1), __ATOMIC_RELAXED);
+	}
+	b->bytes = usable;
+	return b->site;
+}
+
+unsigned mt_site_realloc(const void *old, const void *p, size_t usable,
+			 const void *caller)
+{
+	if (!mt_sites_on || mt_tls.in_sites)
+		return 0;
+	mt_tls.in_sites = true;
+	bool large = p && usable >= MT_LARGE_BYTES;
+	unsigned id = 0, kept = 0;
+	take();
+	struct block *b = block_of((uintptr_t)old);
+	if (b->addr) {
+		id = b->site;
+		mt_tls.site_bytes = b->bytes;
+		if (large && usable <= b->bytes)
+			kept = block_kept(b, p, usable);
+		else
+			block_freed(b);
+	}
+	if (kept || !large) {
+		/* (old's site, or none: a block the tables had no room for) */
+		credit_pending(id);
+		mt_tls.site = id;
+		give();
+	} else {
+		give();
+		/* grown: the caller's, what was pending with it */
+		kept = site_alloc(p, usable, caller, true);
+	}
+	mt_tls.in_sites = false;
+	return large ? kept : 0;
+}
+
 void mt_site_done(void)
 {
+	if (mt_tls.site == MT_SITE_PENDING)
+		mt_site_pending_drop_slow();
 	mt_tls.site = 0;
 }
 
@@ -531,7 +641,8 @@ static void ledger_add(struct ledger *l, unsigned site, uint64_t bytes)
 
 void mt_site_freed_in_arena(const void *arena)
 {
-	if (!mt_sites_on || !mt_tls.site || mt_tls.in_sites)
+	if (!mt_sites_on || !mt_tls.site || mt_tls.site == MT_SITE_PENDING ||
+	    mt_tls.in_sites)
 		return;
 	mt_tls.in_sites = true;
 	take();
@@ -548,7 +659,7 @@ void mt_site_credit_heap_shrink(const void *arena, enum mt_site_cause cause,
 	mt_tls.in_sites = true;
 	take();
 	struct ledger *l = ledger_of((uintptr_t)arena);
-	if (mt_tls.site) {
+	if (mt_tls.site && mt_tls.site != MT_SITE_PENDING) {
 		/* the free that set it off: the shrink is counted on it */
 		tab->sites[mt_tls.site].count[cause]++;
 		ledger_add(l, mt_tls.site, mt_tls.site_bytes);
@@ -569,6 +680,12 @@ void mt_site_credit_heap_shrink(const void *arena, enum mt_site_cause cause,
 
 void mt_site_credit_slow(enum mt_site_cause cause, uint64_t bytes)
 {
+	if (mt_tls.site == MT_SITE_PENDING) {
+		/* (held for the block's site: no table touched) */
+		mt_tls.pending_count[cause]++;
+		mt_tls.pending_bytes[cause] += bytes;
+		return;
+	}
 	if (mt_tls.in_sites)
 		return;
 	mt_tls.in_sites = true;

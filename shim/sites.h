@@ -7,8 +7,15 @@
  * allocated or freed, its site is the thread's current one, and the
  * memory system calls the allocator makes then (the heap grown or
  * trimmed, a chunk mapped or unmapped, pages purged, a thread's heap
- * shrunk) are credited to it.  Calls made elsewhere (the allocator's
- * deferred work, small blocks) are credited to no site.  The program's
+ * shrunk) are credited to it.  An allocator other than glibc's makes
+ * its calls inside malloc, before the block and so its site are known:
+ * they are held (MT_SITE_PENDING) until the block's site is found.
+ * realloc's are credited to the block's site after the call: the caller's
+ * when it grows the block (the code that asked for more), the site the
+ * block had when it shrinks or keeps its size (a buffer trimmed to its
+ * contents, as io.BytesIO's getvalue does, is still the buffer its writes
+ * grew).  Calls made elsewhere (the allocator's deferred work, small
+ * blocks) are credited to no site.  The program's
  * own mappings (files, an interpreter's arenas) are credited to the site
  * of the code that maps or unmaps them. */
 #ifndef MEMTRACE_SITES_H
@@ -18,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "thread.h"
 #include "visibility.h"
 
@@ -33,6 +41,12 @@ enum mt_site_cause {
 	MT_SITE_OWN_MUNMAP,
 	MT_SITE_CAUSES
 };
+_Static_assert(MT_SITE_CAUSES <= sizeof mt_tls.pending_count / sizeof mt_tls.pending_count[0],
+	       "mt_tls holds a pending count for each cause");
+
+/* mt_tls.site while an allocation of a large block is inside the
+ * allocator: what it does to the kernel is held for the block's site. */
+#define MT_SITE_PENDING (~0u)
 
 extern MT_HIDDEN bool mt_sites_on;
 
@@ -62,6 +76,31 @@ void mt_site_alloc(const void *p, size_t usable, const void *caller,
  * same. */
 void mt_site_free(const void *p);
 void mt_site_done(void);
+/* The program is about to ask the allocator for n bytes: when a large
+ * block, what the allocator does meanwhile is held for its site
+ * (mt_site_alloc, mt_site_realloc), or dropped (mt_site_pending_drop). */
+static inline void mt_site_expect(size_t n)
+{
+	if (__builtin_expect(n >= MT_LARGE_BYTES, 0) && mt_sites_on &&
+	    !mt_tls.site && !mt_tls.in_sites)
+		mt_tls.site = MT_SITE_PENDING;
+}
+/* No block came of it (a failure, a small one): what was held is no
+ * site's. */
+void mt_site_pending_drop_slow(void);
+static inline void mt_site_pending_drop(void)
+{
+	if (__builtin_expect(mt_tls.site == MT_SITE_PENDING, 0))
+		mt_site_pending_drop_slow();
+}
+/* realloc gave up the block old (large, or p is) for p of `usable` bytes
+ * (NULL: freed), called from caller.  The thread's current site becomes
+ * p's when realloc grew the block (found at caller, as mt_site_alloc),
+ * else old's, which p keeps when it is large; what the allocator did
+ * inside the call is credited to it.  Returns p's site when p is followed
+ * (its block_site event is the caller's to emit, after realloc's). */
+unsigned mt_site_realloc(const void *old, const void *p, size_t usable,
+			 const void *caller);
 /* A small block p was sampled (small_sites.c), standing for `stands_for`
  * bytes allocated: credited to the site of the code there. */
 void mt_site_sample(const void *p, size_t usable, const void *caller,
