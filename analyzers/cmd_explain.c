@@ -18,6 +18,7 @@
 #include "shim_cost.h"
 #include "sites.h"
 #include "symbolize.h"
+#include "trace_family.h"
 
 static const char usage[] =
 	"usage: memtrace explain [--backend B[,B...]] [--repeat N] [--verify] "
@@ -861,6 +862,32 @@ static json_t *load_summary(const char *path, json_error_t *jerr)
 	return s;
 }
 
+/* What the rest of a native trace's command recorded beside it (its
+ * children, its later images), as the processes of a run explain makes;
+ * not the files also named on the command line, read as runs of their
+ * own. */
+static json_t *family_of(const char *path, char **files, int n)
+{
+	char **family = mt_trace_family(path);
+	json_t *out = family ? json_array() : NULL;
+	for (size_t i = 0; family && family[i]; i++) {
+		bool named = false;
+		for (int j = 0; j < n && !named; j++)
+			named = !strcmp(files[j], family[i]);
+		json_error_t err;
+		json_t *s = named ? NULL
+			    : load_trace(family[i], (struct mt_pick){0}, &err);
+		if (s) {
+			mt_sites_symbolize(s);
+			json_array_append_new(out, s);
+		} else if (!named)
+			fprintf(stderr, "memtrace: explain: %s: %s (left out)\n",
+				family[i], err.text);
+	}
+	mt_trace_family_free(family);
+	return out;
+}
+
 /* Stored runs (summaries, or traces): one "run" each, its backend its own. */
 static bool load_summaries(char **files, int n, struct mt_pick pick,
 			   struct measured *m,
@@ -881,6 +908,7 @@ static bool load_summaries(char **files, int n, struct mt_pick pick,
 		}
 		m[*count].runs.backend = json_string_value(
 			json_object_get(json_object_get(s, "backend"), "name"));
+		m[*count].runs.children = family_of(files[i], files, n);
 		mt_sites_symbolize(s);
 		m[*count].runs.summaries[0] = s;
 		m[*count].runs.n = 1;

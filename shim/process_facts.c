@@ -121,6 +121,9 @@ size_t mt_process_facts_json(char *buf, size_t len, pid_t parent)
 	mt_json_u64(&top, "format_minor", MT_TRACE_MINOR);
 	mt_json_u64(&top, "pid", (uint64_t)getpid());
 	mt_json_u64(&top, "parent_pid", (uint64_t)parent);
+	/* (the process that started this one: a vfork's or posix_spawn's
+	 * child has no parent_pid, its file is its parent's all the same) */
+	mt_json_u64(&top, "ppid", (uint64_t)getppid());
 	mt_json_key(&top, "command");
 	mt_json_put(&o, "[");
 	const char *const *argv = mt_process_argv();

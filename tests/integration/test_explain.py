@@ -307,6 +307,34 @@ def test_the_children_a_command_forks_are_explained(leave):
                for f in churns for x in f["sites"][:1]), churns[0]["sites"]
 
 
+@pytest.mark.parametrize("how", ["fork", "subprocess"])
+def test_a_traces_children_are_explained_with_it(tmp_path, how):
+    """A trace's forked children, and the programs a child of vfork or
+    posix_spawn runs (Python's subprocess), record into files of their
+    own beside it (PATH.<pid>).  `explain PATH` read only PATH: "0
+    findings", and "forked 2 processes and 2 of them left no summary",
+    which they had.  It reads the files whose processes descend from
+    PATH's (their headers' parent_pid, or ppid), as explain -- CMD reads
+    each process's summary, and leaves out another command's files that
+    share the name."""
+    trace = str(tmp_path / "t.mt")
+    stray = tmp_path / "t.mt.1"  # (a file of another command's)
+    churn = [program("forkchurn"), "2", "exit"]
+    cmd = churn if how == "fork" else [
+        PYTHON, "-c", "import subprocess, sys; subprocess.run(sys.argv[1:])"] + churn
+    run([CLI, "run", "-o", str(tmp_path / "other.mt"), "--", program("forkchurn"), "1", "exit"],
+        clean_env())
+    os.rename(next(p for p in tmp_path.iterdir() if p.name.startswith("other.mt.")), stray)
+    run([CLI, "run", "-o", trace, "--"] + cmd, clean_env())
+    r = run([CLI, "explain", "--json", trace], clean_env())
+    assert "left no summary" not in r.stderr, r.stderr
+    churns = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "mmap-churn"]
+    children = {f["process"] for f in churns}
+    # (the stray's churn would be a third)
+    assert len(churns) == 2 and len(children) == 2, children
+    assert all(p.startswith("child process ") for p in children)
+
+
 def test_allocator_time_where_no_kernel_work_differs():
     """A message queue in a steady state gives nothing back to the kernel:
     no churn on any backend, yet glibc takes about five times mimalloc's
