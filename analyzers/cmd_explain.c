@@ -255,6 +255,12 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		.page_size = sysconf(_SC_PAGESIZE),
 		.fault_cost_s = 2 * mt_fault_cost_s(huge_pages(f)),
 	};
+	/* (measured here only for runs that need them: a few tenths of a
+	 * second) */
+	if (f->whole && f->unmapped_touched > 0) {
+		in.page_fault_cost_s = 2 * mt_fault_cost_s(false);
+		in.huge_fault_cost_s = 2 * mt_fault_cost_s(true);
+	}
 	size_t first = out->n;
 	bool ok = true, churns = false;
 	for (mt_rule *const *rule = mt_rules; ok && *rule; rule++) {

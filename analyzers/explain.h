@@ -55,6 +55,10 @@ struct mt_rule_input {
 	/* The most system time a page fault of this run can take (twice
 	 * what one costs here, fault_cost.h), 0: not known. */
 	double fault_cost_s;
+	/* The same for a fault of a 4 KiB page and of a 2 MiB transparent
+	 * huge page, where the run measured the memory it unmapped (the
+	 * summary's unmapped_touched); else 0. */
+	double page_fault_cost_s, huge_fault_cost_s;
 };
 
 /* A rule adds at most one finding; returns it, or NULL. */

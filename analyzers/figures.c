@@ -191,6 +191,13 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	json_t *moves = json_object_get(r, "realloc_moves");
 	f->realloc_moves = num(moves, "count") / calls;
 	f->realloc_copied_bytes = num(moves, "copied_bytes") / calls;
+	json_t *touched = json_object_get(r, "unmapped_touched");
+	f->unmapped_touched = num(touched, "bytes") / calls;
+	f->unmapped_touched_huge = num(touched, "huge_bytes") / calls;
+	f->unmapped_touched_by_allocator =
+		num(touched, "bytes_by_allocator") / calls;
+	f->unmapped_touched_huge_by_allocator =
+		num(touched, "huge_bytes_by_allocator") / calls;
 	f->large_max_live = num(large, "max_live");
 	f->large_p95 = large_p95(json_object_get(r, "size_histogram"));
 	f->large_share_32m = large_share_from(json_object_get(r, "size_histogram"),

@@ -36,6 +36,12 @@ struct mt_call_figures {
 	double allocations, bytes_allocated;
 	double large_allocs, large_bytes, large_frees;
 	double realloc_moves, realloc_copied_bytes; /* copies of moved blocks */
+	/* Of the anonymous memory unmapped (munmap, glibc's mapped chunks
+	 * freed), the bytes touched, and those in transparent huge pages: all,
+	 * and the allocator's; 0 where not measured (summary's
+	 * "unmapped_touched") */
+	double unmapped_touched, unmapped_touched_huge;
+	double unmapped_touched_by_allocator, unmapped_touched_huge_by_allocator;
 	double large_max_live;		/* not per call: at once */
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two

@@ -316,14 +316,17 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 {
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
 	struct mt_counters c;
-	/* The counters, then the peak of live bytes.  Format 1.11's counters
-	 * are today's without the large blocks' freed bytes (the last
-	 * field), 1.9's also without the realloc moves (the two before), 1.8's
-	 * also without sys_bytes_by_allocator; older layouts differ inside,
-	 * and are not read. */
-	size_t before_1_12 = n - 1, before_1_10 = before_1_12 - 2,
+	/* The counters, then the peak of live bytes.  Format 1.12's counters
+	 * are today's without the unmapped bytes touched (the last four
+	 * fields), 1.11's also without the large blocks' freed bytes, 1.9's
+	 * also without the realloc moves (the two before), 1.8's also without
+	 * sys_bytes_by_allocator; older layouts differ inside, and are not
+	 * read. */
+	size_t before_1_13 = n - 4, before_1_12 = before_1_13 - 1,
+	       before_1_10 = before_1_12 - 2,
 	       before_1_9 = before_1_10 - MT_SYS_COUNT;
-	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_12 + 1 &&
+	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_13 + 1 &&
+	    (size_t)e->nv != before_1_12 + 1 &&
 	    (size_t)e->nv != before_1_10 + 1 && (size_t)e->nv != before_1_9 + 1)
 		return;
 	n = (size_t)e->nv - 1;
@@ -450,6 +453,11 @@ static bool on_event(const struct mt_event *e, void *arg)
 		break;
 	case MT_EV_BLOCK_SITE:
 		break; /* (fault_sites.c) */
+	case MT_EV_UNMAP_TOUCHED:
+		mt_count_unmap_touched(counters(r, t), e->unmap_touched.bytes,
+				       e->unmap_touched.huge_bytes,
+				       e->unmap_touched.by_allocator);
+		break;
 	case MT_EV_RSS:
 		keep_rss(r, e);
 		break;

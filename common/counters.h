@@ -44,6 +44,13 @@ struct mt_counters {
 	uint64_t realloc_moves, realloc_copied_bytes;
 	/* the usable bytes of the large blocks freed (1.12; last, as above) */
 	uint64_t large_freed_bytes;
+	/* Of the anonymous mappings of MT_LARGE_BYTES or more unmapped (a
+	 * munmap seen, or glibc's free of a mapped chunk), the bytes the
+	 * process had touched (resident just before), and the part of those
+	 * in transparent huge pages (each one fault of 2 MiB): all, then the
+	 * allocator's (1.13; last, as above) */
+	uint64_t unmapped_touched, unmapped_touched_huge;
+	uint64_t unmapped_touched_by_allocator, unmapped_touched_huge_by_allocator;
 };
 
 #define MT_LARGE_BYTES (128 * 1024)
@@ -150,6 +157,20 @@ static inline void mt_count_inferred(struct mt_counters *c, enum mt_sys sys,
 		unsigned dontneed = mt_advice_slot(MADV_DONTNEED);
 		mt_add(&c->madvise_by_advice[dontneed], 1);
 		mt_add(&c->madvise_bytes_by_advice[dontneed], bytes);
+	}
+}
+
+/* An unmapping of `touched` resident anonymous bytes, `huge` of them in
+ * transparent huge pages. */
+static inline void mt_count_unmap_touched(struct mt_counters *c,
+					  uint64_t touched, uint64_t huge,
+					  bool by_allocator)
+{
+	mt_add(&c->unmapped_touched, touched);
+	mt_add(&c->unmapped_touched_huge, huge);
+	if (by_allocator) {
+		mt_add(&c->unmapped_touched_by_allocator, touched);
+		mt_add(&c->unmapped_touched_huge_by_allocator, huge);
 	}
 }
 

@@ -119,6 +119,16 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 	mt_json_u64(&brk, "shrink_bytes", c->brk_shrink_bytes);
 	mt_json_end(&brk);
 
+	/* What the unmapped memory held: touched, and in huge pages. */
+	struct mt_json_obj touched = mt_json_nested(top, "unmapped_touched");
+	mt_json_u64(&touched, "bytes", c->unmapped_touched);
+	mt_json_u64(&touched, "huge_bytes", c->unmapped_touched_huge);
+	mt_json_u64(&touched, "bytes_by_allocator",
+		    c->unmapped_touched_by_allocator);
+	mt_json_u64(&touched, "huge_bytes_by_allocator",
+		    c->unmapped_touched_huge_by_allocator);
+	mt_json_end(&touched);
+
 	by_advice(top, "madvise_by_advice", c->madvise_by_advice,
 		  c->madvise_by_advice);
 	/* The bytes each advice covered: a purge's, apart from the

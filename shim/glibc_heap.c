@@ -8,6 +8,7 @@
 #include "rawsys.h"
 #include "sites.h"
 #include "emit.h"
+#include "rss.h"
 
 static const uintptr_t not_glibc;
 const uintptr_t *mt_break_watch = &not_glibc;
@@ -148,8 +149,15 @@ static void chunk_unmapped_by_free(size_t size)
 	g->raises++;
 }
 
-void mt_glibc_chunk_freed(struct mt_thread *t, size_t head)
+void mt_glibc_chunk_freed(struct mt_thread *t, const void *p, size_t head)
 {
+	/* The mapping starts the chunk's prev_size before it (an aligned
+	 * block's offset), and is unmapped whole. */
+	const size_t *chunk = (const size_t *)p - 2;
+	size_t size = mt_chunk_size(head);
+	if (size >= MT_LARGE_BYTES)
+		mt_rss_unmapping((char *)(uintptr_t)chunk - chunk[0],
+				 chunk[0] + size, true);
 	mt_glibc_chunk_mapped(t, head, false);
 	chunk_unmapped_by_free(mt_chunk_size(head));
 }

@@ -100,8 +100,9 @@ struct mt_glibc_thresholds {
 };
 extern MT_HIDDEN struct mt_glibc_thresholds mt_glibc_thresholds;
 
-/* free() gave back the mapped chunk with header `head`. */
-void mt_glibc_chunk_freed(struct mt_thread *t, size_t head);
+/* free() is about to give back the mapped chunk of block p, with header
+ * `head`. */
+void mt_glibc_chunk_freed(struct mt_thread *t, const void *p, size_t head);
 /* A chunk with header `head` was mapped (allocated) or unmapped (freed). */
 void mt_glibc_chunk_mapped(struct mt_thread *t, size_t head, bool allocated);
 /* realloc turned a chunk with header old_head into p (NULL: freed). */

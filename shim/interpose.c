@@ -714,6 +714,7 @@ MT_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 MT_EXPORT int munmap(void *addr, size_t len)
 {
 	unsigned mark = mt_sys_begin(CALLER);
+	mt_sys_unmapping(addr, len);
 	int r = mt_real.munmap(addr, len);
 	mt_probe_sys_entry(MT_CALL_MUNMAP, (uintptr_t)addr, len, 0, r);
 	if (!mt_sys_counted_since(mark))
@@ -792,6 +793,8 @@ static long memory_syscall(void *caller, long nr, long a, long b, long c,
 {
 	uintptr_t before = nr == SYS_brk && a ? mt_break_before() : 0;
 	mt_sys_begin(caller);
+	if (nr == SYS_munmap)
+		mt_sys_unmapping((void *)a, (size_t)b);
 	long r = mt_real.syscall(nr, a, b, c, d, e, f);
 	bool ok = r != -1;
 	mt_probe_sys_entry(MT_CALL_SYSCALL, (uint64_t)a, (uint64_t)b,

@@ -198,7 +198,7 @@ static inline void mt_probe_free(struct mt_thread *t, void *p,
 		if (usable >= MT_LARGE_BYTES)
 			mt_site_free(p);
 		if (head & MT_CHUNK_MMAPPED)
-			mt_glibc_chunk_freed(t, head);
+			mt_glibc_chunk_freed(t, p, head);
 	} else {
 		usable = mt_usable_other(p, caller);
 		if (usable >= MT_LARGE_BYTES)
@@ -235,6 +235,15 @@ static inline unsigned mt_sys_begin(void *caller)
 		mt_tls.sys_caller = caller;
 	}
 	return mt_tls.sys_seen;
+}
+
+/* A munmap about to be made by the outermost wrapper: what the mapping
+ * held (rss.h), for one of MT_LARGE_BYTES or more. */
+static inline void mt_sys_unmapping(void *addr, size_t len)
+{
+	if (__builtin_expect(len >= MT_LARGE_BYTES, 0) &&
+	    mt_tls.sys_depth == 1 && !mt_tls.hidden)
+		mt_rss_unmapping(addr, len, mt_tls.sys_by_allocator);
 }
 
 static inline void mt_sys_end(void)

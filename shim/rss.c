@@ -21,10 +21,12 @@
  * that number, stops the samples, and nothing is read from its file. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,6 +101,131 @@ static void open_statm(void)
 	statm_dev = st.st_dev;
 	statm_ino = st.st_ino;
 	__atomic_store_n(&statm_fd, fd, __ATOMIC_RELEASE);
+}
+
+/* ---- what a mapping held when it was unmapped ----------------------------
+ *
+ * A mapping given back and made again faults its memory in anew; with
+ * transparent huge pages one fault brings 2 MiB, so faults are far fewer
+ * than pages, and a churn of such mappings takes fewer faults than the
+ * process has pages resident (new-user trial 5: np.fromfile of 64 MiB, 30
+ * times, 20,900 faults against 24,200 pages resident).  So the memory is
+ * counted instead: just before an anonymous mapping of MT_LARGE_BYTES or
+ * more is unmapped, the bytes resident in it (touched since it was
+ * mapped: each came by a fault), and those in huge pages.  The
+ * PAGEMAP_SCAN ioctl of /proc/self/pagemap (Linux 6.7) tells both in one
+ * walk of the range's page tables: 10-20 us for 64 MiB of huge pages, some
+ * 0.3-0.5 ms for 64 MiB of 4 KiB pages (about 25 ns a page, 1% of the
+ * 3 us the fault of each took).  The descriptor is kept like statm's. */
+#ifndef PAGEMAP_SCAN
+struct pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages,
+		category_inverted, category_mask, category_anyof_mask,
+		return_mask;
+};
+struct page_region {
+	uint64_t start, end, categories;
+};
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#define PAGE_IS_FILE (1 << 2)
+#define PAGE_IS_PRESENT (1 << 3)
+#define PAGE_IS_HUGE (1 << 6)
+#endif
+
+static int pagemap_fd = -1;
+static dev_t pagemap_dev;
+static ino_t pagemap_ino;
+
+/* The pages of [start, end) present that have any of `want`, and those
+ * of them in huge pages (first: the first one's address); false when the
+ * walk fails. */
+static bool scan(uint64_t start, uint64_t end, uint64_t want, uint64_t *bytes,
+		 uint64_t *huge, uint64_t *first)
+{
+	struct page_region v[16];
+	*bytes = *huge = 0;
+	*first = end;
+	while (start < end) {
+		struct pm_scan_arg a = {
+			.size = sizeof a,
+			.start = start,
+			.end = end,
+			.vec = (uint64_t)(uintptr_t)v,
+			.vec_len = sizeof v / sizeof *v,
+			.category_mask = want,
+			.return_mask = PAGE_IS_HUGE,
+		};
+		long n = mt_raw(-1, SYS_ioctl, pagemap_fd, (long)PAGEMAP_SCAN,
+				(long)&a, 0, 0, 0);
+		if (n < 0)
+			return false;
+		for (long i = 0; i < n; i++) {
+			if (v[i].start < *first)
+				*first = v[i].start;
+			*bytes += v[i].end - v[i].start;
+			if (v[i].categories & PAGE_IS_HUGE)
+				*huge += v[i].end - v[i].start;
+		}
+		if (a.walk_end <= start)
+			return false;
+		start = a.walk_end;
+	}
+	return true;
+}
+
+static void open_pagemap(void)
+{
+	struct stat st;
+	uint64_t anon, huge, first,
+		here = (uint64_t)(uintptr_t)&pagemap_fd & ~4095ull;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		fd = mt_fd_out_of_the_way(fd);
+	if (fd < 0)
+		return;
+	pagemap_fd = fd;
+	/* (a kernel without the ioctl: no descriptor kept for nothing) */
+	if (fstat(fd, &st) != 0 ||
+	    !scan(here, here + 4096, PAGE_IS_PRESENT, &anon, &huge, &first)) {
+		mt_raw_close(fd);
+		pagemap_fd = -1;
+		return;
+	}
+	pagemap_dev = st.st_dev;
+	pagemap_ino = st.st_ino;
+}
+
+void mt_rss_unmapping(void *addr, size_t len, bool by_allocator)
+{
+	struct mt_thread *t = mt_self();
+	struct stat st;
+	uint64_t anon, huge, first, file, ignored,
+		start = (uint64_t)(uintptr_t)addr;
+	int fd = __atomic_load_n(&pagemap_fd, __ATOMIC_ACQUIRE);
+	if (fd < 0 || !t || __atomic_load_n(&finished, __ATOMIC_RELAXED))
+		return;
+	/* (checked as statm is: a program that closed it, or put its own
+	 * file there, is read no more) */
+	if (fstat(fd, &st) != 0 || st.st_dev != pagemap_dev ||
+	    st.st_ino != pagemap_ino) {
+		__atomic_store_n(&pagemap_fd, -1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!scan(start & ~4095ull, start + len, PAGE_IS_PRESENT, &anon, &huge,
+		  &first) ||
+	    !anon)
+		return;
+	/* A file's mapping (the program's own) holds pages of the page
+	 * cache, not memory zeroed for it: told by its first page, as asking
+	 * it of every page costs ten times the walk (a look at each page's
+	 * struct page: 3.6-6.9 ms for 64 MiB of 4 KiB pages). */
+	if (!scan(first, first + 4096, PAGE_IS_PRESENT | PAGE_IS_FILE, &file,
+		  &ignored, &ignored) ||
+	    file)
+		return;
+	mt_count_unmap_touched(&t->c, anon, huge, by_allocator);
+	MT_EMIT_EVENT(t, unmap_touched, .by_allocator = by_allocator,
+		      .bytes = anon, .huge_bytes = huge);
 }
 
 static bool read_statm(uint64_t *anon, uint64_t *file)
@@ -325,6 +452,7 @@ void mt_rss_start(void)
 	open_statm();
 	if (statm_fd < 0)
 		return;
+	open_pagemap();
 	start_ns = coarse_ns();
 	sample(mt_self(), false, 0, false); /* the first, at start-up */
 	if (!mt_tracing)
@@ -343,6 +471,11 @@ void mt_rss_restart_in_child(void)
 	    st.st_dev == statm_dev && st.st_ino == statm_ino)
 		close(statm_fd);
 	statm_fd = -1;
+	/* (the parent's /proc/self/pagemap walks the parent's memory) */
+	if (pagemap_fd >= 0 && fstat(pagemap_fd, &st) == 0 &&
+	    st.st_dev == pagemap_dev && st.st_ino == pagemap_ino)
+		close(pagemap_fd);
+	pagemap_fd = -1;
 	mt_rss_due_ns = UINT64_MAX;
 	mt_rss_falls_armed = 0; /* (the threads' flags are cleared too) */
 	sampled_high = 0;

@@ -21,6 +21,11 @@
  * sample: rss.c). */
 void mt_rss_start(void);
 void mt_rss_restart_in_child(void);
+/* An anonymous mapping [addr, addr + len) of MT_LARGE_BYTES or more is
+ * about to be unmapped (by_allocator: the allocator's doing): its bytes
+ * resident, and those in transparent huge pages, counted and emitted
+ * (unmap_touched), where the kernel tells them (rss.c). */
+void mt_rss_unmapping(void *addr, size_t len, bool by_allocator);
 /* The last sample, at exit; none is taken after it. */
 void mt_rss_at_exit(struct mt_thread *t);
 /* What the samples showed, for the summary. */

@@ -32,7 +32,9 @@ static bool whole_run_churns(const struct mt_rule_input *in, double *maps,
 						 : fmax(0, *unmaps - a_unmaps);
 
 	*unmapped = all > 0 ? bytes * a_unmaps / all : 0;
-	if (mt_repeats(in, fmin(a_maps, a_unmaps), *unmapped, r)) {
+	if (mt_repeats_touched(in, fmin(a_maps, a_unmaps), *unmapped,
+			       f->unmapped_touched_by_allocator,
+			       f->unmapped_touched_huge_by_allocator, r)) {
 		*maps = a_maps;
 		*unmaps = a_unmaps;
 		*allocator = a_maps;
@@ -42,7 +44,11 @@ static bool whole_run_churns(const struct mt_rule_input *in, double *maps,
 	*maps = p_maps;
 	*unmaps = p_unmaps;
 	*allocator = 0;
-	return mt_repeats(in, fmin(p_maps, p_unmaps), *unmapped, r);
+	return mt_repeats_touched(
+		in, fmin(p_maps, p_unmaps), *unmapped,
+		f->unmapped_touched - f->unmapped_touched_by_allocator,
+		f->unmapped_touched_huge - f->unmapped_touched_huge_by_allocator,
+		r);
 }
 
 struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
@@ -103,7 +109,8 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 			 /* (a program's own mapping of a file is given back
 			  * whole, its pages never touched too) */
 			 mt_repetition_cost(f, &r,
-					    allocators ? "the unmappings"
+					    allocators || r.by_touch
+						    ? "the unmappings"
 						       : "the unmappings (of the "
 							 "mappings' whole size, "
 							 "touched or not)",

@@ -45,7 +45,16 @@ struct mt_repetition {
 	double share;		 /* of it */
 	bool minor;		 /* a share below the bar, within its margin */
 	bool huge_pages;	 /* advised: resident pages overstate first
-				    touches, so the share is a lower bound */
+				    touches, so the share is a lower bound
+				    (not said where counted by touch) */
+	/* Measured as the mappings were unmapped (0: not measured): the
+	 * bytes given back that had been touched, those in huge pages, those
+	 * beyond the peak resident, and the faults those took */
+	double touched, touched_huge, touched_beyond, touched_faults;
+	/* explained counts those faults (more than the count by resident
+	 * pages), small_faults and huge ones */
+	bool by_touch;
+	double explained_small, explained_huge;
 };
 /* Whether `cycles` (per call, or in the whole run) that gave back
  * `bytes_given_back` (same unit) are churn; fills r. */
@@ -60,6 +69,12 @@ static inline bool mt_in_place_fits(double live)
 
 bool mt_repeats(const struct mt_rule_input *in, double cycles,
 		double bytes_given_back, struct mt_repetition *r);
+/* The same, where what the cycles gave back was measured: `touched` of
+ * those bytes had been touched, `huge` of them in transparent huge pages
+ * (the summary's unmapped_touched; 0: not measured). */
+bool mt_repeats_touched(const struct mt_rule_input *in, double cycles,
+			double bytes_given_back, double touched, double huge,
+			struct mt_repetition *r);
 /* Whether the allocator gives memory back and takes it again in a way
  * mt_repeats calls churn, by any of the means the churn rules look at:
  * what the findings that describe the allocator's state (temporaries,

@@ -91,7 +91,11 @@
 	/* a large block followed to its call site (1.12): the site's "id"   \
 	 * in the sites JSON, so that a fault sampled inside the block while \
 	 * it lives is put on the code that allocated it */                  \
-	X(BLOCK_SITE, block_site, 3, ptr, bytes, site)
+	X(BLOCK_SITE, block_site, 3, ptr, bytes, site)                     \
+	/* an anonymous mapping of 128 KiB or more about to be unmapped      \
+	 * (1.13): its bytes resident (touched), and those in transparent    \
+	 * huge pages; by_allocator: the allocator's unmapping */             \
+	X(UNMAP_TOUCHED, unmap_touched, 3, by_allocator, bytes, huge_bytes)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

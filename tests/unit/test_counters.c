@@ -81,6 +81,28 @@ static void syscalls_and_the_break(void **state)
 	assert_int_equal(c.brk_shrink_bytes, 0x1000);
 }
 
+static void unmapped_memory_touched(void **state)
+{
+	struct mt_counters c;
+	(void)state;
+	memset(&c, 0, sizeof c);
+	/* the allocator's mapping, 62 MiB of its 64 in huge pages; then the
+	 * program's own, in 4 KiB pages */
+	mt_count_unmap_touched(&c, 64 << 20, 62 << 20, true);
+	mt_count_unmap_touched(&c, 1 << 20, 0, false);
+	assert_int_equal(c.unmapped_touched, (64 << 20) + (1 << 20));
+	assert_int_equal(c.unmapped_touched_huge, 62 << 20);
+	assert_int_equal(c.unmapped_touched_by_allocator, 64 << 20);
+	assert_int_equal(c.unmapped_touched_huge_by_allocator, 62 << 20);
+	/* the last fields, after 1.12's layout (a baseline's prefix) */
+	assert_true(offsetof(struct mt_counters, unmapped_touched) >
+		    offsetof(struct mt_counters, large_freed_bytes));
+	assert_int_equal(offsetof(struct mt_counters,
+				  unmapped_touched_huge_by_allocator) +
+				 sizeof(uint64_t),
+			 sizeof c);
+}
+
 static void sums_add_every_field(void **state)
 {
 	struct mt_counters a, b;
@@ -106,6 +128,7 @@ int main(void)
 		cmocka_unit_test(advice_slots),
 		cmocka_unit_test(allocations_and_frees),
 		cmocka_unit_test(syscalls_and_the_break),
+		cmocka_unit_test(unmapped_memory_touched),
 		cmocka_unit_test(sums_add_every_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
