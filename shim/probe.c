@@ -1,4 +1,5 @@
 #include "probe.h"
+#include "rss.h"
 #include "rawsys.h"
 #include "size_classes.h"
 #include "trace.h"
@@ -201,6 +202,8 @@ void mt_probe_madvise(int advice, uint64_t bytes)
 	mt_tls.sys_seen++;
 	if (shim_work(MT_SYS_MADVISE))
 		return;
+	if (advice == MADV_HUGEPAGE)
+		mt_rss_huge_advised();
 	struct mt_thread *t = mt_self();
 	mt_count_madvise(&t->c, advice, bytes, by_allocator());
 	if (advice == MADV_DONTNEED || advice == MADV_FREE)
