@@ -11,7 +11,12 @@
   * how fast `memtrace stat TRACE` reads events (10 M of them);
   * whether recording distorts what it measures: func2/func1 with the
     trace against without memtrace (address-space layout fixed, since
-    glibc's behaviour here depends on where the heap starts).
+    glibc's behaviour here depends on where the heap starts), and the
+    NumPy workload's whole time counting against without memtrace.
+
+The pairs and the NumPy figures are measured on each of --backends (the
+shim preloaded before the backend's library, as memtrace run does); the
+reader's and the trace's size on the first.
 
 Minimum of --repeats interleaved runs.  --baseline-shim OLD measures
 another build of the shim in the same rounds of pairs (a change's before
@@ -26,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from backend_libs import BACKEND_LIBS, backend_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.join(HERE, "..", "build")
@@ -46,12 +53,57 @@ def pairs(bench, threads, extra, flags=()):
 
 
 def numpy_run(cmd, extra, fixed=True):
-    """The best func1 and func2 times (ms) of one run."""
+    """The best func1 and func2 times (ms) of one run, and its wall time
+    (s)."""
     prefix = ["setarch", os.uname().machine, "-R"] if fixed else []
+    t0 = time.perf_counter()
     out = subprocess.run(prefix + cmd, env=env(**extra), check=True,
                          capture_output=True, text=True).stdout
+    wall = time.perf_counter() - t0
     best = re.search(r"best: func1 ([\d.]+) ms, func2 ([\d.]+) ms", out)
-    return float(best.group(1)), float(best.group(2))
+    return float(best.group(1)), float(best.group(2)), wall
+
+
+def with_backend(extra, backend, lib):
+    """extra with the backend's library preloaded after the shim (if any)."""
+    e = dict(extra)
+    if lib:
+        e["LD_PRELOAD"] = ":".join(x for x in (e.get("LD_PRELOAD"), lib) if x)
+    if "MEMTRACE_QUIET" in e:
+        e["MEMTRACE_BACKEND"] = backend
+    return e
+
+
+def pair_rows(a, traced, backend, lib, threads):
+    """One row of the pairs' table: bare, counting, tracing (and the old
+    build's) on backend, min of --repeats interleaved runs."""
+    on = lambda extra: with_backend(extra, backend, lib)
+    best = {"bare": 1e9, "clock": 1e9, "counting": 1e9, "tracing": 1e9}
+    for _ in range(a.repeats):
+        best["bare"] = min(best["bare"], pairs(a.bench, threads, on({})))
+        best["clock"] = min(best["clock"],
+                            pairs(a.bench, threads, on({}), ["--clock"]))
+        best["counting"] = min(best["counting"], pairs(
+            a.bench, threads, on({"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1"})))
+        best["tracing"] = min(best["tracing"], pairs(a.bench, threads, on(traced())))
+        if a.baseline_shim:
+            old = os.path.abspath(a.baseline_shim)
+            best["old counting"] = min(best.get("old counting", 1e9), pairs(
+                a.bench, threads, on({"LD_PRELOAD": old, "MEMTRACE_QUIET": "1"})))
+            best["old tracing"] = min(best.get("old tracing", 1e9), pairs(
+                a.bench, threads, on({**traced(), "LD_PRELOAD": old})))
+    per_event = (best["tracing"] - best["bare"]) / 2
+    clock = (best["clock"] - best["bare"]) / 2
+    print(f"  {backend}, {threads} thread(s): bare {best['bare']:.2f}, counting "
+          f"{best['counting']:.2f}, tracing {best['tracing']:.2f}: "
+          f"+{per_event:.2f} ns per traced event (target 15), of which "
+          f"the TSC read alone is {clock:.2f} (bare with a read per "
+          f"event {best['clock']:.2f}); the rest +{per_event - clock:.2f}")
+    if a.baseline_shim:
+        print(f"    old build: counting {best['old counting']:.2f}, tracing "
+              f"{best['old tracing']:.2f} (this build "
+              f"{best['counting'] - best['old counting']:+.2f}, "
+              f"{best['tracing'] - best['old tracing']:+.2f})")
 
 
 def main():
@@ -63,7 +115,18 @@ def main():
     ap.add_argument("--baseline-shim", metavar="OLD",
                     help="another build of libmemtrace.so, measured in the "
                          "same rounds of pairs")
+    ap.add_argument("--backends", default="glibc",
+                    help="comma-separated: glibc,jemalloc,tcmalloc,mimalloc")
     a = ap.parse_args()
+    backends = []
+    for b in a.backends.split(","):
+        if b not in BACKEND_LIBS:
+            sys.exit(f"unknown backend {b!r} (known: {', '.join(BACKEND_LIBS)})")
+        lib = backend_lib(b)
+        if lib and not os.path.exists(lib):
+            print(f"note: skipping {b}: {lib} not found")
+            continue
+        backends.append((b, lib))
     tmp = tempfile.mkdtemp(prefix="memtrace-bench-")
     trace = os.path.join(tmp, "t.mt")
 
@@ -77,33 +140,9 @@ def main():
         return {"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1", "MEMTRACE_OUT": trace}
 
     print("malloc+free pairs of 16 B (ns per pair, min of %d)" % a.repeats)
-    for threads in (1, 2):
-        best = {"bare": 1e9, "clock": 1e9, "counting": 1e9, "tracing": 1e9}
-        for _ in range(a.repeats):
-            best["bare"] = min(best["bare"], pairs(a.bench, threads, {}))
-            best["clock"] = min(best["clock"],
-                                pairs(a.bench, threads, {}, ["--clock"]))
-            best["counting"] = min(best["counting"], pairs(
-                a.bench, threads, {"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1"}))
-            best["tracing"] = min(best["tracing"], pairs(a.bench, threads, traced()))
-            if a.baseline_shim:
-                old = os.path.abspath(a.baseline_shim)
-                best["old counting"] = min(best.get("old counting", 1e9), pairs(
-                    a.bench, threads, {"LD_PRELOAD": old, "MEMTRACE_QUIET": "1"}))
-                best["old tracing"] = min(best.get("old tracing", 1e9), pairs(
-                    a.bench, threads, {**traced(), "LD_PRELOAD": old}))
-        per_event = (best["tracing"] - best["bare"]) / 2
-        clock = (best["clock"] - best["bare"]) / 2
-        print(f"  {threads} thread(s): bare {best['bare']:.2f}, counting "
-              f"{best['counting']:.2f}, tracing {best['tracing']:.2f}: "
-              f"+{per_event:.2f} ns per traced event (target 15), of which "
-              f"the TSC read alone is {clock:.2f} (bare with a read per "
-              f"event {best['clock']:.2f}); the rest +{per_event - clock:.2f}")
-        if a.baseline_shim:
-            print(f"    old build: counting {best['old counting']:.2f}, tracing "
-                  f"{best['old tracing']:.2f} (this build "
-                  f"{best['counting'] - best['old counting']:+.2f}, "
-                  f"{best['tracing'] - best['old tracing']:+.2f})")
+    for backend, lib in backends:
+        for threads in (1, 2):
+            pair_rows(a, traced, backend, lib, threads)
 
     # The reader's speed: a large trace (5 M pairs, ~10 M events) against
     # an empty one read the same way, so process start-up cancels out.
@@ -159,18 +198,26 @@ def main():
               f"(memtrace zstd: {sizes['zstd']})")
 
     # Each function's best time over --repeats interleaved runs, then the
-    # ratio: the least disturbed figure of each, as the other benches.
-    best = {"bare": [1e9, 1e9], "tracing": [1e9, 1e9]}
-    for _ in range(a.repeats):
-        for name, extra in (("bare", {}), ("tracing", traced())):
-            times = numpy_run(script, extra)
-            best[name] = [min(b, t) for b, t in zip(best[name], times)]
-    bare = best["bare"][1] / best["bare"][0]
-    rec = best["tracing"][1] / best["tracing"][0]
-    print(f"func2/func1: {bare:.3f} without memtrace, {rec:.3f} recording "
-          f"({(rec / bare - 1) * 100:+.1f}%, target within 3%); func1 "
-          f"{best['bare'][0]:.3f} / {best['tracing'][0]:.3f} ms, func2 "
-          f"{best['bare'][1]:.3f} / {best['tracing'][1]:.3f} ms")
+    # ratio: the least disturbed figure of each, as the other benches.  And
+    # the whole run's wall time, bare against counting.
+    for backend, lib in backends:
+        on = lambda extra: with_backend(extra, backend, lib)
+        runs = (("bare", on({})), ("tracing", on(traced())),
+                ("counting", on({"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1"})))
+        best = {name: [1e9, 1e9, 1e9] for name, _ in runs}
+        for _ in range(a.repeats):
+            for name, extra in runs:
+                times = numpy_run(script, extra)
+                best[name] = [min(b, t) for b, t in zip(best[name], times)]
+        bare = best["bare"][1] / best["bare"][0]
+        rec = best["tracing"][1] / best["tracing"][0]
+        whole = best["counting"][2] / best["bare"][2]
+        print(f"{backend}: func2/func1 {bare:.3f} without memtrace, {rec:.3f} "
+              f"recording ({(rec / bare - 1) * 100:+.1f}%, target within 3%); "
+              f"func1 {best['bare'][0]:.3f} / {best['tracing'][0]:.3f} ms, func2 "
+              f"{best['bare'][1]:.3f} / {best['tracing'][1]:.3f} ms; the whole "
+              f"run {best['bare'][2]:.3f} s bare, {best['counting'][2]:.3f} s "
+              f"counting ({(whole - 1) * 100:+.1f}%, target within 2%)")
     shutil.rmtree(tmp)
 
 
