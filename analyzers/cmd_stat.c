@@ -11,6 +11,7 @@
 #include "command.h"
 #include "launch.h"
 #include "replay_json.h"
+#include "trace_family.h"
 #include "measure.h"
 #include "sites.h"
 #include "symbolize.h"
@@ -62,7 +63,9 @@ static const char usage[] =
 	"output): its summaries are printed again, as a table or by site.\n"
 	"With TRACE (MEMTRACE_OUT, memtrace run -o, or the directory of an\n"
 	"LTTng trace: memtrace run --lttng -o DIR), the summary is computed\n"
-	"from the recorded events: the same figures as the live summary.  A\n"
+	"from the recorded events: the same figures as the live summary; the\n"
+	"files the command's other processes recorded beside a native TRACE\n"
+	"(TRACE.<pid>: its children; .1, .2: images after an exec) follow.  A\n"
 	"recording that did not cover the whole run (killed, full disk, _exit,\n"
 	"exec, lost events) gives the figures of what it recorded, marked\n"
 	"\"partial\" with the reason.  Without --, one argument that is a trace\n"
@@ -156,13 +159,11 @@ static int stat_summaries(const char *path, bool as_json, const char *output)
 	return status;
 }
 
-static int stat_trace(const char *path, struct mt_pick pick, bool as_json, bool salvage,
-		      const char *output)
+/* One process's recording, printed to out. */
+static int stat_recording(const char *path, struct mt_pick pick, bool as_json,
+			  bool salvage, FILE *out)
 {
 	char err[512];
-	int summaries = stat_summaries(path, as_json, output);
-	if (summaries >= 0)
-		return summaries;
 	struct mt_trace *t = mt_trace_open_process(path, pick.pid, pick.image, err, sizeof err);
 	if (!t) {
 		fprintf(stderr, "memtrace: stat: %s: %s\n", path, err);
@@ -179,22 +180,39 @@ static int stat_trace(const char *path, struct mt_pick pick, bool as_json, bool 
 	}
 	json_t *s = json_loads(json, 0, NULL);
 	warn_partial(path, s);
-	FILE *out = output ? fopen(output, "we") : stdout;
-	if (!out) {
-		fprintf(stderr, "memtrace: stat: cannot write %s: %m\n", output);
-		json_decref(s);
-		free(json);
-		return 1;
-	}
 	if (as_json)
-		fputs(json, out);
+		fprintf(out, "%s%s", json,
+			json[0] && json[strlen(json) - 1] == '\n' ? "" : "\n");
 	else
 		print_summary(out, s);
 	json_decref(s);
 	free(json);
+	return 0;
+}
+
+/* The trace, then what the rest of its command recorded beside it (its
+ * children, its later images: trace_family.h), as stat -- CMD prints
+ * every process the command started. */
+static int stat_trace(const char *path, struct mt_pick pick, bool as_json, bool salvage,
+		      const char *output)
+{
+	int summaries = stat_summaries(path, as_json, output);
+	if (summaries >= 0)
+		return summaries;
+	FILE *out = output ? fopen(output, "we") : stdout;
+	if (!out) {
+		fprintf(stderr, "memtrace: stat: cannot write %s: %m\n", output);
+		return 1;
+	}
+	int status = stat_recording(path, pick, as_json, salvage, out);
+	char **family = status || pick.pid ? NULL : mt_trace_family(path);
+	for (size_t i = 0; family && family[i]; i++)
+		status |= stat_recording(family[i], (struct mt_pick){0}, as_json,
+					 salvage, out);
+	mt_trace_family_free(family);
 	if (out != stdout && fclose(out) != 0)
 		return 1;
-	return 0;
+	return status;
 }
 
 int mt_cmd_stat(int argc, char **argv)

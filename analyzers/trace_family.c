@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace_family.h"
 #include "trace_read.h"
@@ -54,12 +55,15 @@ static int by_path(const void *a, const void *b)
 
 char **mt_trace_family(const char *path)
 {
-	long root, unused;
+	long root = 0, unused;
 	char *dir_copy = strdup(path), *base_copy = strdup(path);
 	const char *dir = dirname(dir_copy), *base = basename(base_copy);
 	size_t base_len = strlen(base), n = 0, cap = 0;
 	struct member *m = NULL;
-	DIR *d = header_pids(path, &root, &unused) ? opendir(dir) : NULL;
+	struct stat st;
+	/* (an LTTng trace, a directory, holds every process itself) */
+	bool file = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	DIR *d = file && header_pids(path, &root, &unused) ? opendir(dir) : NULL;
 	struct dirent *e;
 
 	while (d && (e = readdir(d))) {

@@ -333,6 +333,11 @@ def test_a_traces_children_are_explained_with_it(tmp_path, how):
     # (the stray's churn would be a third)
     assert len(churns) == 2 and len(children) == 2, children
     assert all(p.startswith("child process ") for p in children)
+    # stat TRACE prints them too, one JSON line a process
+    r = run([CLI, "stat", "--json", trace], clean_env())
+    pids = [json.loads(line)["pid"] for line in r.stdout.splitlines()]
+    assert len(pids) == len(set(pids)) >= 3, pids
+    assert all(p.split()[2] in map(str, pids) for p in children), (children, pids)
 
 
 def test_allocator_time_where_no_kernel_work_differs():

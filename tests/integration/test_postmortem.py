@@ -23,7 +23,8 @@ AT_EXIT = {"syscalls", "page_faults", "cpu_s", "wall_s", "threads",
 
 def stat(path, *flags, check=True):
     r = run([CLI, "stat", "--json", *flags, str(path)], clean_env(), check=check)
-    return (json.loads(r.stdout) if r.returncode == 0 else None), r
+    # (the first line: path's own process; its children's files follow)
+    return (json.loads(r.stdout.splitlines()[0]) if r.returncode == 0 else None), r
 
 
 def explain(path):
