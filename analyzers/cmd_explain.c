@@ -246,10 +246,19 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		     json_t *s, const struct mt_call_figures *f,
 		     const char *process, struct findings *out)
 {
+	/* A region's findings name the code that ran in it (the shim keys
+	 * sites by the region open, sites.h); the whole run's, all of it. */
+	json_t *sites = f->whole ? json_incref(json_object_get(s, "sites"))
+				 : mt_sites_of_region(json_object_get(s, "sites"),
+						      f->region);
+	if (!f->whole && !json_array_size(sites)) { /* (none in it) */
+		json_decref(sites);
+		sites = NULL;
+	}
 	struct mt_rule_input in = {
 		.backend = m->runs.backend,
 		.f = f,
-		.sites = json_object_get(s, "sites"),
+		.sites = sites,
 		.python = cx->python,
 		.numpy = mt_sites_in_numpy(json_object_get(s, "sites")),
 		.page_size = sysconf(_SC_PAGESIZE),
@@ -284,6 +293,7 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 	}
 	if (ok && process)
 		one_glibc_setting(out->at + first, out->n - first);
+	json_decref(sites);
 	return ok;
 }
 

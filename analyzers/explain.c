@@ -174,9 +174,8 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		      const char *const *keys)
 {
 	char label[512];
-	/* Sites are the whole run's: a region's finding would be given
-	 * code outside the region. */
-	if (!in->f->whole || !in->sites)
+	/* (a region's: the sites of the code that ran in it) */
+	if (!in->sites)
 		return;
 	x->sites = mt_sites_ranked(in->sites, keys, 5);
 	/* The program's own mappings are credited to a site each, whatever

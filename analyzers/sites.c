@@ -251,6 +251,18 @@ json_t *mt_sites_by_bytes(json_t *sites, size_t max)
 	return ranked(sites, weigh_bytes, NULL, max, 0.01);
 }
 
+json_t *mt_sites_of_region(json_t *sites, const char *name)
+{
+	json_t *out = json_array(), *site;
+	size_t i;
+	json_array_foreach(sites, i, site) {
+		const char *r = json_string_value(json_object_get(site, "region"));
+		if (r && name && !strcmp(r, name))
+			json_array_append(out, site);
+	}
+	return out;
+}
+
 bool mt_sites_share_shrinks(json_t *sites)
 {
 	size_t i;

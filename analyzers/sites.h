@@ -19,6 +19,10 @@ json_t *mt_sites_ranked(json_t *sites, const char *const *keys, size_t max);
 
 /* The same, ranked by their large blocks' bytes. */
 json_t *mt_sites_by_bytes(json_t *sites, size_t max);
+/* The sites of region `name` (the shim keys a site by the innermost
+ * region open when its blocks were allocated: "region"), a new array;
+ * empty for a recording made before sites knew their regions. */
+json_t *mt_sites_of_region(json_t *sites, const char *name);
 
 /* The same, ranked by the bytes of the small blocks sampled at them
  * ("small", MEMTRACE_SITES's samples): the shares are of those bytes. */

@@ -167,6 +167,18 @@ static void add_call(struct region *r, const struct mt_region_mark *m,
 		r->f.large_max_live = (uint64_t)large;
 }
 
+int mt_region_innermost(const struct mt_thread *t)
+{
+	unsigned n = t->open_regions;
+	return n && n <= MAX_OPEN && t->marks ? t->marks[n - 1].region : -1;
+}
+
+const char *mt_region_name(int region)
+{
+	/* (an index once given out names its region for good) */
+	return region >= 0 && region < region_count ? regions[region].name : "?";
+}
+
 MT_EXPORT void memtrace_region_begin(const char *name)
 {
 	if (!name)

@@ -14,6 +14,7 @@
 #include "json_writer.h"
 #include "native_stack.h"
 #include "python_frames.h"
+#include "regions.h"
 #include "rawsys.h"
 #include "options.h"
 #include "sites.h"
@@ -52,6 +53,7 @@ struct site {
 	struct frame_name names[MAX_PY_FRAMES];
 	struct native_name natives[MAX_NATIVE];
 	unsigned function;	     /* the site of its innermost function */
+	int region;		     /* the innermost region open, -1: none */
 	uint64_t allocs, bytes, frees, live, max_live;
 	/* A function's entry: the most of its blocks one thread had live at
 	 * once.  A site: its blocks freed by another thread than the one
@@ -162,9 +164,9 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 static uint64_t hash_of(const void *const *native, unsigned nn,
-			const struct mt_pyframe *f, unsigned n)
+			const struct mt_pyframe *f, unsigned n, int region)
 {
-	uint64_t h = mix(n, nn);
+	uint64_t h = mix(mix(n, nn), (uint64_t)(region + 1));
 	for (unsigned i = 0; i < nn; i++)
 		h = mix(h, (uintptr_t)native[i]);
 	for (unsigned i = 0; i < n; i++)
@@ -174,9 +176,10 @@ static uint64_t hash_of(const void *const *native, unsigned nn,
 
 static bool same(const struct site *s, uint64_t hash,
 		 const void *const *native, unsigned nn,
-		 const struct mt_pyframe *f, unsigned n)
+		 const struct mt_pyframe *f, unsigned n, int region)
 {
-	if (s->hash != hash || s->nnative != nn || s->nframes != n)
+	if (s->hash != hash || s->nnative != nn || s->nframes != n ||
+	    s->region != region)
 		return false;
 	for (unsigned i = 0; i < nn; i++)
 		if (s->native[i] != native[i])
@@ -189,11 +192,12 @@ static bool same(const struct site *s, uint64_t hash,
 
 /* The slot of a site with this key, or the empty slot where it goes. */
 static unsigned *slot_of(uint64_t hash, const void *const *native,
-			 unsigned nn, const struct mt_pyframe *f, unsigned n)
+			 unsigned nn, const struct mt_pyframe *f, unsigned n,
+			 int region)
 {
 	for (unsigned i = (unsigned)hash % SITE_SLOTS;; i = (i + 1) % SITE_SLOTS) {
 		unsigned *slot = &tab->site_slots[i];
-		if (!*slot || same(&tab->sites[*slot], hash, native, nn, f, n))
+		if (!*slot || same(&tab->sites[*slot], hash, native, nn, f, n, region))
 			return slot;
 	}
 }
@@ -233,7 +237,7 @@ static void name_site(struct pending *p, const void *const *native,
 
 static unsigned add_site(unsigned *slot, uint64_t hash,
 			 const void *const *native, unsigned nn,
-			 const struct mt_pyframe *f, unsigned n,
+			 const struct mt_pyframe *f, unsigned n, int region,
 			 const struct pending *p, unsigned limit)
 {
 	if (tab->nsites >= limit)
@@ -241,6 +245,7 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
 	unsigned id = ++tab->nsites;
 	struct site *s = &tab->sites[id];
 	s->hash = hash;
+	s->region = region;
 	s->nframes = n;
 	for (unsigned i = 0; i < n; i++) {
 		s->raw[i] = f[i];
@@ -270,12 +275,13 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
 /* The site for this key; with `function`, the one of its innermost
  * function alone (the Python function, or the native caller). */
 static unsigned find_site(const void *const *native, unsigned nn,
-			  const struct mt_pyframe *f, unsigned n,
+			  const struct mt_pyframe *f, unsigned n, int region,
 			  const struct pending *p, unsigned limit)
 {
-	uint64_t hash = hash_of(native, nn, f, n);
-	unsigned *slot = slot_of(hash, native, nn, f, n);
-	return *slot ? *slot : add_site(slot, hash, native, nn, f, n, p, limit);
+	uint64_t hash = hash_of(native, nn, f, n, region);
+	unsigned *slot = slot_of(hash, native, nn, f, n, region);
+	return *slot ? *slot
+		     : add_site(slot, hash, native, nn, f, n, region, p, limit);
 }
 
 static struct block *block_of(uintptr_t addr)
@@ -354,16 +360,22 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	const void *fnative[2] = {(const void *)function, nn > 1 ? native[1] : NULL};
 	unsigned nf = n ? 1 : 0, fnn = n ? 0 : nn > 1 ? 2 : 1;
 
-	uint64_t h = hash_of(native, nn, f, n), hf = hash_of(fnative, fnn, &fn, nf);
+	/* The same code in two regions is two sites: a region's findings
+	 * name the code that ran in it. */
+	struct mt_thread *t = mt_tls.thread;
+	int region = t ? mt_region_innermost(t) : -1;
+	uint64_t h = hash_of(native, nn, f, n, region),
+		 hf = hash_of(fnative, fnn, &fn, nf, region);
 	take();
-	if (!*slot_of(h, native, nn, f, n) || !*slot_of(hf, fnative, fnn, &fn, nf)) {
+	if (!*slot_of(h, native, nn, f, n, region) ||
+	    !*slot_of(hf, fnative, fnn, &fn, nf, region)) {
 		/* A new site: named outside the lock (see name_site). */
 		give();
 		name_site(&names, native, nn, f, n);
 		take();
 	}
-	unsigned id = find_site(native, nn, f, n, &names, limit);
-	*fid = id ? find_site(fnative, fnn, &fn, nf, &names, MAX_SITES) : 0;
+	unsigned id = find_site(native, nn, f, n, region, &names, limit);
+	*fid = id ? find_site(fnative, fnn, &fn, nf, region, &names, MAX_SITES) : 0;
 	if (id)
 		tab->sites[id].function = *fid;
 	return id;
@@ -897,6 +909,8 @@ size_t mt_sites_json(char *buf, size_t len, bool wait)
 			mt_json_u64(&j, "id", order[k]);
 			mt_json_key(&j, "stack");
 			write_stack(&o, s);
+			if (s->region >= 0)
+				mt_json_str(&j, "region", mt_region_name(s->region));
 			write_figures(&j, s, function_max_live(s));
 			mt_json_end(&j);
 			if (!o.overflow)

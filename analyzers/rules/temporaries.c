@@ -142,6 +142,23 @@ struct mt_finding *mt_rule_temporaries(const struct mt_rule_input *in)
 			   "than one buffer: the allocator must find "
 			   "room for each anew"
 			 : "");
+	/* Where in the region they are made (sites of its own: sites.h). */
+	x->sites = in->sites ? mt_sites_by_bytes(in->sites, 5) : NULL;
+	json_t *top = json_array_get(x->sites, 0);
+	char label[512];
+	for (size_t k = 0; k < 3 && top; k++) {
+		json_t *site = json_array_get(x->sites, k);
+		if (!site)
+			break;
+		size_t at = strlen(x->explanation);
+		snprintf(x->explanation + at, sizeof x->explanation - at,
+			 "%s %s (%.0f%%%s)%s", k ? "," : " They are made at",
+			 mt_site_label(json_object_get(site, "stack"), label,
+				       sizeof label),
+			 json_number_value(json_object_get(site, "share")) * 100,
+			 k ? "" : " of their bytes",
+			 json_array_get(x->sites, k + 1) && k < 2 ? "" : ".");
+	}
 	mt_reuse_fix(x, in, mt_in_place_fits(f->large_max_live));
 	return x;
 }

@@ -635,3 +635,35 @@ def test_a_mimalloc_churn_is_its_sites():
     assert churn["sites"][0]["stack"][0]["function"] == "churn"
     assert churn["sites"][0]["share"] >= 0.8, churn["sites"]
     assert "on its own time" not in churn["explanation"]
+
+
+NUMPY_REGIONS = os.path.join(HERE, "..", "programs", "numpy_regions.py")
+
+
+def test_a_regions_findings_name_the_code_that_ran_in_it(tmp_path):
+    """seed 004's functions each in a region of its name: the region's
+    findings had no sites (sites were the whole run's, and would have
+    named code outside the region).  The shim keys a site by the region
+    open, so func2's findings name func2's lines only, func1's func1's;
+    the whole run's view folds them back into one site a line."""
+    env = clean_env(PYTHONPATH=os.environ["MEMTRACE_PYTHON_DIR"])
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--", PYTHON,
+             NUMPY_REGIONS, "60"], env)
+    found = json.loads(r.stdout)["findings"]
+    with_sites = [f for f in found if f.get("sites")]
+    assert {f["region"] for f in with_sites} == {"func1", "func2"}, found
+    for f in with_sites:
+        functions = {s["stack"][0]["function"] for s in f["sites"]}
+        assert functions == {f["region"]}, (f["id"], f["region"], f["sites"])
+    churn = [f for f in found if f["region"] == "func2" and f["id"].endswith("churn")]
+    assert churn and churn[0]["sites"], found
+    temps = {f["region"]: f for f in found if f["id"] == "temporaries"}
+    assert "func1 (numpy_regions.py:" in temps["func1"]["explanation"], temps
+    # the summary's sites say their region; outside() has none
+    summary = tmp_path / "s.json"
+    run([PYTHON, NUMPY_REGIONS, "20"], shim_env("glibc", summary=str(summary),
+                                                PYTHONPATH=os.environ["MEMTRACE_PYTHON_DIR"]))
+    sites = json.loads(summary.read_text())["sites"]
+    regions = {f["function"]: s.get("region") for s in sites for f in s["stack"]
+               if f.get("function") in ("func1", "func2", "outside")}
+    assert regions == {"func1": "func1", "func2": "func2", "outside": None}, regions
