@@ -5,51 +5,85 @@
 #include "crash.h"
 #include "symbols.h"
 #include "emit.h"
+#include "lifecycle.h"
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+/* Signals whose default ends the process without a fault: a pool's
+ * SIGTERM to its workers, Ctrl-C, a closed pipe, an alarm. */
+static const int ending_signals[] = {SIGHUP,  SIGINT,  SIGPIPE, SIGALRM,
+				     SIGTERM, SIGUSR1, SIGUSR2};
 
 /* Blocked while it runs, the signal raised again is taken as it returns,
  * with the default action: the process dies of it as it would have (the
  * same status, a core where one was due).  A fault raises it again by
  * itself when its instruction runs again. */
+static void die_of(int sig)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	mt_real.sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
 static void on_fatal(int sig, siginfo_t *info, void *context)
 {
 	(void)info;
 	(void)context;
 	int saved = errno;
 	MT_EMIT(crash, sig);
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	mt_real.sigaction(sig, &dfl, NULL);
-	raise(sig);
+	die_of(sig);
 	errno = saved;
 }
 
-void mt_crash_start(void)
+/* Not a crash: the process is whole, and its summary and closing record
+ * are written as exit writes them (lifecycle.h), so that a worker a pool
+ * terminates keeps its figures. */
+static void on_ending(int sig, siginfo_t *info, void *context)
 {
-	for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+	(void)info;
+	(void)context;
+	int saved = errno;
+	mt_lifecycle_killed(sig);
+	die_of(sig);
+	errno = saved;
+}
+
+static void install(const int *signals, size_t n,
+		    void (*handler)(int, siginfo_t *, void *))
+{
+	for (size_t i = 0; i < n; i++) {
 		struct sigaction old, ours;
-		if (mt_real.sigaction(fatal_signals[i], NULL, &old) != 0 ||
+		if (mt_real.sigaction(signals[i], NULL, &old) != 0 ||
 		    old.sa_handler != SIG_DFL || old.sa_flags & SA_SIGINFO)
 			continue;
 		memset(&ours, 0, sizeof ours);
-		ours.sa_sigaction = on_fatal;
+		ours.sa_sigaction = handler;
 		/* On the thread's alternate stack when it has one: a stack
 		 * overflow can still be written out. */
 		ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
-		mt_real.sigaction(fatal_signals[i], &ours, NULL);
+		mt_real.sigaction(signals[i], &ours, NULL);
 	}
+}
+
+void mt_crash_start(bool tracing)
+{
+	if (tracing)
+		install(fatal_signals, sizeof fatal_signals / sizeof *fatal_signals,
+			on_fatal);
+	install(ending_signals, sizeof ending_signals / sizeof *ending_signals,
+		on_ending);
 }
 
 bool mt_crash_handler_is(__sighandler_t h)
 {
-	return (void *)h == (void *)on_fatal;
+	return (void *)h == (void *)on_fatal || (void *)h == (void *)on_ending;
 }
 
 void mt_crash_hide(struct sigaction *old)
 {
-	if (old->sa_flags & SA_SIGINFO && old->sa_sigaction == on_fatal) {
+	if (old->sa_flags & SA_SIGINFO &&
+	    (old->sa_sigaction == on_fatal || old->sa_sigaction == on_ending)) {
 		memset(old, 0, sizeof *old);
 		old->sa_handler = SIG_DFL;
 	}

@@ -1,6 +1,9 @@
 /* Fatal signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) while a trace
  * is recorded: what the buffers hold is written out before the process
- * dies, so the trace of a crash ends at the crash.
+ * dies, so the trace of a crash ends at the crash.  Signals that end a
+ * process whole by default (SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGALRM,
+ * SIGUSR1, SIGUSR2), traced or not: its summary and closing record are
+ * written as exit writes them, then it dies of the signal.
  *
  * The handler is installed only where the program leaves the default, and
  * the program never sees it: sigaction() and signal() report the default
@@ -14,7 +17,9 @@
 #include <signal.h>
 #include <stdbool.h>
 
-void mt_crash_start(void);
+#include <stdbool.h>
+
+void mt_crash_start(bool tracing);
 /* What sigaction reported: the default in place of the shim's handler. */
 void mt_crash_hide(struct sigaction *old);
 /* Is h (as signal() returns it) the shim's handler? */

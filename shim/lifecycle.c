@@ -99,6 +99,9 @@ static void parent_after_fork(void)
 /* This process, when a fork made it (its child handler ran here); not a
  * vfork child, which runs no handler and shares its parent's memory. */
 static pid_t forked_child;
+/* The process mt_init ran in. */
+static pid_t started;
+int mt_ending_signal;
 
 static void child_after_fork(void)
 {
@@ -161,8 +164,8 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 		 * MEMTRACE_QUIET keeps it to the summary's "sources". */
 		mt_report_start(!mt_opt.quiet);
 		start_sinks();
-		if (mt_sinks[MT_SINK_TRACE])
-			mt_crash_start();
+		started = getpid();
+		mt_crash_start(mt_sinks[MT_SINK_TRACE]);
 		start_kernel_samples();
 		mt_rss_start();
 		pthread_atfork(before_fork, parent_after_fork, child_after_fork);
@@ -215,6 +218,17 @@ void mt_lifecycle_exec(const char *path)
 void mt_lifecycle_exec_failed(void)
 {
 	MT_EMIT(exec_failed);
+}
+
+void mt_lifecycle_killed(int sig)
+{
+	/* (not in a vfork child, whose memory is its parent's) */
+	pid_t pid = getpid();
+	if (!active || (pid != started && pid != forked_child))
+		return;
+	mt_ending_signal = sig;
+	mt_fini();
+	active = false;
 }
 
 void mt_lifecycle_exit_now(int status)

@@ -4,6 +4,8 @@
 #ifndef MEMTRACE_LIFECYCLE_H
 #define MEMTRACE_LIFECYCLE_H
 
+#include "visibility.h"
+
 /* Before exec: what this image recorded goes out; after one that failed,
  * it goes on recording. */
 void mt_lifecycle_exec(const char *path);
@@ -16,5 +18,10 @@ void mt_lifecycle_sandbox(void);
 /* _exit()/_Exit(): no atexit work, no destructor; every thread's events
  * written out first.  Safe in a signal handler and a vfork child. */
 void mt_lifecycle_exit_now(int status);
+/* A signal that ends the process by default is taking it (crash.h): its
+ * summary and closing record, as exit writes them, saying the signal. */
+void mt_lifecycle_killed(int sig);
+/* That signal, once it came; 0 before. */
+extern MT_HIDDEN int mt_ending_signal;
 
 #endif

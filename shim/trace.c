@@ -26,6 +26,7 @@
 #include "mode.h"
 #include "options.h"
 #include "process_facts.h"
+#include "lifecycle.h"
 #include "sink.h"
 #include "sites.h"
 #include "rawsys.h"
@@ -1052,9 +1053,11 @@ static void trace_finish(const char *exit_json, size_t len)
 		close_buffer(t->trace);
 		close_buffer(t->signal_trace);
 	}
+	/* (the status is not known to a destructor; a signal that ends
+	 * the process wrote the summary on its way: lifecycle.h) */
 	if (writing_own_file())
-		write_status(MT_END_EXIT, -1, 0); /* (the status is not known
-						     to a destructor) */
+		write_status(mt_ending_signal ? MT_END_SIGNAL : MT_END_EXIT,
+			     mt_ending_signal ? mt_ending_signal : -1, 0);
 	mt_sink_off(MT_SINK_TRACE); /* the hot paths stop recording too */
 	if (trace_fd >= 0 && is_the_trace(trace_fd))
 		close(trace_fd);

@@ -198,12 +198,13 @@ def trace_status(path):
 @pytest.mark.parametrize("how,code,end,value", [
     ("return", 3, END_EXIT, -1), ("exit", 5, END_EXIT, -1),
     ("_exit", 6, END_EXIT_NOW, 6), ("abort", 0, END_SIGNAL, signal.SIGABRT),
-    ("signal", 0, END_RECORDING, 0)])
+    ("signal", 0, END_SIGNAL, signal.SIGTERM)])
 def test_the_trace_says_how_the_process_ended(how, code, end, value,
                                               tmp_path):
-    """Written over the status chunk as recording ends; SIGTERM's default
-    action gives no chance to (as SIGKILL), so the file still says it was
-    recording: killed."""
+    """Written over the status chunk as recording ends.  SIGTERM (a pool
+    ending its workers) takes the process whole: the shim's handler
+    writes the closing record as exit would and the process dies of the
+    signal; the file said it was still recording, as after SIGKILL."""
     trace = tmp_path / "trace.mt"
     cmd = [program("exits"), how, str(code)]
     bare = run(cmd, bare_env("glibc"), check=False)
@@ -230,16 +231,19 @@ def test_a_crash_is_written_out_before_the_process_dies(tmp_path):
     assert frees == 1000
 
 
-def test_the_program_sees_no_handler_of_the_shim(tmp_path):
-    """The handler that writes a crash out is installed where the program
-    left the default, and reported as the default."""
+@pytest.mark.parametrize("mode", MODES)
+def test_the_program_sees_no_handler_of_the_shim(mode, tmp_path):
+    """The handlers that write a crash out, or the summary as a signal
+    ends the process, are installed where the program left the default,
+    and reported as the default."""
     code = ("import signal\n"
             "print([signal.getsignal(s) for s in (signal.SIGSEGV, "
-            "signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)])")
+            "signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, "
+            "signal.SIGTERM, signal.SIGHUP, signal.SIGALRM, signal.SIGUSR1, "
+            "signal.SIGUSR2)])")
     bare = run([PYTHON, "-c", code], bare_env("glibc"))
-    traced = run([PYTHON, "-c", code],
-                 shim_env("glibc", MEMTRACE_OUT=str(tmp_path / "t.mt")))
-    assert traced.stdout == bare.stdout
+    shimmed = run([PYTHON, "-c", code], env_for("glibc", mode, tmp_path))
+    assert shimmed.stdout == bare.stdout
 
 
 @pytest.mark.parametrize("mode", MODES)

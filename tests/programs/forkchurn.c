@@ -1,8 +1,11 @@
 /* A parent that does nothing but fork: each of its children churns
  * (12 blocks of 48 MiB, each filled and freed) and leaves by _exit, as a
- * server's workers do, or by exit.  `forkchurn CHILDREN _exit|exit`. */
+ * server's workers do, or by exit, or waits to be ended by the parent's
+ * SIGTERM, as a pool's workers are.
+ * `forkchurn CHILDREN _exit|exit|sigterm`. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,8 +30,12 @@ int main(int argc, char **argv)
 {
 	int children = argc > 1 ? atoi(argv[1]) : 2;
 	int by_exit = argc > 2 && strcmp(argv[2], "exit") == 0;
+	int killed = argc > 2 && strcmp(argv[2], "sigterm") == 0;
 	long total = 0;
 	for (int c = 0; c < children; c++) {
+		int done[2];
+		if (pipe(done) != 0)
+			return 1;
 		pid_t p = fork();
 		if (p < 0)
 			return 1;
@@ -36,11 +43,23 @@ int main(int argc, char **argv)
 			int r = churn();
 			if (by_exit)
 				exit(r);
-			_exit(r);
+			if (!killed)
+				_exit(r);
+			/* done: wait for the parent's SIGTERM */
+			if (write(done[1], "x", 1) != 1)
+				_exit(1);
+			for (;;)
+				pause();
 		}
+		char x;
+		if (killed && (read(done[0], &x, 1) != 1 || kill(p, SIGTERM) != 0))
+			return 1;
+		close(done[0]);
+		close(done[1]);
 		int status;
 		waitpid(p, &status, 0);
-		total += WEXITSTATUS(status);
+		total += killed ? WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM
+				: WEXITSTATUS(status);
 	}
 	printf("%ld\n", total);
 	return 0;
