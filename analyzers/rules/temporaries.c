@@ -65,7 +65,11 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		 * in a queue, not two in the function where one would do. */
 		bool handed = elsewhere >= 0.5 * freed;
 		two |= mt_in_place_fits((double)live) && !handed;
-		if (!handed && live > 3 && live > kept)
+		/* (more than an expression makes: each operation of a NumPy
+		 * expression is a temporary, with its operands live too, so a
+		 * call of a few lines has 4 or 5 at once; "outlive the call"
+		 * was said of those: new-user trial 6) */
+		if (!handed && live > 8 && live > kept)
 			kept = live;
 		const char *live_in = holder ? "at most live at once at that line "
 					       "(its function is inlined into "
