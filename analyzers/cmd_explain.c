@@ -573,11 +573,18 @@ static bool allocator_time(struct findings *all, const struct measured *m,
 		 * here: the runs are interleaved, so a slow spell of the
 		 * machine falls on both, and ranges that overlap are noise (a
 		 * Python indexer "31% less on mimalloc", then nothing, then
-		 * "25% less on jemalloc", in three explains: new-user trial 6) */
+		 * "25% less on jemalloc", in three explains: new-user trial 6),
+		 * and the gap more than the runs' own spread */
+		/* ... and by twice the spread of either backend's own runs:
+		 * a program whose time varies by 40% from run to run (a
+		 * Python program's hashes are seeded anew each run) differs
+		 * by that between backends by chance */
+		double spread = fmax(slowest_cpu(&m[j].runs) - cpu_x,
+				     slowest_cpu(&m[fastest].runs) - cpu_y);
 		if (j == fastest || churns || cpu_y >= 0.75 * cpu_x || gap < 0.05 ||
 		    x->user_s - y->user_s < 0.5 * gap ||
 		    gap > 2e-6 * x->allocations ||
-		    slowest_cpu(&m[fastest].runs) >= cpu_x)
+		    slowest_cpu(&m[fastest].runs) >= cpu_x || gap < 2 * spread)
 			continue;
 		struct mt_rule_input in = {.backend = m[j].runs.backend, .f = x,
 					   .page_size = page_size};
