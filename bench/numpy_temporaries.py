@@ -92,6 +92,7 @@ def main():
     sizes = ([args.size * k // 8 for k in (1, 2, 4, 8, 16, 32, 64)]
              if args.sweep else [args.size])
     print(f"numpy {np.__version__}, python {sys.version.split()[0]}")
+    start = time.perf_counter()
     for size in sizes:
         a = np.random.randint(0, 256, size=size, dtype=np.uint8)
         best = {}
@@ -104,6 +105,9 @@ def main():
         print(f"size={size} best: " + ", ".join(
             f"{k} {v * 1e3:.3f} ms" for k, v in best.items()) +
             f"; func2/func1 = {ratio:.2f}")
+    # (the work's own time, from inside: without the process's start and
+    # exit, which a preloaded library with kernel counters makes longer)
+    print(f"work: {time.perf_counter() - start:.3f} s")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@
   * whether recording distorts what it measures: func2/func1 with the
     trace against without memtrace (address-space layout fixed, since
     glibc's behaviour here depends on where the heap starts), and the
-    NumPy workload's whole time counting against without memtrace.
+    NumPy workload's work counting against without memtrace (timed
+    inside the script), and apart what the shim adds to a process's start
+    and exit.
 
 The pairs and the NumPy figures are measured on each of --backends (the
 shim preloaded before the backend's library, as memtrace run does); the
@@ -53,15 +55,17 @@ def pairs(bench, threads, extra, flags=()):
 
 
 def numpy_run(cmd, extra, fixed=True):
-    """The best func1 and func2 times (ms) of one run, and its wall time
-    (s)."""
+    """The best func1 and func2 times (ms) of one run, the script's work
+    (s, timed inside it) and the run's wall time (s, with the start and
+    exit of its processes)."""
     prefix = ["setarch", os.uname().machine, "-R"] if fixed else []
     t0 = time.perf_counter()
     out = subprocess.run(prefix + cmd, env=env(**extra), check=True,
                          capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
     best = re.search(r"best: func1 ([\d.]+) ms, func2 ([\d.]+) ms", out)
-    return float(best.group(1)), float(best.group(2)), wall
+    work = float(re.search(r"work: ([\d.]+) s", out).group(1))
+    return float(best.group(1)), float(best.group(2)), work, wall
 
 
 def with_backend(extra, backend, lib):
@@ -204,7 +208,7 @@ def main():
         on = lambda extra: with_backend(extra, backend, lib)
         runs = (("bare", on({})), ("tracing", on(traced())),
                 ("counting", on({"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1"})))
-        best = {name: [1e9, 1e9, 1e9] for name, _ in runs}
+        best = {name: [1e9, 1e9, 1e9, 1e9] for name, _ in runs}
         for _ in range(a.repeats):
             for name, extra in runs:
                 times = numpy_run(script, extra)
@@ -212,12 +216,16 @@ def main():
         bare = best["bare"][1] / best["bare"][0]
         rec = best["tracing"][1] / best["tracing"][0]
         whole = best["counting"][2] / best["bare"][2]
+        fixed = (best["counting"][3] - best["counting"][2]) - (
+            best["bare"][3] - best["bare"][2])
         print(f"{backend}: func2/func1 {bare:.3f} without memtrace, {rec:.3f} "
               f"recording ({(rec / bare - 1) * 100:+.1f}%, target within 3%); "
               f"func1 {best['bare'][0]:.3f} / {best['tracing'][0]:.3f} ms, func2 "
               f"{best['bare'][1]:.3f} / {best['tracing'][1]:.3f} ms; the whole "
-              f"run {best['bare'][2]:.3f} s bare, {best['counting'][2]:.3f} s "
-              f"counting ({(whole - 1) * 100:+.1f}%, target within 2%)")
+              f"work {best['bare'][2]:.3f} s bare, {best['counting'][2]:.3f} s "
+              f"counting ({(whole - 1) * 100:+.1f}%, target within 2%), and "
+              f"{fixed:+.3f} s at the start and exit of its two images "
+              f"(setarch, python: the kernel counters' tracepoints)")
     shutil.rmtree(tmp)
 
 
