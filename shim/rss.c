@@ -228,6 +228,11 @@ static void open_pagemap(void)
 	pagemap_dev = st.st_dev;
 	pagemap_ino = st.st_ino;
 	read_thp_mode();
+	/* (no huge pages ever: no descriptor kept for nothing) */
+	if (!huge_when_advised) {
+		mt_raw_close(fd);
+		pagemap_fd = -1;
+	}
 }
 
 void mt_rss_unmapping_slow(void *addr, size_t len, bool by_allocator)
