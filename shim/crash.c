@@ -66,13 +66,46 @@ static void install(const int *signals, size_t n,
 	}
 }
 
+static bool fatal_on, ending_on;
+
 void mt_crash_start(bool tracing)
 {
+	fatal_on = tracing;
+	ending_on = true;
 	if (tracing)
 		install(fatal_signals, sizeof fatal_signals / sizeof *fatal_signals,
 			on_fatal);
 	install(ending_signals, sizeof ending_signals / sizeof *ending_signals,
 		on_ending);
+}
+
+static bool among(int sig, const int *signals, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (signals[i] == sig)
+			return true;
+	return false;
+}
+
+bool mt_crash_in_place_of_default(int sig, const struct sigaction *act,
+				  struct sigaction *ours)
+{
+	if (!act || act->sa_flags & SA_SIGINFO || act->sa_handler != SIG_DFL)
+		return false;
+	void (*handler)(int, siginfo_t *, void *) =
+		fatal_on && among(sig, fatal_signals, sizeof fatal_signals /
+							  sizeof *fatal_signals)
+			? on_fatal
+		: ending_on && among(sig, ending_signals, sizeof ending_signals /
+							      sizeof *ending_signals)
+			? on_ending
+			: NULL;
+	if (!handler)
+		return false;
+	*ours = *act;
+	ours->sa_sigaction = handler;
+	ours->sa_flags = (act->sa_flags & ~SA_RESETHAND) | SA_SIGINFO | SA_ONSTACK;
+	return true;
 }
 
 bool mt_crash_handler_is(__sighandler_t h)

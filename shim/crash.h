@@ -20,6 +20,12 @@
 #include <stdbool.h>
 
 void mt_crash_start(bool tracing);
+/* The program sets sig's default (act): the shim's handler in its place
+ * (*ours, the program's mask kept) where the shim would have put it at
+ * start-up.  Python resets SIGINT to the default and raises it again when
+ * a KeyboardInterrupt ends it: without this its summary was lost. */
+bool mt_crash_in_place_of_default(int sig, const struct sigaction *act,
+				  struct sigaction *ours);
 /* What sigaction reported: the default in place of the shim's handler. */
 void mt_crash_hide(struct sigaction *old);
 /* Is h (as signal() returns it) the shim's handler? */

@@ -982,6 +982,9 @@ MT_EXPORT void _Exit(int status)
 MT_EXPORT int sigaction(int sig, const struct sigaction *act,
 		     struct sigaction *old)
 {
+	struct sigaction ours;
+	if (mt_crash_in_place_of_default(sig, act, &ours))
+		act = &ours;
 	int r = mt_real.sigaction(sig, act, old);
 	if (r == 0 && old)
 		mt_crash_hide(old);
@@ -990,8 +993,15 @@ MT_EXPORT int sigaction(int sig, const struct sigaction *act,
 
 MT_EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
 {
-	__sighandler_t old = mt_real.signal(sig, handler);
-	return mt_crash_handler_is(old) ? SIG_DFL : old;
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, ours, old;
+	if (handler == SIG_DFL && mt_crash_in_place_of_default(sig, &dfl, &ours)) {
+		if (mt_real.sigaction(sig, &ours, &old) != 0)
+			return SIG_ERR;
+		mt_crash_hide(&old);
+		return old.sa_handler; /* (as glibc's signal: the union's) */
+	}
+	__sighandler_t previous = mt_real.signal(sig, handler);
+	return mt_crash_handler_is(previous) ? SIG_DFL : previous;
 }
 
 /* ---- credentials: every thread's, the shim's too (thread.h) ---------- */

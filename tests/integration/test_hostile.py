@@ -213,6 +213,32 @@ def test_the_trace_says_how_the_process_ended(how, code, end, value,
     assert trace_status(trace)[:2] == (end, value)
 
 
+INTERRUPTED = """
+import os, signal
+blocks = [bytearray(300_000) for _ in range(20)]
+os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_python_program_ended_by_ctrl_c_keeps_its_figures(mode, tmp_path):
+    """A KeyboardInterrupt that ends Python: it sets SIGINT back to the
+    default and raises it again, so the process dies of it (status -2).
+    The shim's handler, put where the program sets the default, writes the
+    summary and the trace's closing record first; they were lost ('0
+    findings' from a trace of a run stopped by Ctrl-C: new-user trial 7)."""
+    cmd = [PYTHON, "-c", INTERRUPTED]
+    bare = run(cmd, bare_env("glibc"), check=False)
+    summary = tmp_path / "s.json"
+    r = run(cmd, env_for("glibc", mode, tmp_path, MEMTRACE_SUMMARY=str(summary)),
+            check=False)
+    assert r.returncode == bare.returncode == -signal.SIGINT
+    assert "KeyboardInterrupt" in r.stderr and "KeyboardInterrupt" in bare.stderr
+    assert json.loads(summary.read_text())["large"]["allocations"] >= 20
+    if mode == "tracing":
+        assert trace_status(tmp_path / "trace.mt")[:2] == (END_SIGNAL, signal.SIGINT)
+
+
 def test_a_crash_is_written_out_before_the_process_dies(tmp_path):
     """SIGSEGV: the shim's handler writes every buffer out, notes the
     signal, and the process dies of it as it would have."""
