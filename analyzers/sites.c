@@ -298,16 +298,18 @@ bool mt_site_grows(json_t *site)
 	double hi = json_number_value(json_object_get(large, "max_bytes"));
 	if (!(lo > 0 && hi >= 4 * lo))
 		return false;
-	/* Of the blocks whose size differs from the one before, two in three
-	 * larger: a buffer grown by any step, each round starting again small
-	 * (sizes drawn at random are larger as often as smaller; the
-	 * allocator's size classes make equal sizes of a constant step, which
-	 * count for neither).  A summary without the counts: doublings, a
-	 * third of the blocks. */
+	/* Of the blocks whose size differs from the one before, three in
+	 * five larger: a buffer grown by any step, each round starting again
+	 * small (sizes drawn at random are larger as often as smaller, within
+	 * a few percent over hundreds; the allocator's size classes make
+	 * equal sizes of a constant step, which count for neither).  NumPy's
+	 * np.append copies its input before each larger result: 766 larger
+	 * against 386 smaller, which two in three missed (new-user trial 7).
+	 * A summary without the counts: doublings, a third of the blocks. */
 	if (json_object_get(large, "larger") || json_object_get(large, "smaller")) {
 		double larger = mt_site_larger(site);
 		double smaller = json_number_value(json_object_get(large, "smaller"));
-		return larger >= 2 && larger >= 2 * smaller;
+		return larger >= 2 && larger >= 1.5 * smaller;
 	}
 	double grows = json_number_value(json_object_get(large, "grows"));
 	return grows >= 2 && 3 * grows >= allocs;

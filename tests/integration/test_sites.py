@@ -667,3 +667,21 @@ def test_a_regions_findings_name_the_code_that_ran_in_it(tmp_path):
     regions = {f["function"]: s.get("region") for s in sites for f in s["stack"]
                if f.get("function") in ("func1", "func2", "outside")}
     assert regions == {"func1": "func1", "func2": "func2", "outside": None}, regions
+
+
+NP_GROW = os.path.join(HERE, "..", "programs", "np_grow.py")
+
+
+def test_an_array_grown_by_np_append_gets_the_growth_fix():
+    """np.append copies its input before each larger result, so its site's
+    blocks are larger than the one before 2 times in 3, not more: the
+    growth went unseen (two in three was the bar), and the fix proposed
+    was out= (new-user trial 7).  The finding's code fix is to give the
+    array its final size once."""
+    found = explain_json([PYTHON, NP_GROW, "1500"], "glibc")
+    churns = [f for f in found if f["id"].endswith("churn")]
+    assert churns, [f["id"] for f in found]
+    for f in churns:
+        code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
+        assert code and "final size" in code[0], code
+        assert not any("out=" in c for c in code), code
