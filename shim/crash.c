@@ -5,7 +5,6 @@
 #include "crash.h"
 #include "symbols.h"
 #include "emit.h"
-#include "lifecycle.h"
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 /* Signals whose default ends the process without a fault: a pool's
@@ -37,14 +36,16 @@ static void on_fatal(int sig, siginfo_t *info, void *context)
 }
 
 /* Not a crash: the process is whole, and its summary and closing record
- * are written as exit writes them (lifecycle.h), so that a worker a pool
- * terminates keeps its figures. */
+ * are written as exit writes them (the caller's `ending`, lifecycle.c),
+ * so that a worker a pool terminates keeps its figures. */
+static void (*ending)(int);
+
 static void on_ending(int sig, siginfo_t *info, void *context)
 {
 	(void)info;
 	(void)context;
 	int saved = errno;
-	mt_lifecycle_killed(sig);
+	ending(sig);
 	die_of(sig);
 	errno = saved;
 }
@@ -68,9 +69,10 @@ static void install(const int *signals, size_t n,
 
 static bool fatal_on, ending_on;
 
-void mt_crash_start(bool tracing)
+void mt_crash_start(bool tracing, void (*on_ending_signal)(int))
 {
 	fatal_on = tracing;
+	ending = on_ending_signal;
 	ending_on = true;
 	if (tracing)
 		install(fatal_signals, sizeof fatal_signals / sizeof *fatal_signals,

@@ -19,7 +19,9 @@
 
 #include <stdbool.h>
 
-void mt_crash_start(bool tracing);
+/* on_ending_signal: called in the handler of a signal that ends the
+ * process whole, before it dies of it. */
+void mt_crash_start(bool tracing, void (*on_ending_signal)(int));
 /* The program sets sig's default (act): the shim's handler in its place
  * (*ours, the program's mask kept) where the shim would have put it at
  * start-up.  Python resets SIGINT to the default and raises it again when

@@ -101,7 +101,6 @@ static void parent_after_fork(void)
 static pid_t forked_child;
 /* The process mt_init ran in. */
 static pid_t started;
-int mt_ending_signal;
 
 static void child_after_fork(void)
 {
@@ -165,7 +164,7 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 		mt_report_start(!mt_opt.quiet);
 		start_sinks();
 		started = getpid();
-		mt_crash_start(mt_sinks[MT_SINK_TRACE]);
+		mt_crash_start(mt_sinks[MT_SINK_TRACE], mt_lifecycle_killed);
 		start_kernel_samples();
 		mt_rss_start();
 		pthread_atfork(before_fork, parent_after_fork, child_after_fork);
@@ -226,7 +225,7 @@ void mt_lifecycle_killed(int sig)
 	pid_t pid = getpid();
 	if (!active || (pid != started && pid != forked_child))
 		return;
-	mt_ending_signal = sig;
+	mt_trace_ended_by(sig);
 	mt_fini();
 	active = false;
 }

@@ -4,8 +4,6 @@
 #ifndef MEMTRACE_LIFECYCLE_H
 #define MEMTRACE_LIFECYCLE_H
 
-#include "visibility.h"
-
 /* Before exec: what this image recorded goes out; after one that failed,
  * it goes on recording. */
 void mt_lifecycle_exec(const char *path);
@@ -21,7 +19,5 @@ void mt_lifecycle_exit_now(int status);
 /* A signal that ends the process by default is taking it (crash.h): its
  * summary and closing record, as exit writes them, saying the signal. */
 void mt_lifecycle_killed(int sig);
-/* That signal, once it came; 0 before. */
-extern MT_HIDDEN int mt_ending_signal;
 
 #endif

@@ -32,6 +32,8 @@ struct mt_region_mark {
 	struct rusage ru; /* this thread's */
 	int64_t outer_large_peak;
 	int64_t large_live; /* large blocks live at the begin */
+	unsigned outer_region_now; /* the thread's, restored at the end */
+	const char *outer_region_name_now;
 };
 
 struct region {
@@ -167,18 +169,6 @@ static void add_call(struct region *r, const struct mt_region_mark *m,
 		r->f.large_max_live = (uint64_t)large;
 }
 
-int mt_region_innermost(const struct mt_thread *t)
-{
-	unsigned n = t->open_regions;
-	return n && n <= MAX_OPEN && t->marks ? t->marks[n - 1].region : -1;
-}
-
-const char *mt_region_name(int region)
-{
-	/* (an index once given out names its region for good) */
-	return region >= 0 && region < region_count ? regions[region].name : "?";
-}
-
 MT_EXPORT void memtrace_region_begin(const char *name)
 {
 	if (!name)
@@ -203,6 +193,13 @@ MT_EXPORT void memtrace_region_begin(const char *name)
 
 	struct mt_region_mark *m = &t->marks[t->open_regions++];
 	m->region = region;
+	m->outer_region_now = t->region_now;
+	m->outer_region_name_now = t->region_name_now;
+	if (region >= 0) {
+		/* (a region's name, once given an index, stays put) */
+		t->region_name_now = regions[region].name;
+		t->region_now = (unsigned)region + 1;
+	}
 	m->outer_large_peak = t->large_peak;
 	m->large_live = (int64_t)(t->c.large_allocs - t->c.large_frees);
 	t->large_peak = m->large_live;
@@ -249,6 +246,8 @@ MT_EXPORT void memtrace_region_end(const char *name)
 		add_call(r, m, t, &e);
 		mt_lock_give(&lock);
 	}
+	t->region_now = m->outer_region_now;
+	t->region_name_now = m->outer_region_name_now;
 	/* The enclosing region's peak covers this one's. */
 	if (m->outer_large_peak > t->large_peak)
 		t->large_peak = m->outer_large_peak;

@@ -14,7 +14,6 @@
 #include "json_writer.h"
 #include "native_stack.h"
 #include "python_frames.h"
-#include "regions.h"
 #include "rawsys.h"
 #include "options.h"
 #include "sites.h"
@@ -54,6 +53,7 @@ struct site {
 	struct native_name natives[MAX_NATIVE];
 	unsigned function;	     /* the site of its innermost function */
 	int region;		     /* the innermost region open, -1: none */
+	const char *region_name;
 	uint64_t allocs, bytes, frees, live, max_live;
 	/* A function's entry: the most of its blocks one thread had live at
 	 * once.  A site: its blocks freed by another thread than the one
@@ -216,6 +216,7 @@ static const char *keep_name(const char *s)
 /* A new site's names, read before the lock is taken: dladdr takes the
  * loader's lock, whose holder may be waiting for ours. */
 struct pending {
+	const char *region_name; /* (the thread's: thread.h) */
 	struct frame_name names[MAX_PY_FRAMES];
 	Dl_info objects[MAX_NATIVE];
 	bool have[MAX_NATIVE];
@@ -246,6 +247,7 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
 	struct site *s = &tab->sites[id];
 	s->hash = hash;
 	s->region = region;
+	s->region_name = p->region_name;
 	s->nframes = n;
 	for (unsigned i = 0; i < n; i++) {
 		s->raw[i] = f[i];
@@ -363,7 +365,8 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	/* The same code in two regions is two sites: a region's findings
 	 * name the code that ran in it. */
 	struct mt_thread *t = mt_tls.thread;
-	int region = t ? mt_region_innermost(t) : -1;
+	int region = t ? (int)t->region_now - 1 : -1;
+	names.region_name = t ? t->region_name_now : NULL;
 	uint64_t h = hash_of(native, nn, f, n, region),
 		 hf = hash_of(fnative, fnn, &fn, nf, region);
 	take();
@@ -910,7 +913,8 @@ size_t mt_sites_json(char *buf, size_t len, bool wait)
 			mt_json_key(&j, "stack");
 			write_stack(&o, s);
 			if (s->region >= 0)
-				mt_json_str(&j, "region", mt_region_name(s->region));
+				mt_json_str(&j, "region",
+					    s->region_name ? s->region_name : "?");
 			write_figures(&j, s, function_max_live(s));
 			mt_json_end(&j);
 			if (!o.overflow)

@@ -204,6 +204,8 @@ void mt_threads_reset_after_fork(void)
 		t->rss_sampled_before = false;
 		t->large_peak = 0;
 		t->open_regions = 0;
+		t->region_now = 0;
+		t->region_name_now = NULL;
 		if (t != mt_tls.thread)
 			t->in_use = 0;
 	}

@@ -41,6 +41,10 @@ struct mt_thread {
 				   since the innermost open region began) */
 	struct mt_region_mark *marks; /* open regions (regions.c) */
 	unsigned open_regions;
+	/* the innermost open region measured: its index + 1 (0: none) and
+	 * name, for the sites of the blocks allocated in it (sites.c) */
+	unsigned region_now;
+	const char *region_name_now;
 	struct mt_trace_buf *trace; /* this thread's events (trace.c) */
 	/* and those of signal handlers that interrupted it writing one */
 	struct mt_trace_buf *signal_trace;

@@ -26,7 +26,6 @@
 #include "mode.h"
 #include "options.h"
 #include "process_facts.h"
-#include "lifecycle.h"
 #include "sink.h"
 #include "sites.h"
 #include "rawsys.h"
@@ -1027,6 +1026,13 @@ static void trace_crash(int sig)
 	write_status(MT_END_SIGNAL, sig, 0);
 }
 
+static int ending_signal;
+
+void mt_trace_ended_by(int sig)
+{
+	ending_signal = sig;
+}
+
 static void trace_finish(const char *exit_json, size_t len)
 {
 	struct mt_thread *self = mt_self();
@@ -1054,10 +1060,10 @@ static void trace_finish(const char *exit_json, size_t len)
 		close_buffer(t->signal_trace);
 	}
 	/* (the status is not known to a destructor; a signal that ends
-	 * the process wrote the summary on its way: lifecycle.h) */
+	 * the process wrote the summary on its way: mt_trace_ended_by) */
 	if (writing_own_file())
-		write_status(mt_ending_signal ? MT_END_SIGNAL : MT_END_EXIT,
-			     mt_ending_signal ? mt_ending_signal : -1, 0);
+		write_status(ending_signal ? MT_END_SIGNAL : MT_END_EXIT,
+			     ending_signal ? ending_signal : -1, 0);
 	mt_sink_off(MT_SINK_TRACE); /* the hot paths stop recording too */
 	if (trace_fd >= 0 && is_the_trace(trace_fd))
 		close(trace_fd);

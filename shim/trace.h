@@ -25,4 +25,8 @@ void mt_trace_alloc(struct mt_thread *t, int entry, size_t align,
 		    size_t size, const void *p, size_t usable);
 void mt_trace_free(struct mt_thread *t, const void *p, size_t usable);
 
+/* The closing record about to be written is a signal's that ends the
+ * process (lifecycle.c), which the status says in place of exit. */
+void mt_trace_ended_by(int sig);
+
 #endif
