@@ -182,10 +182,16 @@ static void finish(const char *exit_json, size_t len)
 	MT_EMIT(finish, exit_json, len);
 }
 
+/* Set as the summary is being written: a signal that ends the process
+ * then (its handler, mt_lifecycle_killed) does not start it again over
+ * the one it interrupted. */
+static int finishing;
+
 __attribute__((destructor)) static void mt_fini(void)
 {
 	if (!active)
 		return;
+	__atomic_store_n(&finishing, 1, __ATOMIC_RELAXED);
 	mt_tls.hidden++;
 	mt_rss_at_exit(mt_self());
 	mt_report_at_exit(finish);
@@ -223,7 +229,8 @@ void mt_lifecycle_killed(int sig)
 {
 	/* (not in a vfork child, whose memory is its parent's) */
 	pid_t pid = getpid();
-	if (!active || (pid != started && pid != forked_child))
+	if (!active || __atomic_load_n(&finishing, __ATOMIC_RELAXED) ||
+	    (pid != started && pid != forked_child))
 		return;
 	mt_trace_ended_by(sig);
 	mt_fini();
