@@ -9,16 +9,6 @@
  * trimmed once, a buffer unmapped at a phase's end) may fault some more. */
 #define FIRST_TOUCH_SLACK 1.5
 
-static bool churns(const struct mt_call_figures *f)
-{
-	return (f->brk_grow >= MT_CHURN_PER_CALL &&
-		f->brk_shrink >= MT_CHURN_PER_CALL) ||
-	       (f->syscalls[MT_SYS_MMAP] >= MT_CHURN_PER_CALL &&
-		f->syscalls[MT_SYS_MUNMAP] >= MT_CHURN_PER_CALL) ||
-	       f->syscalls_by_allocator[MT_SYS_MADVISE] >= MT_CHURN_PER_CALL ||
-	       f->thread_heap_shrinks >= MT_CHURN_PER_CALL;
-}
-
 struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
@@ -28,7 +18,7 @@ struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)
 	/* Growth there must be, to explain the faults by. */
 	if (f->faults < 1 || grown < 1)
 		return NULL;
-	if (f->whole ? f->faults > FIRST_TOUCH_SLACK * resident : churns(f))
+	if (f->whole ? f->faults > FIRST_TOUCH_SLACK * resident : mt_call_churns(f))
 		return NULL;
 	struct mt_finding *x = mt_finding_new("first-touch", in);
 	if (!x)

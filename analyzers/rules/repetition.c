@@ -174,6 +174,16 @@ void mt_repetition_evidence(json_t *e, const struct mt_repetition *r)
 		json_object_set_new(e, "minor", json_true());
 }
 
+bool mt_call_churns(const struct mt_call_figures *f)
+{
+	return (f->brk_grow >= MT_CHURN_PER_CALL &&
+		f->brk_shrink >= MT_CHURN_PER_CALL) ||
+	       (f->syscalls[MT_SYS_MMAP] >= MT_CHURN_PER_CALL &&
+		f->syscalls[MT_SYS_MUNMAP] >= MT_CHURN_PER_CALL) ||
+	       f->syscalls_by_allocator[MT_SYS_MADVISE] >= MT_CHURN_PER_CALL ||
+	       f->thread_heap_shrinks >= MT_CHURN_PER_CALL;
+}
+
 bool mt_run_churns(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;

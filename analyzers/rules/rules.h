@@ -80,6 +80,9 @@ bool mt_repeats_touched(const struct mt_rule_input *in, double cycles,
  * what the findings that describe the allocator's state (temporaries,
  * threshold) of a whole run need before they are worth saying. */
 bool mt_run_churns(const struct mt_rule_input *in);
+/* A region's calls (per-call figures) give memory back and take it again,
+ * one way or another, at least every other call. */
+bool mt_call_churns(const struct mt_call_figures *f);
 /* The sentence a whole run's finding ends with: the faults, those beyond
  * the resident pages, what `cause` ("the trims") gave back and the cost
  * it accounts for. */
