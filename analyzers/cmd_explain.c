@@ -529,16 +529,25 @@ static bool fastest_run(const struct mt_runs *r, struct mt_call_figures *out)
 	return found;
 }
 
-/* The most CPU any whole run of r took (less the shim's own). */
-static double slowest_cpu(const struct mt_runs *r)
+/* The median CPU of r's whole runs (less the shim's own; the lower of
+ * the middle two): a slow spell of the machine in one run does not move
+ * it. */
+static double median_cpu(const struct mt_runs *r)
 {
-	double most = 0;
-	for (size_t i = 0; i < r->n; i++) {
+	double v[MT_MAX_RUNS];
+	size_t n = 0;
+	for (size_t i = 0; i < r->n && n < MT_MAX_RUNS; i++) {
 		struct mt_call_figures f;
 		if (mt_figures_of(r->summaries[i], MT_WHOLE_PROGRAM, &f))
-			most = fmax(most, own_cpu(&f));
+			v[n++] = own_cpu(&f);
 	}
-	return most;
+	for (size_t i = 1; i < n; i++) /* (a few: insertion) */
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n ? v[(n - 1) / 2] : 0;
 }
 
 static bool allocator_time(struct findings *all, const struct measured *m,
@@ -569,22 +578,21 @@ static bool allocator_time(struct findings *all, const struct measured *m,
 		 * 2 us each (a call and the cache misses of its block; a
 		 * compute loop that allocates a few buffers and runs slower on
 		 * one backend for another reason is not the allocator's) */
-		/* and every run on the faster backend faster than every run
-		 * here: the runs are interleaved, so a slow spell of the
-		 * machine falls on both, and ranges that overlap are noise (a
-		 * Python indexer "31% less on mimalloc", then nothing, then
-		 * "25% less on jemalloc", in three explains: new-user trial 6),
-		 * and the gap more than the runs' own spread */
-		/* ... and by twice the spread of either backend's own runs:
-		 * a program whose time varies by 40% from run to run (a
-		 * Python program's hashes are seeded anew each run) differs
-		 * by that between backends by chance */
-		double spread = fmax(slowest_cpu(&m[j].runs) - cpu_x,
-				     slowest_cpu(&m[fastest].runs) - cpu_y);
+		/* and the faster backend's median run faster than every run
+		 * here, by twice the spread of either backend's runs (fastest
+		 * to median): a program whose time varies by 40% from run to
+		 * run (a Python program's hashes are seeded anew each run)
+		 * differs that much between backends by chance ("31% less on
+		 * mimalloc", then nothing, then "25% less on jemalloc", in
+		 * three explains: new-user trial 6), while one run slowed by
+		 * the machine (mimalloc's 0.07 s to 0.58 s beside CI) moves
+		 * no median */
+		double median_y = median_cpu(&m[fastest].runs);
+		double spread = fmax(median_cpu(&m[j].runs) - cpu_x, median_y - cpu_y);
 		if (j == fastest || churns || cpu_y >= 0.75 * cpu_x || gap < 0.05 ||
 		    x->user_s - y->user_s < 0.5 * gap ||
-		    gap > 2e-6 * x->allocations ||
-		    slowest_cpu(&m[fastest].runs) >= cpu_x || gap < 2 * spread)
+		    gap > 2e-6 * x->allocations || median_y >= cpu_x ||
+		    gap < 2 * spread)
 			continue;
 		struct mt_rule_input in = {.backend = m[j].runs.backend, .f = x,
 					   .page_size = page_size};
