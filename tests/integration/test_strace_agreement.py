@@ -62,7 +62,14 @@ def test_stat_counts_from_the_exec_as_strace_does(backend):
     with tempfile.TemporaryDirectory() as d:
         kernel = strace_counts(cmd, shim_env(backend, summary=os.path.join(d, "s.json")),
                                SYSCALLS + ("mprotect",), alone=True)
-    assert {k: from_exec[k] for k in kernel} == kernel
+    got, want = {k: from_exec[k] for k in kernel}, dict(kernel)
+    if backend == "mimalloc":
+        # mimalloc asks for its segments at an aligned hint address, and
+        # where that is taken (the layout moves with the environment's
+        # size: a longer build path) asks again: one mmap more in one of
+        # the two runs, the program's own doing, not a miscount
+        assert abs(got.pop("mmap") - want.pop("mmap")) <= 1
+    assert got == want
     # and what came before the counters is the loader's and start-up's:
     # mappings, no mremap
     before = {k: from_exec[k] - s["syscalls"][k] - s["shim_syscalls"][k]
