@@ -32,9 +32,12 @@ static const char *const names[OPS] = {
 	[NEW_ARRAY_ALIGNED_NOTHROW] = "_ZnamSt11align_val_tRKSt9nothrow_t",
 };
 
+/* The next definition of each, and for the C++ runtime's (which calls
+ * malloc) the same again in `forward`: the one the entries jump to
+ * without a test more. */
 static struct {
 	void *fn;
-	bool counted; /* the backend's own: it calls no malloc */
+	void *forward;
 } next[OPS];
 
 static void *resolve(enum op op)
@@ -51,9 +54,15 @@ static void *resolve(enum op op)
 	mt_tls.hidden--;
 	if (!fn) /* (no C++ runtime: whoever calls this is not C++) */
 		abort();
-	next[op].counted = !runtime;
+	if (runtime)
+		__atomic_store_n(&next[op].forward, fn, __ATOMIC_RELAXED);
 	__atomic_store_n(&next[op].fn, fn, __ATOMIC_RELEASE);
 	return fn;
+}
+
+static bool is_forwarded(enum op op)
+{
+	return __atomic_load_n(&next[op].forward, __ATOMIC_RELAXED) != NULL;
 }
 
 typedef void *new_fn(size_t);
@@ -61,12 +70,12 @@ typedef void *new_nothrow_fn(size_t, const void *);
 typedef void *new_aligned_fn(size_t, size_t);
 typedef void *new_aligned_nothrow_fn(size_t, size_t, const void *);
 
-/* The entry to call for op, whose large block's site is to be credited
- * with what the allocator does inside it (sites.h). */
+/* The entry to call for the backend's op, whose large block's site is to
+ * be credited with what the allocator does inside it (sites.h). */
 static void *expect(enum op op, size_t n, const void *caller)
 {
 	void *fn = resolve(op);
-	if (next[op].counted && mt_program_call(caller))
+	if (!is_forwarded(op) && mt_program_call(caller))
 		mt_site_expect(n);
 	return fn;
 }
@@ -74,20 +83,35 @@ static void *expect(enum op op, size_t n, const void *caller)
 static void *counted(enum op op, void *p, size_t n, size_t align,
 		     const void *caller)
 {
-	if (!next[op].counted || !mt_program_call(caller))
+	if (is_forwarded(op) || !mt_program_call(caller))
 		return p;
-	mt_tls.in_cxx_new = true;
-	p = align ? mt_probe_aligned(MT_CALL_ALIGNED_ALLOC, align, n, p, caller)
-		  : mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
-	mt_tls.in_cxx_new = false;
-	return p;
+	return align ? mt_probe_aligned(MT_CALL_ALIGNED_ALLOC, align, n, p, caller)
+		     : mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
+}
+
+/* new and new[]'s common case is a jump: to the C++ runtime's (glibc's
+ * way), or to the backend's through malloc's own counting (they are the
+ * malloc they are, and most of a C++ program's blocks). */
+static __attribute__((noinline)) void *new_slow(enum op op, size_t n,
+					       const void *caller)
+{
+	new_fn *fn = (new_fn *)resolve(op);
+	if (is_forwarded(op))
+		return fn(n);
+	return mt_malloc_through(fn, n, caller);
 }
 
 #define NEW_ENTRY(name, op)                                                  \
 	MT_EXPORT void *name(size_t n)                                       \
 	{                                                                    \
-		void *p = ((new_fn *)expect(op, n, CALLER))(n);              \
-		return counted(op, p, n, 0, CALLER);                         \
+		new_fn *fn = __atomic_load_n(&next[op].forward,              \
+					     __ATOMIC_RELAXED);              \
+		if (__builtin_expect(fn != NULL, 1))                         \
+			return fn(n);                                        \
+		fn = __atomic_load_n(&next[op].fn, __ATOMIC_RELAXED);        \
+		if (__builtin_expect(fn != NULL, 1))                         \
+			return mt_malloc_through(fn, n, CALLER);             \
+		return new_slow(op, n, CALLER);                              \
 	}
 #define NEW_NOTHROW_ENTRY(name, op)                                          \
 	MT_EXPORT void *name(size_t n, const void *nothrow)                  \

@@ -37,43 +37,23 @@
  * (see mt_program_call); read it in the exported function itself. */
 #define CALLER __builtin_return_address(0)
 
-static __attribute__((noinline)) void *malloc_counted_slow(size_t n,
-							  const void *caller)
+/* The allocator's entry for a block of n bytes: its malloc, or its C++
+ * operator new (cxx_new.c), which is the same call but for the failure. */
+typedef void *alloc_entry(size_t n);
+
+static __attribute__((noinline)) void *
+malloc_counted_slow(size_t n, const void *caller, alloc_entry *real)
 {
 	bool counted = mt_program_call(caller);
 	if (counted)
 		mt_site_expect(n);
-	void *p = mt_real.malloc(n);
+	void *p = real(n);
 	if (!mt_tls.counters_fetched && mt_tls.hidden == 0)
 		mt_alloc_counters_fetch();
 	return counted ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller) : p;
 }
 
-/* An allocator with counters of its own (allocator_counters.h): the
- * block's usable size is what the thread's allocated bytes grew by.  A
- * large block (asked for: its site waits for what the allocator does
- * inside the call), a failure, or a thread whose counters are not fetched
- * yet takes the general way.  The caller's tests before the call, and no call
- * after it but tail calls: little to keep across it. */
-static __attribute__((noinline)) void *malloc_counted(size_t n, const void *caller)
-{
-	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
-	if (__builtin_expect(!ctr || !mt_tls.thread || n >= MT_LARGE_BYTES ||
-				     !mt_program_malloc(caller) ||
-				     mt_is_loader_code(caller),
-			     0))
-		return malloc_counted_slow(n, caller);
-	uint64_t from = *ctr - mt_tls.allocated_counted;
-	void *p = mt_real.malloc(n);
-	struct mt_thread *t = mt_tls.thread;
-	uint64_t usable = *mt_tls.allocated_ctr - mt_tls.allocated_counted - from;
-	mt_tls.allocated_counted += usable;
-	if (__builtin_expect(p && usable - 1 < MT_LARGE_BYTES - 1, 1))
-		return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
-	return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
-}
-
-/* What malloc_counted_traced did not write inline. */
+/* What malloc_counted_body did not write inline. */
 static __attribute__((noinline)) void *
 malloc_counted_traced_rest(struct mt_thread *t, size_t n, void *p,
 			   size_t usable, const void *caller,
@@ -86,28 +66,50 @@ malloc_counted_traced_rest(struct mt_thread *t, size_t n, void *p,
 	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
 }
 
-/* The same with a trace: the event written inline, as glibc's is. */
-static __attribute__((noinline)) void *malloc_counted_traced(size_t n,
-							    const void *caller)
+/* An allocator with counters of its own (allocator_counters.h): the
+ * block's usable size is what the thread's allocated bytes grew by.  A
+ * large block (asked for: its site waits for what the allocator does
+ * inside the call), a failure, or a thread whose counters are not fetched
+ * yet takes the general way.  The caller's tests before the call, and no
+ * call after it but tail calls: little to keep across it.  `traced`: the
+ * event written inline too, as glibc's is. */
+static inline __attribute__((always_inline)) void *
+malloc_counted_body(size_t n, const void *caller, alloc_entry *real,
+		    bool traced)
 {
 	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
 	if (__builtin_expect(!ctr || !mt_tls.thread || n >= MT_LARGE_BYTES ||
 				     !mt_program_malloc(caller) ||
 				     mt_is_loader_code(caller),
 			     0))
-		return malloc_counted_slow(n, caller);
+		return malloc_counted_slow(n, caller, real);
 	uint64_t from = *ctr - mt_tls.allocated_counted;
-	void *p = mt_real.malloc(n);
+	void *p = real(n);
 	struct mt_thread *t = mt_tls.thread;
 	uint64_t usable = *mt_tls.allocated_ctr - mt_tls.allocated_counted - from;
 	mt_tls.allocated_counted += usable;
 	if (__builtin_expect(!p || usable - 1 >= MT_LARGE_BYTES - 1, 0))
 		return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
-	enum mt_inline_left left =
-		mt_trace_alloc_inline(t, MT_CALL_MALLOC, n, p, usable);
-	if (__builtin_expect(left != MT_INLINE_DONE, 0))
-		return malloc_counted_traced_rest(t, n, p, usable, caller, left);
+	if (traced) {
+		enum mt_inline_left left =
+			mt_trace_alloc_inline(t, MT_CALL_MALLOC, n, p, usable);
+		if (__builtin_expect(left != MT_INLINE_DONE, 0))
+			return malloc_counted_traced_rest(t, n, p, usable,
+							  caller, left);
+	}
 	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
+}
+
+static __attribute__((noinline)) void *
+malloc_counted(size_t n, const void *caller, alloc_entry *real)
+{
+	return malloc_counted_body(n, caller, real, false);
+}
+
+static __attribute__((noinline)) void *
+malloc_counted_traced(size_t n, const void *caller, alloc_entry *real)
+{
+	return malloc_counted_body(n, caller, real, true);
 }
 
 /* An allocator whose size classes give the usable sizes (size_classes.h):
@@ -115,13 +117,13 @@ static __attribute__((noinline)) void *malloc_counted_traced(size_t n,
  * and is noted in the map its free reads it from (block_sizes.h: a table
  * is filled only on an allocator that has one).  The rest takes the
  * general way. */
-static __attribute__((noinline)) void *malloc_classed_slow(size_t n,
-							  const void *caller)
+static __attribute__((noinline)) void *
+malloc_classed_slow(size_t n, const void *caller, alloc_entry *real)
 {
 	bool counted = mt_program_call(caller);
 	if (counted)
 		mt_site_expect(n);
-	void *p = mt_real.malloc(n);
+	void *p = real(n);
 	return counted ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller) : p;
 }
 
@@ -148,11 +150,12 @@ malloc_classed_rest(struct mt_thread *t, size_t n, void *p, uint32_t usable,
  * calls: little to keep across it.  `traced`: the event written inline
  * too, as glibc's is. */
 static inline __attribute__((always_inline)) void *
-malloc_classed_body(size_t n, const void *caller, bool traced)
+malloc_classed_body(size_t n, const void *caller, alloc_entry *real,
+		    bool traced)
 {
 	if (__builtin_expect(!mt_program_malloc(caller) || n >= MT_LARGE_BYTES, 0))
-		return malloc_classed_slow(n, caller);
-	void *p = mt_real.malloc(n);
+		return malloc_classed_slow(n, caller, real);
+	void *p = real(n);
 	struct mt_thread *t = mt_tls.thread;
 	uint32_t usable = __atomic_load_n(&mt_size_table[mt_size_step(n)],
 					  __ATOMIC_RELAXED);
@@ -171,15 +174,39 @@ malloc_classed_body(size_t n, const void *caller, bool traced)
 	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
 }
 
-static __attribute__((noinline)) void *malloc_classed(size_t n, const void *caller)
+static __attribute__((noinline)) void *
+malloc_classed(size_t n, const void *caller, alloc_entry *real)
 {
-	return malloc_classed_body(n, caller, false);
+	return malloc_classed_body(n, caller, real, false);
 }
 
-static __attribute__((noinline)) void *malloc_classed_traced(size_t n,
-							    const void *caller)
+static __attribute__((noinline)) void *
+malloc_classed_traced(size_t n, const void *caller, alloc_entry *real)
 {
-	return malloc_classed_body(n, caller, true);
+	return malloc_classed_body(n, caller, real, true);
+}
+
+/* The ways of another allocator than glibc's, by mt_fast (NULL: none). */
+typedef void *malloc_way(size_t n, const void *caller, alloc_entry *real);
+static malloc_way *const other_ways[] = {
+	[MT_FAST_COUNTED] = malloc_counted,
+	[MT_FAST_OTHER] = malloc_classed,
+	[MT_FAST_OTHER_TRACING] = malloc_classed_traced,
+	[MT_FAST_COUNTED_TRACING] = malloc_counted_traced,
+};
+
+void *mt_malloc_through(alloc_entry *real, size_t n, const void *caller)
+{
+	/* (an allocator's own new through the PLT, as tcmalloc's
+	 * MallocExtension makes, is not the program's) */
+	if (__builtin_expect(!mt_program_call(caller), 0))
+		return real(n);
+	unsigned fast = mt_fast;
+	if (__builtin_expect(fast < sizeof other_ways / sizeof *other_ways &&
+				     other_ways[fast],
+			     1))
+		return other_ways[fast](n, caller, real);
+	return malloc_classed_slow(n, caller, real);
 }
 
 MT_EXPORT void *malloc(size_t n)
@@ -187,13 +214,13 @@ MT_EXPORT void *malloc(size_t n)
 	/* (one test on glibc's way, as before the others had theirs) */
 	if (__builtin_expect(!mt_fast_is_glibc(mt_fast), 0)) {
 		if (mt_fast == MT_FAST_COUNTED)
-			return malloc_counted(n, CALLER);
+			return malloc_counted(n, CALLER, mt_real.malloc);
 		if (mt_fast == MT_FAST_OTHER)
-			return malloc_classed(n, CALLER);
+			return malloc_classed(n, CALLER, mt_real.malloc);
 		if (mt_fast == MT_FAST_OTHER_TRACING)
-			return malloc_classed_traced(n, CALLER);
+			return malloc_classed_traced(n, CALLER, mt_real.malloc);
 		if (mt_fast == MT_FAST_COUNTED_TRACING)
-			return malloc_counted_traced(n, CALLER);
+			return malloc_counted_traced(n, CALLER, mt_real.malloc);
 	}
 	if (__builtin_expect(__atomic_load_n(&mt_rss_falls_armed,
 					     __ATOMIC_RELAXED), 0))

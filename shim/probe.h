@@ -103,6 +103,11 @@ void *mt_large_alloc_at(struct mt_thread *t, enum mt_call call,
 void *mt_alloc_other(struct mt_thread *t, enum mt_call call, size_t requested,
 		     void *p, const void *caller);
 
+/* A malloc of n bytes from caller through the allocator's entry `real`
+ * (C++'s operator new on an allocator that defines its own), counted as
+ * malloc counts it (interpose.c). */
+void *mt_malloc_through(void *(*real)(size_t n), size_t n, const void *caller);
+
 /* An allocation counted; returns p. */
 static inline __attribute__((always_inline)) void *
 mt_count_alloc_of(struct mt_thread *t, enum mt_call call, size_t requested,

@@ -87,8 +87,6 @@ struct mt_tls {
 	const volatile uint64_t *allocated_ctr, *freed_ctr;
 	uint64_t allocated_counted, freed_counted;
 	bool counters_fetched;
-	bool in_cxx_new;	  /* inside C++'s operator new (cxx_new.c):
-				     its caller may be a std:: template */
 };
 extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 
