@@ -15,6 +15,7 @@
 #include "measure.h"
 #include "replay_json.h"
 #include "rules/rules.h"
+#include "bare_times.h"
 #include "runs.h"
 #include "shim_cost.h"
 #include "sites.h"
@@ -550,25 +551,55 @@ static double median_cpu(const struct mt_runs *r)
 	return n ? v[(n - 1) / 2] : 0;
 }
 
+/* A backend's CPU time over its runs: the least (and that run's user
+ * time) and the median. */
+struct cpu_view {
+	double least, user, median;
+};
+
+/* From the runs without the shim (bare_times.h), or where there are none
+ * (summaries read), from the runs under it, each less the shim's own
+ * estimated time. */
+static bool cpu_view_of(const struct measured *m, const struct mt_bare_times *bare,
+			struct mt_call_figures *f, struct cpu_view *out)
+{
+	if (!fastest_run(&m->runs, f))
+		return false;
+	if (!bare) {
+		*out = (struct cpu_view){own_cpu(f), f->user_s, median_cpu(&m->runs)};
+		return true;
+	}
+	int i = mt_bare_fastest(bare);
+	if (i < 0)
+		return false;
+	*out = (struct cpu_view){bare->cpu_s[i], bare->user_s[i],
+				 mt_bare_median(bare)};
+	return true;
+}
+
 static bool allocator_time(struct findings *all, const struct measured *m,
-			   int nm, long page_size)
+			   const struct mt_bare_times *bare, int nm,
+			   long page_size)
 {
 	struct mt_call_figures f[16];
+	struct cpu_view v[16];
 	int n = 0, fastest = -1;
 	for (int j = 0; j < nm && n < 16; j++) {
-		if (m[j].source || !fastest_run(&m[j].runs, &f[j]))
+		if (m[j].source ||
+		    !cpu_view_of(&m[j], bare ? &bare[j] : NULL, &f[j], &v[j]))
 			return true; /* read from files, or no whole run */
 		n++;
-		if (fastest < 0 || own_cpu(&f[j]) < own_cpu(&f[fastest]))
+		if (fastest < 0 || v[j].least < v[fastest].least)
 			fastest = j;
 	}
 	if (n < 2)
 		return true;
 	const struct mt_call_figures *y = &f[fastest];
-	double cpu_y = own_cpu(y);
+	const struct cpu_view *vy = &v[fastest];
 	for (int j = 0; j < n; j++) {
 		const struct mt_call_figures *x = &f[j];
-		double cpu_x = own_cpu(x), gap = cpu_x - cpu_y;
+		const struct cpu_view *vx = &v[j];
+		double gap = vx->least - vy->least;
 		bool churns = false;
 		for (size_t c = 0; c < all->n; c++)
 			churns |= !all->at[c]->process &&
@@ -587,11 +618,10 @@ static bool allocator_time(struct findings *all, const struct measured *m,
 		 * three explains: new-user trial 6), while one run slowed by
 		 * the machine (mimalloc's 0.07 s to 0.58 s beside CI) moves
 		 * no median */
-		double median_y = median_cpu(&m[fastest].runs);
-		double spread = fmax(median_cpu(&m[j].runs) - cpu_x, median_y - cpu_y);
-		if (j == fastest || churns || cpu_y >= 0.75 * cpu_x || gap < 0.05 ||
-		    x->user_s - y->user_s < 0.5 * gap ||
-		    gap > 2e-6 * x->allocations || median_y >= cpu_x ||
+		double spread = fmax(vx->median - vx->least, vy->median - vy->least);
+		if (j == fastest || churns || vy->least >= 0.75 * vx->least ||
+		    gap < 0.05 || vx->user - vy->user < 0.5 * gap ||
+		    gap > 2e-6 * x->allocations || vy->median >= vx->least ||
 		    gap < 2 * spread)
 			continue;
 		struct mt_rule_input in = {.backend = m[j].runs.backend, .f = x,
@@ -600,27 +630,32 @@ static bool allocator_time(struct findings *all, const struct measured *m,
 		if (!a)
 			return false;
 		json_t *e = a->evidence;
-		json_object_set_new(e, "cpu_s", json_real(cpu_x));
-		json_object_set_new(e, "user_s", json_real(x->user_s));
+		json_object_set_new(e, "cpu_s", json_real(vx->least));
+		json_object_set_new(e, "user_s", json_real(vx->user));
 		json_object_set_new(e, "other_backend", json_string(m[fastest].runs.backend));
-		json_object_set_new(e, "other_cpu_s", json_real(cpu_y));
-		json_object_set_new(e, "other_user_s", json_real(y->user_s));
+		json_object_set_new(e, "other_cpu_s", json_real(vy->least));
+		json_object_set_new(e, "other_user_s", json_real(vy->user));
+		json_object_set_new(e, "cpu_source",
+				    json_string(bare ? "runs without the shim"
+						     : "runs under the shim, less its estimated time"));
 		json_object_set_new(e, "page_faults", json_real(x->faults));
 		json_object_set_new(e, "other_page_faults", json_real(y->faults));
 		json_object_set_new(e, "allocations", json_real(x->allocations));
 		json_object_set_new(e, "ns_per_allocation", json_real(gap / x->allocations * 1e9));
 		snprintf(a->explanation, sizeof a->explanation,
 			 "On %s the same command took %.3f s of CPU, against %.3f s "
-			 "here (%.0f%% less; each less the shim's own estimated "
-			 "time), and %.3f s of the difference is user "
+			 "here (%.0f%% less; %s), and %.3f s of the difference is user "
 			 "time: the time is in the allocator's own work in the "
 			 "process, not in the kernel (page faults %.0f here, %.0f "
 			 "there), and no churn explains it. Spread over its %.0f "
 			 "allocations that is %.0f ns each (with their frees): the "
 			 "allocator's code on each call, and where it puts the "
 			 "blocks, which the program's reads and writes of them feel.",
-			 m[fastest].runs.backend, cpu_y, cpu_x, 100 * gap / cpu_x,
-			 x->user_s - y->user_s, x->faults, y->faults,
+			 m[fastest].runs.backend, vy->least, vx->least,
+			 100 * gap / vx->least,
+			 bare ? "the fastest of each backend's runs without the shim"
+			      : "each less the shim's own estimated time",
+			 vx->user - vy->user, x->faults, y->faults,
 			 x->allocations, gap / x->allocations * 1e9);
 		struct mt_fix *fix = mt_fix_add(a, MT_FIX_BACKEND);
 		if (fix) {
@@ -628,7 +663,7 @@ static bool allocator_time(struct findings *all, const struct measured *m,
 			snprintf(fix->text, sizeof fix->text,
 				 "run on %s, measured here: %.3f s of CPU against "
 				 "%.3f s (memtrace run --backend %s)",
-				 m[fastest].runs.backend, cpu_y, cpu_x,
+				 m[fastest].runs.backend, vy->least, vx->least,
 				 m[fastest].runs.backend);
 		}
 		if (!keep(all, a)) {
@@ -1109,7 +1144,15 @@ int mt_cmd_explain(int argc, char **argv)
 			fprintf(stderr, "memtrace: explain: out of memory\n");
 			return 1;
 		}
-	if (with_cmd && !allocator_time(&all, m, nm, sysconf(_SC_PAGESIZE))) {
+	/* allocator-time compares the backends' own times, measured bare */
+	struct mt_bare_times *bare = NULL;
+	if (with_cmd && nm > 1 && (bare = calloc((size_t)nm, sizeof *bare))) {
+		for (int i = 0; i < nm; i++)
+			bare[i].backend = m[i].runs.backend;
+		mt_bare_repeat(bare, (size_t)nm, cx.repeat, cx.argv,
+			       mt_runs_command_status(), cx.devnull);
+	}
+	if (with_cmd && !allocator_time(&all, m, bare, nm, sysconf(_SC_PAGESIZE))) {
 		fprintf(stderr, "memtrace: explain: out of memory\n");
 		return 1;
 	}

@@ -160,9 +160,31 @@ bool mt_launch_check(const struct mt_launch *l)
 	return true;
 }
 
+/* The environment of a bare run: the backend's library before whatever
+ * the user preloads, nothing of ours (MEMTRACE_ settings without the shim
+ * are inert; the memtrace Python module does nothing without it). */
+static void setup_bare_env(const struct mt_launch *l)
+{
+	char buf[PATH_MAX], preload[8192];
+	const char *lib = l->backend ? backend_library(l->backend, buf, sizeof buf)
+				     : "";
+	const char *old = getenv("LD_PRELOAD");
+
+	(void)shim_path(); /* (where the Python module is) */
+	snprintf(preload, sizeof preload, "%s%s%s", lib ? lib : "",
+		 lib && *lib && old && *old ? ":" : "", old ? old : "");
+	if (*preload)
+		setenv("LD_PRELOAD", preload, 1);
+	prepend_pythonpath(in_build_tree ? MT_SOURCE_PYTHON : MT_INSTALLED_PYTHON);
+}
+
 /* This process's environment for l (after mt_launch_check). */
 static void setup_env(const struct mt_launch *l)
 {
+	if (l->bare) {
+		setup_bare_env(l);
+		return;
+	}
 	char buf[PATH_MAX], preload[8192];
 	const char *shim = shim_path();
 	const char *lib = l->backend ? backend_library(l->backend, buf, sizeof buf)
@@ -249,7 +271,8 @@ int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child,
 	 * to finish and then report. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
-	while (waitpid(pid, &status, 0) < 0)
+	struct rusage usage = {0};
+	while (wait4(pid, &status, 0, &usage) < 0)
 		if (errno != EINTR) {
 			status = 127 << 8;
 			break;
@@ -258,6 +281,8 @@ int mt_launch_wait(const struct mt_launch *l, char *const argv[], pid_t *child,
 	signal(SIGQUIT, SIG_DFL);
 	if (l->exec_counts)
 		mt_exec_counts_read(l->exec_counts);
+	if (l->usage)
+		*l->usage = usage;
 	if (WIFSIGNALED(status)) {
 		if (signaled)
 			*signaled = true;

@@ -3,6 +3,7 @@
 #define MEMTRACE_LAUNCH_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct mt_launch {
@@ -17,6 +18,12 @@ struct mt_launch {
 	/* mt_launch_wait: when not NULL, the command's memory syscalls
 	 * from its exec on, counted by the kernel (exec_counts.h) */
 	struct mt_exec_counts *exec_counts;
+	/* No shim: the backend's library alone preloaded and no setting of
+	 * ours, so that the command's time is its own (bare_times.h). */
+	bool bare;
+	/* mt_launch_wait: when not NULL, the child's resource usage (and
+	 * that of the children it waited for), as wait4 tells it */
+	struct rusage *usage;
 };
 
 struct mt_exec_counts;

@@ -50,6 +50,11 @@ bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 	return ok;
 }
 
+int mt_runs_command_status(void)
+{
+	return own_status < 0 ? 0 : own_status;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;

@@ -29,6 +29,9 @@ struct mt_runs {
  * (which is said once when it is not 0). */
 bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		 int stdout_fd, char *failure, size_t len);
+/* The command's own exit status (its first run's without a setting; 0
+ * before it ran). */
+int mt_runs_command_status(void);
 /* argv `repeat` times under each of the nb backends of b, interleaved
  * (b[0], b[1], ..., b[0], b[1], ...), with `setting` and stdout_fd as for
  * mt_runs_add.  Each failure is said on stderr ("memtrace: VERB: ...");
