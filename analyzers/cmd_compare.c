@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "backends.h"
+#include "bare_times.h"
 #include "cli.h"
 #include "command.h"
 #include "compare_page.h"
@@ -43,6 +44,10 @@ static const char usage[] =
 	"  -H, --html FILE      also one HTML page: the table, and one run of\n"
 	"                       each backend recorded and drawn over time, on\n"
 	"                       the same axes\n"
+	"      --no-bare        do not time the command without the shim (by\n"
+	"                       default N more runs per backend, the backend's\n"
+	"                       library alone preloaded: the CPU each takes\n"
+	"                       without memtrace, and what the shim cost it)\n"
 	"  -h, --help           this text\n";
 
 enum { MAX_BACKENDS = 8 };
@@ -143,6 +148,60 @@ static void print_table(FILE *out, const char *region,
 			100 * MT_SHIM_COST_MARK);
 }
 
+/* The whole run's CPU on each backend without the shim, and what the
+ * shim cost it, measured: its least CPU under the shim against bare. */
+static double shim_cost_measured(const struct mt_runs *b,
+				 const struct mt_bare_times *t)
+{
+	int i = mt_bare_fastest(t);
+	double bare = i >= 0 ? t->cpu_s[i] : 0;
+	return bare > 0 && b->n ? mt_runs_least_cpu(b) / bare - 1 : 0;
+}
+
+static void print_bare(FILE *out, const struct mt_runs *b,
+		       const struct mt_bare_times *t, size_t nb)
+{
+	fprintf(out, "\nthe whole run without the shim (%zu runs per backend, "
+		     "the backend's library alone preloaded)\n  %-28s",
+		t[0].n, "");
+	for (size_t i = 0; i < nb; i++)
+		fprintf(out, "%14s", b[i].backend);
+	static const char *const rows[] = {"cpu time, min", "cpu time, median",
+					   "under the shim, min",
+					   "the shim's cost, measured"};
+	bool marked = false;
+	for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+		fprintf(out, "\n  %-28s", rows[r]);
+		for (size_t i = 0; i < nb; i++) {
+			char cell[32] = "-";
+			int k = mt_bare_fastest(&t[i]);
+			double cost = shim_cost_measured(&b[i], &t[i]);
+			if (k < 0)
+				;
+			else if (r == 0)
+				mt_format_seconds(t[i].cpu_s[k], cell, sizeof cell);
+			else if (r == 1)
+				mt_format_seconds(mt_bare_median(&t[i]), cell, sizeof cell);
+			else if (r == 2 && b[i].n)
+				mt_format_seconds(mt_runs_least_cpu(&b[i]), cell,
+						  sizeof cell);
+			else if (r == 3 && b[i].n) {
+				snprintf(cell, sizeof cell, "%+.1f%%%s", 100 * cost,
+					 cost > MT_SHIM_COST_MARK ? " *" : "");
+				marked |= cost > MT_SHIM_COST_MARK;
+			}
+			fprintf(out, "%14s", cell);
+		}
+	}
+	fputc('\n', out);
+	if (marked)
+		fprintf(out, "  * the shim took more than %.0f%% of the cpu time "
+			     "(fastest run against fastest run): compare the "
+			     "backends' times by the first row, and their other "
+			     "figures knowing that\n",
+			100 * MT_SHIM_COST_MARK);
+}
+
 /* Each region's fastest call against the first region's, per backend:
  * the "func2 is 3x slower than func1" line. */
 static void print_ratios(FILE *out, const char **regions, size_t nr,
@@ -172,7 +231,8 @@ static void print_ratios(FILE *out, const char **regions, size_t nr,
 }
 
 static void print_tables(FILE *out, const char **regions, size_t nr,
-			 struct mt_runs *b, size_t nb, long repeat)
+			 struct mt_runs *b, const struct mt_bare_times *bare,
+			 size_t nb, long repeat)
 {
 	fprintf(out, "memtrace compare: %zu backends x %ld runs\n", nb, repeat);
 	/* The table is the command's own process: where it started others
@@ -189,10 +249,34 @@ static void print_tables(FILE *out, const char **regions, size_t nr,
 	for (size_t r = 0; r < nr; r++)
 		print_table(out, regions[r], b, nb);
 	print_ratios(out, regions, nr, b, nb);
+	if (bare)
+		print_bare(out, b, bare, nb);
+}
+
+static json_t *bare_json(const struct mt_runs *b,
+			 const struct mt_bare_times *t, size_t nb)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < nb; i++) {
+		int k = mt_bare_fastest(&t[i]);
+		if (k < 0)
+			continue;
+		double cost = shim_cost_measured(&b[i], &t[i]);
+		json_object_set_new(
+			o, b[i].backend,
+			json_pack("{s:I, s:f, s:f, s:f, s:f, s:b}", "runs",
+				  (json_int_t)t[i].n, "cpu_min_s", t[i].cpu_s[k],
+				  "cpu_median_s", mt_bare_median(&t[i]),
+				  "shim_cpu_min_s", mt_runs_least_cpu(&b[i]),
+				  "shim_cost_share", cost, "shim_moved_figures",
+				  cost > MT_SHIM_COST_MARK));
+	}
+	return o;
 }
 
 static json_t *as_json(const char **regions, size_t nr,
-		       const struct mt_runs *b, size_t nb)
+		       const struct mt_runs *b, const struct mt_bare_times *bare,
+		       size_t nb)
 {
 	json_t *list = json_array();
 	for (size_t r = 0; r < nr; r++) {
@@ -219,11 +303,14 @@ static json_t *as_json(const char **regions, size_t nr,
 	}
 	json_t *top = json_object();
 	json_object_set_new(top, "regions", list);
+	if (bare)
+		json_object_set_new(top, "without_shim", bare_json(b, bare, nb));
 	return top;
 }
 
 static void print_csv(FILE *out, const char **regions, size_t nr,
-		      const struct mt_runs *b, size_t nb)
+		      const struct mt_runs *b, const struct mt_bare_times *bare,
+		      size_t nb)
 {
 	fputs("region,metric,backend,value\n", out);
 	for (size_t r = 0; r < nr; r++)
@@ -236,6 +323,15 @@ static void print_csv(FILE *out, const char **regions, size_t nr,
 					metrics[m].key, b[i].backend,
 					value_of(&metrics[m], &f));
 		}
+	for (size_t i = 0; bare && i < nb; i++) {
+		int k = mt_bare_fastest(&bare[i]);
+		if (k < 0)
+			continue;
+		fprintf(out, "\"(without the shim)\",cpu_min_s,%s,%.9g\n",
+			b[i].backend, bare[i].cpu_s[k]);
+		fprintf(out, "\"(without the shim)\",shim_cost_share,%s,%.9g\n",
+			b[i].backend, shim_cost_measured(&b[i], &bare[i]));
+	}
 }
 
 /* The backends of the list that are installed (a note for the others). */
@@ -327,6 +423,7 @@ int mt_cmd_compare(int argc, char **argv)
 		{"csv", no_argument, NULL, 'c'},
 		{"output", required_argument, NULL, 'o'},
 		{"html", required_argument, NULL, 'H'},
+		{"no-bare", no_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -334,11 +431,11 @@ int mt_cmd_compare(int argc, char **argv)
 	char *list = default_list;
 	const char *output = NULL, *html = NULL;
 	long repeat = 3;
-	bool json = false, csv = false;
+	bool json = false, csv = false, timed_bare = true;
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:r:jco:H:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:r:jco:H:Bh", options, NULL)) != -1) {
 		char *end;
 		switch (opt) {
 		case 'b':
@@ -362,6 +459,9 @@ int mt_cmd_compare(int argc, char **argv)
 			break;
 		case 'H':
 			html = optarg;
+			break;
+		case 'B':
+			timed_bare = false;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -398,6 +498,14 @@ int mt_cmd_compare(int argc, char **argv)
 	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	int failures = mt_runs_repeat(b, nb, repeat, argv + optind, NULL, devnull,
 				      "compare", isatty(STDERR_FILENO));
+	struct mt_bare_times bare[MAX_BACKENDS] = {0};
+	if (timed_bare) {
+		for (size_t i = 0; i < nb; i++)
+			bare[i].backend = b[i].backend;
+		mt_bare_repeat(bare, nb, repeat, argv + optind,
+			       mt_runs_command_status(), devnull);
+	}
+	const struct mt_bare_times *timed = timed_bare ? bare : NULL;
 	if (devnull >= 0)
 		close(devnull);
 
@@ -415,14 +523,14 @@ int mt_cmd_compare(int argc, char **argv)
 		return 1;
 	}
 	if (json) {
-		json_t *j = as_json(regions, nr, b, nb);
+		json_t *j = as_json(regions, nr, b, timed, nb);
 		json_dumpf(j, out, JSON_INDENT(2));
 		fputc('\n', out);
 		json_decref(j);
 	} else if (csv) {
-		print_csv(out, regions, nr, b, nb);
+		print_csv(out, regions, nr, b, timed, nb);
 	} else {
-		print_tables(out, regions, nr, b, nb, repeat);
+		print_tables(out, regions, nr, b, timed, nb, repeat);
 	}
 	bool drawn = true;
 	if (html) {
@@ -430,7 +538,7 @@ int mt_cmd_compare(int argc, char **argv)
 		size_t len = 0;
 		FILE *mem = open_memstream(&table, &len);
 		if (mem) {
-			print_tables(mem, regions, nr, b, nb, repeat);
+			print_tables(mem, regions, nr, b, timed, nb, repeat);
 			fclose(mem);
 		}
 		drawn = table && write_html(html, table, b, nb, argv + optind);

@@ -115,6 +115,15 @@ static double cpu_of(json_t *summary)
 	       json_number_value(json_object_get(cpu, "system"));
 }
 
+double mt_runs_least_cpu(const struct mt_runs *r)
+{
+	double least = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (!i || cpu_of(r->summaries[i]) < least)
+			least = cpu_of(r->summaries[i]);
+	return least;
+}
+
 size_t mt_runs_median(const struct mt_runs *r)
 {
 	for (size_t i = 0; i < r->n; i++) {

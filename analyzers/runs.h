@@ -44,6 +44,9 @@ int mt_runs_repeat(struct mt_runs *b, size_t nb, long repeat,
  * lower of the middle two: where a run's figures must agree with each
  * other (its totals with its sites), they come from that one run. */
 size_t mt_runs_median(const struct mt_runs *r);
+/* The least CPU time (user and system) of r's runs, the command's own
+ * process's; 0 with none. */
+double mt_runs_least_cpu(const struct mt_runs *r);
 /* The figures of `region` combined over the runs (mt_figures_combine);
  * false when no run has it. */
 bool mt_runs_figures(const struct mt_runs *r, const char *region,

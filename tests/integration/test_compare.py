@@ -1,6 +1,8 @@
 """memtrace compare: one table per region, every backend side by side."""
 import json
 
+import pytest
+
 from mt import BACKENDS, CLI, clean_env, program, run
 
 
@@ -65,3 +67,38 @@ def test_usage():
     assert r.returncode == 2 and "--repeat needs a number" in r.stderr
     r = compare("--json", "--csv", "--", "true", check=False)
     assert r.returncode == 2
+
+
+def test_each_backend_is_timed_without_the_shim_too(tmp_path):
+    """The shim's cost per call is not the same on every allocator, so
+    compare also runs the command on each backend with the backend's
+    library alone preloaded, and says what the shim cost each (least CPU
+    under it against least bare).  The command notes what it was
+    preloaded with: the bare runs have no libmemtrace.so."""
+    if "jemalloc" not in BACKENDS:
+        pytest.skip("jemalloc not installed")
+    seen = tmp_path / "preloads"
+    cmd = ["/usr/bin/python3", "-c",
+           "import os; open(%r, 'a').write(os.environ.get('LD_PRELOAD', "
+           "'none') + '\\n')" % str(seen)]
+    r = compare("--backends", "glibc,jemalloc", "--repeat", "2", "--json",
+                "--", *cmd)
+    bare = json.loads(r.stdout)["without_shim"]
+    assert set(bare) == {"glibc", "jemalloc"}, bare
+    for b, m in bare.items():
+        assert m["runs"] == 2
+        assert 0 < m["cpu_min_s"] <= m["cpu_median_s"]
+        assert m["shim_cost_share"] == pytest.approx(
+            m["shim_cpu_min_s"] / m["cpu_min_s"] - 1)
+        assert m["shim_moved_figures"] == (m["shim_cost_share"] > 0.02)
+    lines = seen.read_text().split()
+    under = [l for l in lines if "libmemtrace.so" in l]
+    without = [l for l in lines if "libmemtrace.so" not in l]
+    assert len(under) == 4 and len(without) == 4, lines
+    assert sorted(without) == sorted(["none", "none"] + [
+        l for l in without if "libjemalloc" in l]), without
+    assert sum("libjemalloc" in l for l in without) == 2, without
+    r = compare("--backends", "glibc", "--repeat", "1", "--no-bare", "--",
+                *cmd)
+    assert "without the shim" not in r.stdout
+    assert len(seen.read_text().split()) == 9
