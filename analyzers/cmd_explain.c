@@ -410,15 +410,18 @@ static const struct mt_finding *finding_on(const struct findings *all,
 	return NULL;
 }
 
-/* A backend measured here, and its whole runs' least time. */
-static const struct measured *measured_on(const struct measured *m, int nm,
-					  const char *b, double *time_s)
+/* A backend measured here, and its whole runs' least time: without the
+ * shim where it was timed so (bare), else under it. */
+static const struct measured *measured_on(const struct measured *m,
+					  const struct mt_bare_times *bare,
+					  int nm, const char *b, double *time_s)
 {
 	for (int j = 0; j < nm; j++) {
 		struct mt_call_figures f;
 		if (!m[j].source && !strcmp(m[j].runs.backend, b) &&
 		    mt_runs_figures(&m[j].runs, MT_WHOLE_PROGRAM, &f)) {
-			*time_s = f.time_min_s;
+			*time_s = bare && bare[j].n ? mt_bare_least_wall(&bare[j])
+						    : f.time_min_s;
 			return &m[j];
 		}
 	}
@@ -431,12 +434,12 @@ static const struct measured *measured_on(const struct measured *m, int nm,
  * another backend measured here ran the command faster without that
  * churn, it is proposed with its times. */
 static void weigh_backend_fixes(struct findings *all, const struct measured *m,
-				int nm)
+				const struct mt_bare_times *bare, int nm)
 {
 	for (size_t i = 0; i < all->n; i++) {
 		struct mt_finding *x = all->at[i];
 		double here, there;
-		if (x->process || !measured_on(m, nm, x->backend, &here))
+		if (x->process || !measured_on(m, bare, nm, x->backend, &here))
 			continue;
 		bool churn = churn_finding(x->id);
 		/* (each said once) */
@@ -444,7 +447,7 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 			struct mt_fix *fix = &x->fixes[k];
 			const char *b = fix->kind == MT_FIX_BACKEND ? fix->backend : NULL;
 			const struct mt_finding *same = b ? finding_on(all, b, x->id) : NULL;
-			bool slower = b && churn && measured_on(m, nm, b, &there) &&
+			bool slower = b && churn && measured_on(m, bare, nm, b, &there) &&
 				      there > here;
 			if (!same && !slower) {
 				k++;
@@ -459,8 +462,9 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 				snprintf(x->explanation + at, sizeof x->explanation - at,
 					 " %s is not proposed: its runs here took "
 					 "longer (%.3f s of wall time against "
-					 "%.3f s).",
-					 b, there, here);
+					 "%.3f s%s).",
+					 b, there, here,
+					 bare ? ", without the shim" : "");
 			memmove(fix, fix + 1, (size_t)(x->nfixes - k - 1) * sizeof *fix);
 			x->nfixes--;
 		}
@@ -477,7 +481,7 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 				churns |= !all->at[c]->process &&
 					  !strcmp(all->at[c]->backend, b) &&
 					  churn_finding(all->at[c]->id);
-			if (!churns && measured_on(m, nm, b, &there) && there < best_s) {
+			if (!churns && measured_on(m, bare, nm, b, &there) && there < best_s) {
 				best = b;
 				best_s = there;
 			}
@@ -492,9 +496,10 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 		fix->backend = best;
 		snprintf(fix->text, sizeof fix->text,
 			 "run on %s, which ran it without this churn in %.3f s "
-			 "of wall time against %.3f s, measured here (memtrace "
+			 "of wall time against %.3f s, measured here%s (memtrace "
 			 "run --backend %s)",
-			 best, best_s, here, best);
+			 best, best_s, here, bare ? " without the shim" : "",
+			 best);
 	}
 }
 
@@ -1157,7 +1162,7 @@ int mt_cmd_explain(int argc, char **argv)
 		return 1;
 	}
 	if (with_cmd)
-		weigh_backend_fixes(&all, m, nm);
+		weigh_backend_fixes(&all, m, bare, nm);
 	struct mt_finding **found = all.at;
 	size_t n = all.n;
 	if (do_verify)
