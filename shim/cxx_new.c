@@ -108,8 +108,9 @@ static __attribute__((noinline)) void *new_slow(enum op op, size_t n,
 					     __ATOMIC_RELAXED);              \
 		if (__builtin_expect(fn != NULL, 1))                         \
 			return fn(n);                                        \
-		fn = __atomic_load_n(&next[op].fn, __ATOMIC_RELAXED);        \
-		if (__builtin_expect(fn != NULL, 1))                         \
+		/* (forward, stored before fn, read again after it) */      \
+		fn = __atomic_load_n(&next[op].fn, __ATOMIC_ACQUIRE);        \
+		if (__builtin_expect(fn != NULL && !is_forwarded(op), 1))    \
 			return mt_malloc_through(fn, n, CALLER);             \
 		return new_slow(op, n, CALLER);                              \
 	}
