@@ -173,3 +173,22 @@ def test_the_programs_heap_is_laid_out_as_without_the_shim(extra, tmp_path):
     bare = run(cmd, bare_env("glibc"))
     shim = run(cmd, shim_env("glibc", **env))
     assert shim.stdout == bare.stdout, (bare.stdout, shim.stdout)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resident_memory_is_looked_at_a_bounded_number_of_times(backend,
+                                                                 tmp_path):
+    """A string rebuilt by s = s + piece past 1 MiB: the live bytes fall by
+    half at every step.  The look after glibc's first malloc after a fall
+    took the live bytes with the new block as where the next fall starts,
+    so each step was a fall: three reads of /proc/self/statm a step,
+    36,000 a second, a second of system time in six (new-user trial 8).
+    A look costs some 6 us; at most one each 20 ms period, and one per
+    eighth of growth and sixteenth of a fall: a few hundred a second at
+    the most."""
+    s = tmp_path / "s.json"
+    run([program("string_rebuild"), "2", "40000"],
+        shim_env(backend, summary=str(s)))
+    summary = json.loads(s.read_text())
+    looks = summary["resident"]["samples"]
+    assert looks <= 10 + 300 * summary["wall_s"], (looks, summary["wall_s"])
