@@ -31,7 +31,7 @@ static bool whole_run_churns(const struct mt_rule_input *in, double *maps,
 	double p_unmaps = own[MT_SYS_MUNMAP] > 0 ? own[MT_SYS_MUNMAP]
 						 : fmax(0, *unmaps - a_unmaps);
 
-	*unmapped = all > 0 ? bytes * a_unmaps / all : 0;
+	*unmapped = mt_allocator_unmapped_bytes(f);
 	if (mt_repeats_touched(in, fmin(a_maps, a_unmaps), *unmapped,
 			       f->unmapped_touched_by_allocator,
 			       f->unmapped_touched_huge_by_allocator, r)) {

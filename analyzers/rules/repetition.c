@@ -174,6 +174,14 @@ void mt_repetition_evidence(json_t *e, const struct mt_repetition *r)
 		json_object_set_new(e, "minor", json_true());
 }
 
+double mt_allocator_unmapped_bytes(const struct mt_call_figures *f)
+{
+	double mine = f->syscalls_by_allocator[MT_SYS_MUNMAP] +
+		      f->syscalls_inferred[MT_SYS_MUNMAP];
+	double all = fmax(f->syscalls[MT_SYS_MUNMAP], mine);
+	return all > 0 ? f->syscall_bytes[MT_SYS_MUNMAP] * mine / all : 0;
+}
+
 bool mt_call_churns(const struct mt_call_figures *f)
 {
 	return (f->brk_grow >= MT_CHURN_PER_CALL &&
@@ -191,7 +199,7 @@ bool mt_run_churns(const struct mt_rule_input *in)
 	double unmaps = f->syscalls_by_allocator[MT_SYS_MUNMAP] +
 			f->syscalls_inferred[MT_SYS_MUNMAP];
 	return mt_repeats(in, f->brk_shrink, f->brk_shrink_bytes, &r) ||
-	       mt_repeats_touched(in, unmaps, f->syscall_bytes[MT_SYS_MUNMAP],
+	       mt_repeats_touched(in, unmaps, mt_allocator_unmapped_bytes(f),
 				  f->unmapped_touched_by_allocator,
 				  f->unmapped_touched_huge_by_allocator, &r) ||
 	       mt_repeats(in, f->syscalls_by_allocator[MT_SYS_MADVISE],

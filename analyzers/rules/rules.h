@@ -82,6 +82,10 @@ bool mt_repeats_touched(const struct mt_rule_input *in, double cycles,
 bool mt_run_churns(const struct mt_rule_input *in);
 /* A region's calls (per-call figures) give memory back and take it again,
  * one way or another, at least every other call. */
+/* The bytes the allocator unmapped over a run: the unmapped bytes split
+ * in proportion to the unmaps (the rest are the program's own: its files,
+ * CPython's arenas, whose churn no setting of the allocator changes). */
+double mt_allocator_unmapped_bytes(const struct mt_call_figures *f);
 bool mt_call_churns(const struct mt_call_figures *f);
 /* The sentence a whole run's finding ends with: the faults, those beyond
  * the resident pages, what `cause` ("the trims") gave back and the cost
