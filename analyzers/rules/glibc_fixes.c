@@ -57,7 +57,15 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 	 * mapping again, 208k faults where 16 MiB took 180k). */
 	if (f->glibc_thresholds && f->thresholds_dynamic && f->mmap_threshold > block)
 		block = f->mmap_threshold;
-	double at_top = f->large_max_live * block;
+	/* (a realloc that moves a block holds the old and the new one at
+	 * once: a buffer grown by 1 KiB steps to 200 MiB, one block live
+	 * between calls, had 256 MiB proposed, and the heap, the old copy
+	 * freed below the new, still trimmed: 307k faults, where 512 MiB
+	 * left 51k; new-user trial 8) */
+	double live = f->large_max_live;
+	if (f->realloc_moves > 0 && live < 2)
+		live = 2;
+	double at_top = live * block;
 	if (f->brk_shrink > 0 && f->brk_shrink_bytes / f->brk_shrink > at_top)
 		at_top = f->brk_shrink_bytes / f->brk_shrink;
 	unsigned long long mmap = mt_pow2_at_least(block + (double)page_size);
