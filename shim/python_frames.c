@@ -5,9 +5,11 @@
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <internal/pycore_frame.h>
+#include <internal/pycore_runtime.h>
 #endif
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "python_frames.h"
@@ -24,6 +26,7 @@ static struct {
 	int (*holds_gil)(void);
 	int (*is_initialized)(void);
 	int (*addr2line)(PyCodeObject *, int);
+	const _PyRuntimeState *runtime;
 } py;
 #endif
 
@@ -45,8 +48,9 @@ void mt_python_frames_init(void)
 	py.is_initialized = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
 	py.addr2line = (int (*)(PyCodeObject *, int))
 		dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
+	py.runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
 	py.ready = py.this_thread_state && py.holds_gil && py.is_initialized &&
-		   py.addr2line;
+		   py.addr2line && py.runtime;
 #endif
 }
 
@@ -59,18 +63,33 @@ static bool complete(const _PyInterpreterFrame *f)
 }
 #endif
 
+#ifdef FRAMES_KNOWN
+/* The calling thread's state, where its frames can be read: a thread that
+ * holds the GIL, whose state is alive and whose frames are its own; or
+ * the main thread without it (NumPy lets the GIL go around a large
+ * calloc: np.zeros), whose state only it can delete, at finalization,
+ * which has not begun while the interpreter is initialized.  Not another
+ * thread without the GIL: a daemon thread still running C code while the
+ * interpreter finalizes has a state that finalization deleted (and frames
+ * it may have unmapped). */
+static PyThreadState *readable_thread_state(void)
+{
+	if (!py.ready || !py.is_initialized())
+		return NULL;
+	if (!py.holds_gil() &&
+	    (unsigned long)pthread_self() != py.runtime->main_thread)
+		return NULL;
+	PyThreadState *ts = py.this_thread_state();
+	return ts && ts->cframe ? ts : NULL;
+}
+#endif
+
 size_t mt_python_frames(struct mt_pyframe *out, size_t max)
 {
 	size_t n = 0;
 #ifdef FRAMES_KNOWN
-	/* Only a thread that holds the GIL: its thread state is alive and
-	 * its frames are its own.  A daemon thread still running C code
-	 * without it while the interpreter finalizes has a thread state that
-	 * finalization deleted (and frames it may have unmapped). */
-	if (!py.ready || !py.is_initialized() || !py.holds_gil())
-		return 0;
-	PyThreadState *ts = py.this_thread_state();
-	if (!ts || !ts->cframe)
+	PyThreadState *ts = readable_thread_state();
+	if (!ts)
 		return 0;
 	for (const _PyInterpreterFrame *f = ts->cframe->current_frame;
 	     f && n < max; f = f->previous) {

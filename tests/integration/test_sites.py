@@ -685,3 +685,28 @@ def test_an_array_grown_by_np_append_gets_the_growth_fix():
         code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
         assert code and "final size" in code[0], code
         assert not any("out=" in c for c in code), code
+
+
+ZEROS = """
+import numpy as np
+tot = 0.0
+for r in range(6):
+    z = np.zeros(6_000_000)  # the zeros line
+    tot += z.sum()
+print(tot)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_zeros_without_the_gil_has_its_line(backend, tmp_path):
+    """np.zeros lets the GIL go around its large calloc: the frames were
+    read only from a thread that held it, and the site was NumPy's own
+    code, object+offset (new-user trial 8).  The main thread's state is
+    alive without the GIL until the interpreter finalizes, which it does
+    itself."""
+    prog = tmp_path / "zeros.py"
+    prog.write_text(ZEROS)
+    s = live_summary([PYTHON, str(prog)], backend, tmp_path)
+    line = line_of(prog, "the zeros line")
+    zeros = [x for x in s["sites"] if frames(x) == [("<module>", line)]]
+    assert sum(x["large"]["allocations"] for x in zeros) == 6, s["sites"]
