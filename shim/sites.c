@@ -409,7 +409,9 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 		 hf = hash_of(fnative, fnn, &fn, nf, region);
 	take();
 	bool fresh = !*slot_of(h, native, nn, f, n, region);
-	if (fresh || !*slot_of(hf, fnative, fnn, &fn, nf, region)) {
+	/* (a full table adds none: nothing to name) */
+	if ((fresh || !*slot_of(hf, fnative, fnn, &fn, nf, region)) &&
+	    tab->nsites < limit) {
 		/* A new site: named outside the lock (see name_site); in
 		 * Python code, its native frames between the Python ones found
 		 * now, once (the key stays the cheap one). */
