@@ -54,12 +54,34 @@ static bool in_interp(uintptr_t ip)
 
 /* A frame in one of the interpreter's exported functions: the ones that
  * call a callable (_PyFunction_Vectorcall, PyObject_Call...), not the
- * code that asked for the call. */
+ * code that asked for the call.  Decided once per function (a dladdr in
+ * python3 reads its thousands of symbols), kept as start << 1 | exported:
+ * the same few call functions lie between most Python frames. */
+static uintptr_t api_seen[256];
+
 static bool interp_api(uintptr_t ip, uintptr_t start)
 {
-	Dl_info at;
-	return in_interp(ip) && start && dladdr((void *)ip, &at) &&
-	       at.dli_sname && (uintptr_t)at.dli_saddr == start;
+	if (!in_interp(ip) || !start)
+		return false;
+	size_t i = (start * 0x9e3779b97f4a7c15ull) >> 56;
+	for (size_t probe = 0; probe < 8; probe++, i = (i + 1) & 255) {
+		uintptr_t at = __atomic_load_n(&api_seen[i], __ATOMIC_RELAXED);
+		if (at >> 1 == start)
+			return at & 1;
+		if (at)
+			continue;
+		Dl_info d;
+		bool api = dladdr((void *)ip, &d) && d.dli_sname &&
+			   (uintptr_t)d.dli_saddr == start;
+		uintptr_t empty = 0;
+		/* (another thread may have taken the slot: the answer holds) */
+		__atomic_compare_exchange_n(&api_seen[i], &empty, start << 1 | api,
+					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		return api;
+	}
+	Dl_info d;
+	return dladdr((void *)ip, &d) && d.dli_sname &&
+	       (uintptr_t)d.dli_saddr == start;
 }
 
 struct building {
