@@ -762,3 +762,16 @@ def test_a_callback_is_named_by_its_python_line(tmp_path):
             r"\S+ \(python3\S*\)) < main \(py_callbacks\.py:%d\)"
             % (f_line, main_line))
     assert re.search(want, r.stdout), r.stdout
+
+
+def test_the_exports_keep_the_interleaved_order(tmp_path):
+    """export's collapsed stacks, outermost first: the outer Python frames,
+    the C code that called back, the callback, the allocator's caller."""
+    trace = tmp_path / "t.mt"
+    run([PYTHON, CALLBACKS], shim_env("glibc", MEMTRACE_OUT=str(trace)))
+    r = run([CLI, "export", "--format", "collapsed", str(trace)], clean_env())
+    main_line = line_of(CALLBACKS, "list(map(f")
+    f_line = line_of(CALLBACKS, "return bytearray")
+    want = (r"^<module> \(py_callbacks\.py:\d+\);main \(py_callbacks\.py:%d\);"
+            r"[^;]+;f \(py_callbacks\.py:%d\);[^;]+ \d+$" % (main_line, f_line))
+    assert re.search(want, r.stdout, re.M), r.stdout
