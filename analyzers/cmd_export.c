@@ -84,8 +84,10 @@ static int collapsed(FILE *out, json_t *summary, const char *value)
 		double v = value_of(site, value);
 		if (!json_array_size(stack) || v < 1)
 			continue;
-		/* The Python frames, outermost first, then the native ones
-		 * (innermost of all: the code that called the allocator). */
+		/* Outermost first.  A stack that lists its Python frames first
+		 * (recorded before stacks were interleaved): them, then the
+		 * native ones (innermost of all: the code that called the
+		 * allocator); else, innermost first throughout, reversed. */
 		size_t n = json_array_size(stack), py = 0;
 		while (py < n && !strcmp(json_string_value(json_object_get(
 				       json_array_get(stack, py), "kind")) ?: "",

@@ -141,8 +141,9 @@ static double caused_bytes(json_t *site)
 	return v;
 }
 
-/* The stack's frames, the leaf first: the native caller under Python code
- * is the leaf (the stack lists Python's first). */
+/* The stack's frames, the leaf first: the stack's order, but in a stack
+ * that lists its Python frames first (recorded before stacks were
+ * interleaved), where the native caller under them is the leaf. */
 static void order(json_t *stack, size_t *frames, size_t *n)
 {
 	size_t len = json_array_size(stack), py = 0;

@@ -362,23 +362,43 @@ bool mt_frame_is_library(json_t *f)
 	return library_native(f);
 }
 
+static bool is_python(json_t *f)
+{
+	return !strcmp(json_string_value(json_object_get(f, "kind")) ?: "", "python");
+}
+
+/* The index of the innermost Python frame, or the stack's size. */
+static size_t first_python(json_t *stack)
+{
+	size_t i, n = json_array_size(stack);
+	for (i = 0; i < n && !is_python(json_array_get(stack, i)); i++)
+		;
+	return i;
+}
+
+bool mt_stack_python_first(json_t *stack)
+{
+	return json_array_size(stack) && first_python(stack) == 0;
+}
+
 size_t mt_site_own_frame(json_t *stack)
 {
-	size_t i;
+	size_t i, py = first_python(stack);
 	json_t *f;
-	bool python = false;
-	json_array_foreach(stack, i, f) {
-		const char *kind = json_string_value(json_object_get(f, "kind"));
-		if (kind && strcmp(kind, "python") == 0) {
-			python = true;
-			if (!library_file(json_string_value(json_object_get(f, "file"))))
+	/* In Python code, the program's innermost Python frame, whatever
+	 * native frames lie around it (the allocator's caller, a builtin
+	 * calling back): the line a reader looks for; else the innermost
+	 * Python frame. */
+	if (py < json_array_size(stack)) {
+		json_array_foreach(stack, i, f)
+			if (is_python(f) &&
+			    !library_file(json_string_value(json_object_get(f, "file"))))
 				return i;
-		} else if (python) {
-			break; /* (the native frame under Python code) */
-		} else if (!library_native(f)) {
-			return i;
-		}
+		return py;
 	}
+	json_array_foreach(stack, i, f)
+		if (!library_native(f))
+			return i;
 	return 0;
 }
 
@@ -404,7 +424,6 @@ const char *mt_site_holder(json_t *stack)
 const char *mt_site_label(json_t *stack, char *buf, size_t len)
 {
 	size_t own = mt_site_own_frame(stack);
-	json_t *first = json_array_get(stack, 0);
 	mt_frame_label(json_array_get(stack, own), buf, len);
 	/* A function the compiler inlined: and the one it is in, whose
 	 * blocks these are (the function the figures of a site go by). */
@@ -423,8 +442,7 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 		snprintf(buf + at, len - at, " inlined into %s",
 			 mt_frame_label(json_array_get(stack, holder), in, sizeof in));
 	}
-	if (own && !strcmp(json_string_value(json_object_get(first, "kind")) ?: "",
-			   "python")) {
+	if (is_python(json_array_get(stack, own))) {
 		/* and the library function it called (which allocated, or
 		 * called what did): the outermost with a file of its own
 		 * (NumPy's dispatch wrappers have none) and a name a reader
@@ -434,7 +452,8 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 			json_t *f = json_array_get(stack, k);
 			const char *file = json_string_value(json_object_get(f, "file"));
 			const char *fn = json_string_value(json_object_get(f, "function"));
-			if (file && file[0] != '<' && fn && !strstr(fn, "<locals>")) {
+			if (is_python(f) && file && file[0] != '<' && fn &&
+			    !strstr(fn, "<locals>")) {
 				inner = f;
 				break;
 			}
@@ -499,8 +518,15 @@ double mt_sites_total(json_t *sites, const char *const *keys)
 bool mt_site_in_numpy(json_t *site)
 {
 	size_t k;
-	json_t *f;
-	json_array_foreach(json_object_get(site, "stack"), k, f) {
+	json_t *f, *stack = json_object_get(site, "stack");
+	bool python_first = mt_stack_python_first(stack), in_python = false;
+	json_array_foreach(stack, k, f) {
+		/* (the innermost Python frames and the code under them: the
+		 * C code that called outer Python frames back is not the
+		 * site's, whose code that is) */
+		if (!python_first && in_python && !is_python(f))
+			break;
+		in_python = is_python(f);
 		const char *file = json_string_value(json_object_get(f, "file"));
 		const char *object = json_string_value(json_object_get(f, "object"));
 		if ((file && strstr(file, "/numpy/")) ||
@@ -524,18 +550,16 @@ void mt_site_print_callers(FILE *out, json_t *stack, size_t max)
 {
 	char label[512];
 	size_t own = holding_frame(stack, mt_site_own_frame(stack)), shown = 0;
-	bool python = !strcmp(json_string_value(json_object_get(
-				      json_array_get(stack, 0), "kind")) ?: "",
-			      "python");
+	/* (a stack that lists its Python frames first: the native frame
+	 * under them is the interpreter's function that called the
+	 * allocator, no caller) */
+	bool python_first = mt_stack_python_first(stack);
 	for (size_t d = own + 1; shown < max && d < json_array_size(stack); d++) {
 		json_t *f = json_array_get(stack, d);
-		const char *kind = json_string_value(json_object_get(f, "kind"));
-		/* (under Python frames, the native one is the interpreter's
-		 * function that called the allocator: no caller) */
-		if (!kind || strcmp(kind, "python") != 0) {
-			if (python || mt_frame_is_library(f))
-				continue;
-		}
+		/* (between Python frames, the C code that called back into
+		 * Python: map, sorted's key, a NumPy ufunc) */
+		if (!is_python(f) && (python_first || mt_frame_is_library(f)))
+			continue;
 		fprintf(out, " < %s", mt_frame_label(f, label, sizeof label));
 		shown++;
 	}

@@ -58,8 +58,14 @@ long long mt_site_live_in_function(json_t *site);
 /* How many of its blocks were larger than the one before ("larger", or
  * in a summary without it "grows"). */
 double mt_site_larger(json_t *site);
-/* The index of that frame in stack. */
+/* The index of that frame in stack: in Python code, the innermost Python
+ * frame of the program's own code (or the innermost Python frame),
+ * whatever native frames the stack has inside it. */
 size_t mt_site_own_frame(json_t *stack);
+/* Does the stack list its Python frames first, the allocator's caller
+ * after them (recordings made before stacks were interleaved)?  A stack
+ * recorded since is innermost first throughout, the caller first. */
+bool mt_stack_python_first(json_t *stack);
 /* Code that is an interpreter's, a library's or the C/C++ runtime's (its
  * templates inlined from system headers too), not the program's. */
 bool mt_frame_is_library(json_t *frame);

@@ -255,3 +255,36 @@ mt_native_stack(const void *caller, const void **out, unsigned max,
 	remember(e, anchor, (uintptr_t)caller, &w);
 	return w.kept;
 }
+
+/* A whole walk from caller outward (mt_native_walk). */
+struct full_walk {
+	uintptr_t caller, *ip, *start;
+	unsigned n, max, skipped;
+};
+
+static _Unwind_Reason_Code step_all(struct _Unwind_Context *ctx, void *arg)
+{
+	struct full_walk *w = arg;
+	uintptr_t ip = unwinder.get_ip(ctx);
+	if (!ip || w->n == w->max)
+		return _URC_END_OF_STACK;
+	if (!w->n && ip != w->caller)
+		/* (the shim's frames, and the allocator's: a few) */
+		return ++w->skipped < 16 ? _URC_NO_REASON : _URC_END_OF_STACK;
+	w->ip[w->n] = ip;
+	w->start[w->n] = unwinder.get_region_start(ctx);
+	w->n++;
+	return _URC_NO_REASON;
+}
+
+unsigned mt_native_walk(const void *caller, uintptr_t *ip, uintptr_t *start,
+			unsigned max)
+{
+	if (!unwinder.backtrace || !max)
+		return 0;
+	struct full_walk w = {(uintptr_t)caller, ip, start, 0, max, 0};
+	mt_tls.hidden++; /* (as above) */
+	unwinder.backtrace(step_all, &w);
+	mt_tls.hidden--;
+	return w.n;
+}

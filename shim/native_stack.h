@@ -18,5 +18,12 @@ void mt_native_stack_init(void);
  * many. */
 unsigned mt_native_stack(const void *caller, const void **out, unsigned max,
 			 uintptr_t *function);
+/* Every frame from the one that returns to caller outward, at most max,
+ * unlike mt_native_stack nothing skipped nor remembered (a site's first
+ * allocation: sites.c's mixed stacks): each return address, and where its
+ * function begins (0: not known).  Returns how many; 0 when the walk did
+ * not reach caller (no unwinder, no unwind tables). */
+unsigned mt_native_walk(const void *caller, uintptr_t *ip, uintptr_t *start,
+			unsigned max);
 
 #endif

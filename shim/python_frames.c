@@ -107,6 +107,40 @@ size_t mt_python_frames(struct mt_pyframe *out, size_t max)
 	return n;
 }
 
+size_t mt_python_groups(unsigned *sizes, size_t max_groups, size_t max_frames)
+{
+	size_t g = 0;
+#ifdef FRAMES_KNOWN
+	PyThreadState *ts = readable_thread_state();
+	if (!ts)
+		return 0;
+	/* The same frames as mt_python_frames, in the same order; a group
+	 * ends at the frame its C-level call of the eval loop began with
+	 * (is_entry), the frames a frame still setting up skips included:
+	 * its group may be empty. */
+	size_t n = 0;
+	unsigned here = 0;
+	for (const _PyInterpreterFrame *f = ts->cframe->current_frame;
+	     f && n < max_frames && g < max_groups; f = f->previous) {
+		if (f->f_code && complete(f)) {
+			here++;
+			n++;
+		}
+		if (f->is_entry || n == max_frames) {
+			sizes[g++] = here;
+			here = 0;
+		}
+	}
+	if (here && g < max_groups)
+		sizes[g++] = here;
+#else
+	(void)sizes;
+	(void)max_groups;
+	(void)max_frames;
+#endif
+	return g;
+}
+
 #ifdef FRAMES_KNOWN
 /* A str's UTF-8 without asking the interpreter (which may allocate). */
 static const char *utf8(PyObject *s)

@@ -23,6 +23,13 @@ void mt_python_frames_init(void);
 /* The innermost frames of the calling thread, at most max; 0 when it runs
  * no Python code (or the interpreter is not one we can read). */
 size_t mt_python_frames(struct mt_pyframe *out, size_t max);
+/* How those frames (the innermost max_frames) split among the C-level
+ * calls of the interpreter's eval loop, innermost first: sizes[g] frames
+ * run by the g-th call (CPython 3.11 runs the Python functions one calls
+ * in the same C-level call; a C function that calls back into Python
+ * starts another, its first frame marked is_entry).  Returns how many
+ * groups, at most max_groups. */
+size_t mt_python_groups(unsigned *sizes, size_t max_groups, size_t max_frames);
 /* A frame's file, function (UTF-8, as the interpreter holds them: "?"
  * where that is not ASCII or cached UTF-8) and line. */
 void mt_python_frame_name(const struct mt_pyframe *f, const char **file,

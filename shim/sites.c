@@ -12,6 +12,7 @@
 
 #include "emit.h"
 #include "json_writer.h"
+#include "mixed_stack.h"
 #include "native_stack.h"
 #include "python_frames.h"
 #include "rawsys.h"
@@ -42,11 +43,17 @@ struct native_name {
 };
 
 /* A site's key: its Python frames, then its native ones (the address that
- * called the allocator, or without Python frames the stack from there). */
+ * called the allocator, or without Python frames the stack from there).
+ * With Python frames, its stack as written has more native frames, found
+ * when the site was new (mixed_stack.h): native[nnative, nall). */
 struct site {
 	uint64_t hash;
 	const void *native[MAX_NATIVE];
-	unsigned nnative;
+	unsigned nnative, nall;
+	/* the frames as written, innermost first: k >= 0 Python frame k,
+	 * k < 0 native frame -1 - k */
+	signed char order[MAX_PY_FRAMES + MAX_NATIVE];
+	unsigned norder;
 	struct mt_pyframe raw[MAX_PY_FRAMES];
 	unsigned nframes;
 	struct frame_name names[MAX_PY_FRAMES];
@@ -151,6 +158,7 @@ void mt_sites_init(void)
 {
 	mt_python_frames_init();
 	mt_native_stack_init();
+	mt_mixed_stack_init();
 	ssize_t got = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
 	exe_path[got > 0 ? got : 0] = '\0';
 	tab = mt_raw_mmap(sizeof *tab);
@@ -217,6 +225,10 @@ static const char *keep_name(const char *s)
  * loader's lock, whose holder may be waiting for ours. */
 struct pending {
 	const char *region_name; /* (the thread's: thread.h) */
+	/* the site's native frames: the key's, then the mixed stack's */
+	const void *all[MAX_NATIVE];
+	unsigned nall, norder;
+	signed char order[MAX_PY_FRAMES + MAX_NATIVE];
 	struct frame_name names[MAX_PY_FRAMES];
 	Dl_info objects[MAX_NATIVE];
 	bool have[MAX_NATIVE];
@@ -236,13 +248,32 @@ static void name_site(struct pending *p, const void *const *native,
 	}
 }
 
+/* A site's stack in the key's order: its native frames, then its Python
+ * ones (innermost first all the same: a Python site's native frame is the
+ * caller of the allocator). */
+static void plain_order(struct site *s)
+{
+	s->norder = 0;
+	for (unsigned k = 0; k < s->nall; k++)
+		s->order[s->norder++] = (signed char)(-1 - (int)k);
+	for (unsigned i = 0; i < s->nframes; i++)
+		s->order[s->norder++] = (signed char)i;
+}
+
+/* (whole: p has the site's stack as written, p->all beginning with the
+ * key's native frames; else the key alone, a function's entry) */
 static unsigned add_site(unsigned *slot, uint64_t hash,
 			 const void *const *native, unsigned nn,
 			 const struct mt_pyframe *f, unsigned n, int region,
-			 const struct pending *p, unsigned limit)
+			 const struct pending *p, bool whole, unsigned limit)
 {
 	if (tab->nsites >= limit)
 		return 0;
+	unsigned key_nn = nn;
+	if (whole) {
+		native = p->all;
+		nn = p->nall;
+	}
 	unsigned id = ++tab->nsites;
 	struct site *s = &tab->sites[id];
 	s->hash = hash;
@@ -255,7 +286,8 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
 		s->names[i].function = keep_name(p->names[i].function);
 		s->names[i].line = p->names[i].line;
 	}
-	s->nnative = nn;
+	s->nnative = key_nn;
+	s->nall = nn;
 	for (unsigned k = 0; k < nn; k++) {
 		struct native_name *nm = &s->natives[k];
 		s->native[k] = native[k];
@@ -270,6 +302,11 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
 					    (uintptr_t)p->objects[k].dli_saddr;
 		}
 	}
+	plain_order(s);
+	if (whole && p->norder) {
+		memcpy(s->order, p->order, p->norder);
+		s->norder = p->norder;
+	}
 	*slot = id;
 	return id;
 }
@@ -278,12 +315,13 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
  * function alone (the Python function, or the native caller). */
 static unsigned find_site(const void *const *native, unsigned nn,
 			  const struct mt_pyframe *f, unsigned n, int region,
-			  const struct pending *p, unsigned limit)
+			  const struct pending *p, bool whole, unsigned limit)
 {
 	uint64_t hash = hash_of(native, nn, f, n, region);
 	unsigned *slot = slot_of(hash, native, nn, f, n, region);
 	return *slot ? *slot
-		     : add_site(slot, hash, native, nn, f, n, region, p, limit);
+		     : add_site(slot, hash, native, nn, f, n, region, p,
+				whole, limit);
 }
 
 static struct block *block_of(uintptr_t addr)
@@ -370,15 +408,28 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	uint64_t h = hash_of(native, nn, f, n, region),
 		 hf = hash_of(fnative, fnn, &fn, nf, region);
 	take();
-	if (!*slot_of(h, native, nn, f, n, region) ||
-	    !*slot_of(hf, fnative, fnn, &fn, nf, region)) {
-		/* A new site: named outside the lock (see name_site). */
+	bool fresh = !*slot_of(h, native, nn, f, n, region);
+	/* (a full table adds none: nothing to name) */
+	if ((fresh || !*slot_of(hf, fnative, fnn, &fn, nf, region)) &&
+	    tab->nsites < limit) {
+		/* A new site: named outside the lock (see name_site); in
+		 * Python code, its native frames between the Python ones found
+		 * now, once (the key stays the cheap one). */
 		give();
-		name_site(&names, native, nn, f, n);
+		memcpy(names.all, native, nn * sizeof *native);
+		names.nall = nn;
+		names.norder = 0;
+		if (fresh && n)
+			names.norder = mt_mixed_stack(caller, n, names.all,
+						      MAX_NATIVE, names.order,
+						      &names.nall);
+		name_site(&names, names.all, names.nall, f, n);
 		take();
 	}
-	unsigned id = find_site(native, nn, f, n, region, &names, limit);
-	*fid = id ? find_site(fnative, fnn, &fn, nf, region, &names, MAX_SITES) : 0;
+	unsigned id = find_site(native, nn, f, n, region, &names, true, limit);
+	*fid = id ? find_site(fnative, fnn, &fn, nf, region, &names, false,
+			      MAX_SITES)
+		  : 0;
 	if (id)
 		tab->sites[id].function = *fid;
 	return id;
@@ -723,10 +774,29 @@ static const char *const cause_names[MT_SITE_CAUSES] = {
 	[MT_SITE_OWN_MUNMAP] = "own_munmap",
 };
 
+static void write_native(struct mt_json_out *o, const struct native_name *nm)
+{
+	struct mt_json_obj f = mt_json_begin(o, NULL);
+	mt_json_str(&f, "kind", "native");
+	mt_json_str(&f, "object", nm->object ? nm->object : "?");
+	mt_json_u64(&f, "offset", nm->object_offset);
+	if (nm->symbol) {
+		mt_json_str(&f, "symbol", nm->symbol);
+		mt_json_u64(&f, "symbol_offset", nm->symbol_offset);
+	}
+	mt_json_end(&f);
+}
+
 static void write_stack(struct mt_json_out *o, const struct site *s)
 {
 	mt_json_put(o, "[");
-	for (unsigned i = 0; i < s->nframes; i++) {
+	for (unsigned j = 0; j < s->norder; j++) {
+		mt_json_put(o, j ? ", " : "");
+		if (s->order[j] < 0) {
+			write_native(o, &s->natives[-1 - s->order[j]]);
+			continue;
+		}
+		unsigned i = (unsigned)s->order[j];
 		struct mt_json_obj f = mt_json_begin(o, NULL);
 		mt_json_str(&f, "kind", "python");
 		mt_json_str(&f, "function", s->names[i].function);
@@ -735,21 +805,6 @@ static void write_stack(struct mt_json_out *o, const struct site *s)
 		mt_json_u64(&f, "line",
 			    s->names[i].line > 0 ? (uint64_t)s->names[i].line : 0);
 		mt_json_end(&f);
-		mt_json_put(o, ", ");
-	}
-	for (unsigned k = 0; k < s->nnative; k++) {
-		const struct native_name *nm = &s->natives[k];
-		struct mt_json_obj f = mt_json_begin(o, NULL);
-		mt_json_str(&f, "kind", "native");
-		mt_json_str(&f, "object", nm->object ? nm->object : "?");
-		mt_json_u64(&f, "offset", nm->object_offset);
-		if (nm->symbol) {
-			mt_json_str(&f, "symbol", nm->symbol);
-			mt_json_u64(&f, "symbol_offset", nm->symbol_offset);
-		}
-		mt_json_end(&f);
-		if (k + 1 < s->nnative)
-			mt_json_put(o, ", ");
 	}
 	mt_json_put(o, "]");
 }

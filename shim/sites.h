@@ -3,7 +3,8 @@
  * what the allocator did to the kernel on their account.
  *
  * A site is the Python frames of the allocating thread (innermost first)
- * and the address that called the allocator.  While a large block is
+ * and the address that called the allocator (its stack as written has the
+ * native frames between its Python ones too: mixed_stack.h).  While a large block is
  * allocated or freed, its site is the thread's current one, and the
  * memory system calls the allocator makes then (the heap grown or
  * trimmed, a chunk mapped or unmapped, pages purged, a thread's heap

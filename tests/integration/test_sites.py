@@ -26,6 +26,13 @@ def frames(site):
     return [(f["function"], f["line"]) for f in site["stack"] if f["kind"] == "python"]
 
 
+def top(site):
+    """The innermost Python frame (the stack begins with the allocator's
+    caller), or without Python frames the first."""
+    return next((f for f in site["stack"] if f["kind"] == "python"),
+                site["stack"][0])
+
+
 def line_of(path, text):
     with open(path) as f:
         return next(i for i, line in enumerate(f, 1) if text in line)
@@ -44,7 +51,7 @@ def test_every_large_block_has_its_site(tmp_path):
     assert {("func1", one), ("func2", astype2), ("func2", divide2)} <= where
     for x in sites:
         if frames(x) and frames(x)[0][0] in ("func1", "func2"):
-            assert x["stack"][0]["file"].endswith("numpy_plain.py")
+            assert top(x)["file"].endswith("numpy_plain.py")
             assert frames(x)[1][0] == "<lambda>"
             # func2 keeps t: two blocks live at once in it; func1 one
             want = 2 if frames(x)[0][0] == "func2" else 1
@@ -84,17 +91,17 @@ def test_explain_puts_the_churn_on_func2():
     findings = json.loads(r.stdout)["findings"]
     (churn,) = [f for f in findings if f["id"] == "heap-trim-churn"]
     assert churn["sites"] and all(
-        x["stack"][0]["function"] == "func2" for x in churn["sites"])
+        top(x)["function"] == "func2" for x in churn["sites"])
     assert abs(sum(x["share"] for x in churn["sites"]) - 1) < 0.02
     assert "func2 (numpy_plain.py:" in churn["explanation"]
     (temps,) = [f for f in findings if f["id"] == "temporaries"]
-    live = {x["stack"][0]["function"]: x["large"]["max_live_in_function"]
+    live = {top(x)["function"]: x["large"]["max_live_in_function"]
             for x in temps["sites"]}
     assert live == {"func1": 1, "func2": 2}
     # nothing churns for func1
     for f in findings:
         if f["id"].endswith("churn"):
-            assert all(x["stack"][0]["function"] != "func1" for x in f["sites"])
+            assert all(top(x)["function"] != "func1" for x in f["sites"])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -414,12 +421,13 @@ def test_the_programs_own_mappings_have_sites(cmd, tmp_path):
         assert own == calls - s["calls_by_allocator"][sys] > 0, (sys, own)
     findings = explain_json(cmd, "glibc")
     (churn,) = [f for f in findings if f["id"] == "mmap-churn"]
-    top = churn["sites"][0]["stack"]
+    top_site = churn["sites"][0]
     if cmd[0] == PYTHON:
-        assert top[0]["kind"] == "python" and top[0]["file"].endswith("py_dicts.py"), top
+        assert top(top_site)["file"].endswith("py_dicts.py"), top_site
     else:
-        assert top[0]["function"] == "main", top
-        assert top[0]["file"].endswith("c_file_maps.c"), top
+        stack = top_site["stack"]
+        assert stack[0]["function"] == "main", stack
+        assert stack[0]["file"].endswith("c_file_maps.c"), stack
     assert "of the mapping and unmapping is done at" in churn["explanation"]
 
 
@@ -516,7 +524,7 @@ def test_numpys_out_is_offered_only_for_numpys_blocks(tmp_path):
             if fix["kind"] == "code"]
     assert code, found
     assert not [c for c in code if "out=" in c], code
-    assert any(f["sites"] and f["sites"][0]["stack"][0]["function"] == "load"
+    assert any(f["sites"] and top(f["sites"][0])["function"] == "load"
                for f in found), found
 
 
@@ -595,7 +603,7 @@ def test_a_bytesio_buffer_is_put_on_its_writes(tmp_path):
              BYTESIO_CHURN, str(rounds)], clean_env())
     (churn,) = [f for f in json.loads(r.stdout)["findings"]
                 if f["id"] == "mmap-churn"]
-    assert [(x["stack"][0]["function"], x["stack"][0]["line"])
+    assert [(top(x)["function"], top(x)["line"])
             for x in churn["sites"]] == [("fill", write)], churn["sites"]
     assert sum(x["share"] for x in churn["sites"]) >= 0.95
     assert churn["sites"][0]["large"]["max_bytes"] >= 36 << 20
@@ -632,7 +640,7 @@ def test_a_mimalloc_churn_is_its_sites():
         pytest.skip("mimalloc not installed")
     found = explain_json([PYTHON, LARGE_CHURN, "20"], "mimalloc")
     (churn,) = [f for f in found if f["id"] == "mmap-churn"]
-    assert churn["sites"][0]["stack"][0]["function"] == "churn"
+    assert top(churn["sites"][0])["function"] == "churn"
     assert churn["sites"][0]["share"] >= 0.8, churn["sites"]
     assert "on its own time" not in churn["explanation"]
 
@@ -653,7 +661,7 @@ def test_a_regions_findings_name_the_code_that_ran_in_it(tmp_path):
     with_sites = [f for f in found if f.get("sites")]
     assert {f["region"] for f in with_sites} == {"func1", "func2"}, found
     for f in with_sites:
-        functions = {s["stack"][0]["function"] for s in f["sites"]}
+        functions = {top(s)["function"] for s in f["sites"]}
         assert functions == {f["region"]}, (f["id"], f["region"], f["sites"])
     churn = [f for f in found if f["region"] == "func2" and f["id"].endswith("churn")]
     assert churn and churn[0]["sites"], found
@@ -710,3 +718,85 @@ def test_numpy_zeros_without_the_gil_has_its_line(backend, tmp_path):
     line = line_of(prog, "the zeros line")
     zeros = [x for x in s["sites"] if frames(x) == [("<module>", line)]]
     assert sum(x["large"]["allocations"] for x in zeros) == 6, s["sites"]
+
+
+CALLBACKS = os.path.join(HERE, "..", "programs", "py_callbacks.py")
+
+
+def kinds(site):
+    """The stack as "py:function" and "native:object" names."""
+    return [("py:" + f["function"]) if f["kind"] == "python"
+            else "native:" + os.path.basename(f["object"]) for f in site["stack"]]
+
+
+@pytest.mark.parametrize("backend", ["glibc", "jemalloc"])
+def test_native_frames_between_python_ones(backend, tmp_path):
+    """Python code called back by C code (map, sorted's key, a NumPy ufunc
+    from frompyfunc): innermost first, the allocator's caller, the Python
+    frames of the callback, the C code that called it, then the outer
+    Python frames."""
+    s = live_summary([PYTHON, CALLBACKS], backend, tmp_path)
+    assert sum(x["large"]["allocations"] for x in s["sites"]) == s["large"]["allocations"]
+    mine = [x for x in s["sites"]
+            if any(f.get("file", "").endswith("py_callbacks.py") for f in x["stack"])]
+    by_line = {}
+    for x in mine:
+        py = [f for f in x["stack"] if f["kind"] == "python"]
+        outer = next(f for f in py if f["function"] == "main")
+        by_line.setdefault(outer["line"], []).append(x)
+    lines = {text: line_of(CALLBACKS, text) for text in
+             ("list(map(f", "sorted(range", "np.frompyfunc(g")}
+    assert set(lines.values()) <= set(by_line), (lines, [kinds(x) for x in mine])
+    for text, line in lines.items():
+        assert sum(x["large"]["allocations"] for x in by_line[line]) == 3, text
+        for x in by_line[line]:
+            k = kinds(x)
+            # the allocator's caller first, main and <module> last
+            assert k[0].startswith("native:"), k
+            assert k[-2:] == ["py:main", "py:<module>"], k
+            inner = "py:f" if text.startswith("list") else "py:g"
+            between = k[k.index(inner) + 1:k.index("py:main")]
+            # the C code that called back: python3's map or sort, or
+            # NumPy's ufunc loop, no eval loop's frame nor its Python
+            # frames in between
+            assert between and all(b.startswith("native:") for b in between), k
+            assert len(between) <= 2, k
+            if "frompyfunc" in text:
+                assert all("_multiarray_umath" in b or "_umath" in b
+                           for b in between), k
+            else:
+                assert len(between) == 1 and re.fullmatch(
+                    r"native:python3(\.11)?", between[0]), k
+    # map and sorted call back from different code
+    where = {text: x["stack"][kinds(x).index("py:main") - 1]["offset"]
+             for text in ("list(map(f", "sorted(range")
+             for x in by_line[lines[text]]}
+    assert where["list(map(f"] != where["sorted(range"]
+
+
+def test_a_callback_is_named_by_its_python_line(tmp_path):
+    """stat --by-site names the Python line first, then the C code that
+    called it back, then the outer Python code; explain's text too."""
+    live_summary([PYTHON, CALLBACKS], tmp_path=tmp_path)
+    r = run([CLI, "stat", "--by-site", "--depth", "3", str(tmp_path / "s.json")],
+            clean_env())
+    f_line = line_of(CALLBACKS, "return bytearray")
+    main_line = line_of(CALLBACKS, "list(map(f")
+    # (python3's map is static: named by offset, or by a name offline)
+    want = (r"  f \(py_callbacks\.py:%d\) < (python3(\.11)?\+0x[0-9a-f]+|"
+            r"\S+ \(python3\S*\)) < main \(py_callbacks\.py:%d\)"
+            % (f_line, main_line))
+    assert re.search(want, r.stdout), r.stdout
+
+
+def test_the_exports_keep_the_interleaved_order(tmp_path):
+    """export's collapsed stacks, outermost first: the outer Python frames,
+    the C code that called back, the callback, the allocator's caller."""
+    trace = tmp_path / "t.mt"
+    run([PYTHON, CALLBACKS], shim_env("glibc", MEMTRACE_OUT=str(trace)))
+    r = run([CLI, "export", "--format", "collapsed", str(trace)], clean_env())
+    main_line = line_of(CALLBACKS, "list(map(f")
+    f_line = line_of(CALLBACKS, "return bytearray")
+    want = (r"^<module> \(py_callbacks\.py:\d+\);main \(py_callbacks\.py:%d\);"
+            r"[^;]+;f \(py_callbacks\.py:%d\);[^;]+ \d+$" % (main_line, f_line))
+    assert re.search(want, r.stdout, re.M), r.stdout
