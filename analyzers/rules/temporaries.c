@@ -71,17 +71,29 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		 * was said of those: new-user trial 6) */
 		if (!handed && live > 8 && live > kept)
 			kept = live;
+		/* (a buffer grown by realloc is one block to the program,
+		 * a new one at each step that moved it to the allocator: "1.2
+		 * million large blocks" of a program that grew 6: trial 8) */
+		double reallocs = (double)json_integer_value(
+			json_object_get(large, "reallocs"));
+		char by_realloc[96] = "";
+		if (reallocs >= 0.5 * n)
+			snprintf(by_realloc, sizeof by_realloc,
+				 " (%.0f of them by realloc, each step of a "
+				 "buffer resized)",
+				 reallocs);
 		const char *live_in = holder ? "at most live at once at that line "
 					       "(its function is inlined into "
 					       "another):"
 					     : "at most live at once in its function:";
 		if (at > 0 && (size_t)at < sizeof x->explanation)
 			at += snprintf(x->explanation + at, sizeof x->explanation - at,
-				       "%s %s, %.0f blocks of about %s, %s %lld",
+				       "%s %s, %.0f blocks of about %s%s, %s %lld",
 				       i ? ";" : "",
 				       mt_site_label(json_object_get(site, "stack"),
 						     label, sizeof label),
 				       n, mt_format_bytes(bytes / n, b1, sizeof b1),
+				       by_realloc,
 				       handed ? "freed by another thread than the "
 						"one that made them:"
 					      : live_in,

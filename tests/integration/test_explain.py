@@ -440,6 +440,9 @@ def test_the_trim_threshold_leaves_room_for_a_realloc_moving_a_block():
     for s in settings:
         trim = int(s.split("trim_threshold=")[1].split(":")[0])
         assert trim >= 2 * largest, (s, largest)
+    # (the temporaries say the blocks are a buffer's realloc steps)
+    temps = [f for f in found if f["id"] == "temporaries"]
+    assert temps and "by realloc" in temps[0]["explanation"], temps
 
 
 def test_the_mmap_threshold_proposed_is_not_below_glibcs_own():
