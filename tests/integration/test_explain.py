@@ -345,6 +345,22 @@ def test_a_traces_children_are_explained_with_it(tmp_path, how):
     assert all(p.split()[2] in map(str, pids) for p in children), (children, pids)
 
 
+def allocator_time_of(cmd):
+    """explain's findings on glibc and mimalloc, and its allocator-time
+    ones: three runs each, the median by CPU (one run on a machine busy
+    with something else took mimalloc's 0.07 s of CPU to 0.58 s), and a
+    second try where the first was so slowed (a CI run beside two other
+    jobs)."""
+    for attempt in range(2):
+        r = run([CLI, "explain", "--json", "--backend", "glibc,mimalloc",
+                 "--repeat", "3", "--", *cmd], clean_env())
+        found = json.loads(r.stdout)["findings"]
+        times = [f for f in found if f["id"] == "allocator-time"]
+        if times:
+            break
+    return found, times
+
+
 def test_allocator_time_where_no_kernel_work_differs():
     """A message queue in a steady state gives nothing back to the kernel:
     no churn on any backend, yet glibc takes about five times mimalloc's
@@ -354,17 +370,7 @@ def test_allocator_time_where_no_kernel_work_differs():
     block faulted in) gets no such finding."""
     if "mimalloc" not in BACKENDS:
         pytest.skip("mimalloc not installed")
-    # (three runs each, the median by CPU: one run on a machine busy with
-    # something else took mimalloc's 0.07 s of CPU to 0.58 s; and a second
-    # try where the first was so slowed: a CI run beside two other jobs)
-    for attempt in range(2):
-        r = run([CLI, "explain", "--json", "--backend", "glibc,mimalloc",
-                 "--repeat", "3", "--", program("msgqueue"), "3000000"],
-                clean_env())
-        found = json.loads(r.stdout)["findings"]
-        times = [f for f in found if f["id"] == "allocator-time"]
-        if times:
-            break
+    found, times = allocator_time_of([program("msgqueue"), "3000000"])
     assert [f["backend"] for f in times] == ["glibc"], found
     assert times[0]["evidence"]["other_backend"] == "mimalloc"
     assert times[0]["fixes"][0]["backend"] == "mimalloc"
@@ -385,14 +391,7 @@ def test_allocator_time_is_measured_without_the_shim():
     the shim too, and says so."""
     if "mimalloc" not in BACKENDS:
         pytest.skip("mimalloc not installed")
-    for attempt in range(2):
-        r = run([CLI, "explain", "--json", "--backend", "glibc,mimalloc",
-                 "--repeat", "3", "--", program("nested_vectors"), "100"],
-                clean_env())
-        found = json.loads(r.stdout)["findings"]
-        times = [f for f in found if f["id"] == "allocator-time"]
-        if times:
-            break
+    found, times = allocator_time_of([program("nested_vectors"), "100"])
     assert [f["backend"] for f in times] == ["glibc"], found
     e = times[0]["evidence"]
     assert e["other_backend"] == "mimalloc"
