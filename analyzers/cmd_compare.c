@@ -150,6 +150,14 @@ static void print_table(FILE *out, const char *region,
 
 /* The whole run's CPU on each backend without the shim, and what the
  * shim cost it, measured: its least CPU under the shim against bare. */
+/* Whether the runs under the shim and without it measure the same thing:
+ * a bare run's CPU (wait4's) counts the processes the command started and
+ * waited for, the runs under the shim their command's own process's. */
+static bool like_for_like(const struct mt_runs *b)
+{
+	return b->n && !json_array_size(b->children);
+}
+
 static double shim_cost_measured(const struct mt_runs *b,
 				 const struct mt_bare_times *t)
 {
@@ -182,10 +190,10 @@ static void print_bare(FILE *out, const struct mt_runs *b,
 				mt_format_seconds(t[i].cpu_s[k], cell, sizeof cell);
 			else if (r == 1)
 				mt_format_seconds(mt_bare_median(&t[i]), cell, sizeof cell);
-			else if (r == 2 && b[i].n)
+			else if (r == 2 && like_for_like(&b[i]))
 				mt_format_seconds(mt_runs_least_cpu(&b[i]), cell,
 						  sizeof cell);
-			else if (r == 3 && b[i].n) {
+			else if (r == 3 && like_for_like(&b[i])) {
 				snprintf(cell, sizeof cell, "%+.1f%%%s", 100 * cost,
 					 cost > MT_SHIM_COST_MARK ? " *" : "");
 				marked |= cost > MT_SHIM_COST_MARK;
@@ -194,6 +202,14 @@ static void print_bare(FILE *out, const struct mt_runs *b,
 		}
 	}
 	fputc('\n', out);
+	for (size_t i = 0; i < nb; i++)
+		if (b[i].n && !like_for_like(&b[i])) {
+			fputs("  (the command started other processes: their CPU "
+			      "is in the runs without the shim, not in the table's "
+			      "figures of its own process; not compared)\n",
+			      out);
+			break;
+		}
 	if (marked)
 		fprintf(out, "  * the shim took more than %.0f%% of the cpu time "
 			     "(fastest run against fastest run): compare the "
@@ -262,14 +278,17 @@ static json_t *bare_json(const struct mt_runs *b,
 		if (k < 0)
 			continue;
 		double cost = shim_cost_measured(&b[i], &t[i]);
-		json_object_set_new(
-			o, b[i].backend,
-			json_pack("{s:I, s:f, s:f, s:f, s:f, s:b}", "runs",
-				  (json_int_t)t[i].n, "cpu_min_s", t[i].cpu_s[k],
-				  "cpu_median_s", mt_bare_median(&t[i]),
-				  "shim_cpu_min_s", mt_runs_least_cpu(&b[i]),
-				  "shim_cost_share", cost, "shim_moved_figures",
-				  cost > MT_SHIM_COST_MARK));
+		json_t *x = json_pack("{s:I, s:f, s:f}", "runs", (json_int_t)t[i].n,
+				      "cpu_min_s", t[i].cpu_s[k], "cpu_median_s",
+				      mt_bare_median(&t[i]));
+		if (like_for_like(&b[i])) {
+			json_object_set_new(x, "shim_cpu_min_s",
+					    json_real(mt_runs_least_cpu(&b[i])));
+			json_object_set_new(x, "shim_cost_share", json_real(cost));
+			json_object_set_new(x, "shim_moved_figures",
+					    json_boolean(cost > MT_SHIM_COST_MARK));
+		}
+		json_object_set_new(o, b[i].backend, x);
 	}
 	return o;
 }
@@ -329,8 +348,9 @@ static void print_csv(FILE *out, const char **regions, size_t nr,
 			continue;
 		fprintf(out, "\"(without the shim)\",cpu_min_s,%s,%.9g\n",
 			b[i].backend, bare[i].cpu_s[k]);
-		fprintf(out, "\"(without the shim)\",shim_cost_share,%s,%.9g\n",
-			b[i].backend, shim_cost_measured(&b[i], &bare[i]));
+		if (like_for_like(&b[i]))
+			fprintf(out, "\"(without the shim)\",shim_cost_share,%s,%.9g\n",
+				b[i].backend, shim_cost_measured(&b[i], &bare[i]));
 	}
 }
 
