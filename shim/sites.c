@@ -154,6 +154,11 @@ uint64_t mt_sites_changes(void)
 	return __atomic_load_n(&changes, __ATOMIC_RELAXED);
 }
 
+unsigned mt_sites_known(void)
+{
+	return tab ? __atomic_load_n(&tab->nsites, __ATOMIC_RELAXED) : 0;
+}
+
 void mt_sites_init(void)
 {
 	mt_python_frames_init();

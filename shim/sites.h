@@ -141,6 +141,8 @@ static inline void mt_site_credit(enum mt_site_cause cause, uint64_t bytes)
 size_t mt_sites_json(char *buf, size_t len, bool wait);
 /* How often the sites changed so far: unchanged, nothing to write out. */
 uint64_t mt_sites_changes(void);
+/* How many sites the tables hold (a new one: a stack to write out). */
+unsigned mt_sites_known(void);
 /* In a child after fork: its figures start from zero. */
 void mt_sites_reset_after_fork(void);
 
