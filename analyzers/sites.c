@@ -298,6 +298,16 @@ bool mt_site_grows(json_t *site)
 	double hi = json_number_value(json_object_get(large, "max_bytes"));
 	if (!(lo > 0 && hi >= 4 * lo))
 		return false;
+	/* A buffer grown is copied into the next, larger block before it
+	 * is freed (or realloc does it): two of the site's blocks live at
+	 * once.  Sizes that cycle, each block freed before the next is made
+	 * (a std::vector<double> tmp(n), n from 1 to 8 MiB and again), are
+	 * no buffer grown, whatever their order (new-user trial 9). */
+	/* (a summary before "reallocs" cannot tell realloc's growth) */
+	json_t *reallocs = json_object_get(large, "reallocs");
+	if (reallocs && json_number_value(reallocs) <= 0 &&
+	    json_number_value(json_object_get(large, "max_live")) < 2)
+		return false;
 	/* Of the blocks whose size differs from the one before, three in
 	 * five larger: a buffer grown by any step, each round starting again
 	 * small (sizes drawn at random are larger as often as smaller, within

@@ -462,6 +462,21 @@ def test_mimalloc_is_not_proposed_for_a_buffer_grown_past_16_mib():
     assert "mimalloc" not in backends, found
 
 
+def test_sizes_that_cycle_are_not_a_buffer_grown():
+    """Temporaries of 1, 2, ... 8 MiB and again: seven in eight larger
+    than the one before, but each freed before the next is made, so no
+    buffer was grown and reserve() is no fix (new-user trial 9); a buffer
+    grown holds the old block while it copies it into the next."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("cycling_temps"), "200"], clean_env())
+    found = json.loads(r.stdout)["findings"]
+    code = [x["description"] for f in found for x in f["fixes"]
+            if x["kind"] == "code"]
+    assert code, found
+    assert not any("reserve()" in c or "grown" in c for c in code), code
+    assert not any("grown step by step" in f["explanation"] for f in found)
+
+
 def test_the_mmap_threshold_proposed_is_not_below_glibcs_own():
     """glibc raised its mmap threshold to the 10 MiB of a dict's table the
     program frees each batch; most large blocks are smaller.  The threshold
