@@ -16,7 +16,7 @@ static const int ending_signals[] = {SIGHUP,  SIGINT,  SIGPIPE, SIGALRM,
  * with the default action: the process dies of it as it would have (the
  * same status, a core where one was due).  A fault raises it again by
  * itself when its instruction runs again. */
-static void die_of(int sig)
+void mt_crash_die_of(int sig)
 {
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
@@ -31,22 +31,23 @@ static void on_fatal(int sig, siginfo_t *info, void *context)
 	(void)context;
 	int saved = errno;
 	MT_EMIT(crash, sig);
-	die_of(sig);
+	mt_crash_die_of(sig);
 	errno = saved;
 }
 
 /* Not a crash: the process is whole, and its summary and closing record
  * are written as exit writes them (the caller's `ending`, lifecycle.c),
  * so that a worker a pool terminates keeps its figures. */
-static void (*ending)(int);
+static bool (*ending)(int);
 
 static void on_ending(int sig, siginfo_t *info, void *context)
 {
 	(void)info;
 	(void)context;
 	int saved = errno;
-	ending(sig);
-	die_of(sig);
+	/* (false: an exit is writing the summary, and dies of sig after) */
+	if (ending(sig))
+		mt_crash_die_of(sig);
 	errno = saved;
 }
 
@@ -69,7 +70,7 @@ static void install(const int *signals, size_t n,
 
 static bool fatal_on, ending_on;
 
-void mt_crash_start(bool tracing, void (*on_ending_signal)(int))
+void mt_crash_start(bool tracing, bool (*on_ending_signal)(int))
 {
 	fatal_on = tracing;
 	ending = on_ending_signal;

@@ -17,11 +17,13 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include <stdbool.h>
-
 /* on_ending_signal: called in the handler of a signal that ends the
- * process whole, before it dies of it. */
-void mt_crash_start(bool tracing, void (*on_ending_signal)(int));
+ * process whole, before it dies of it; false: not now (the process dies
+ * of it later, mt_crash_die_of). */
+void mt_crash_start(bool tracing, bool (*on_ending_signal)(int));
+/* The process dies of sig as it would have without the shim (its default
+ * action, raised again). */
+void mt_crash_die_of(int sig);
 /* The program sets sig's default (act): the shim's handler in its place
  * (*ours, the program's mask kept) where the shim would have put it at
  * start-up.  Python resets SIGINT to the default and raises it again when

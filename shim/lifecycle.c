@@ -187,6 +187,10 @@ static void finish(const char *exit_json, size_t len)
  * the one it interrupted. */
 static int finishing;
 
+/* An ending signal that came while the summary was being written: the
+ * process dies of it once the summary is out. */
+static int pending_signal;
+
 __attribute__((destructor)) static void mt_fini(void)
 {
 	if (!active)
@@ -196,6 +200,9 @@ __attribute__((destructor)) static void mt_fini(void)
 	mt_rss_at_exit(mt_self());
 	mt_report_at_exit(finish);
 	mt_tls.hidden--;
+	int sig = __atomic_load_n(&pending_signal, __ATOMIC_RELAXED);
+	if (sig)
+		mt_crash_die_of(sig);
 }
 
 void mt_lifecycle_sandbox(void)
@@ -225,16 +232,27 @@ void mt_lifecycle_exec_failed(void)
 	MT_EMIT(exec_failed);
 }
 
-void mt_lifecycle_killed(int sig)
+bool mt_lifecycle_killed(int sig)
 {
 	/* (not in a vfork child, whose memory is its parent's) */
 	pid_t pid = getpid();
-	if (!active || __atomic_load_n(&finishing, __ATOMIC_RELAXED) ||
-	    (pid != started && pid != forked_child))
-		return;
+	if (!active || (pid != started && pid != forked_child))
+		return true;
+	/* An exit writing the summary (this thread's, interrupted, or
+	 * another's): dying now would cut it short, and a pool's worker
+	 * that left by os._exit as the pool's SIGTERM came had none (1
+	 * explain in 3: new-user trial 9).  The exit dies of the signal
+	 * when the summary is out; a second one ends it at once. */
+	if (__atomic_load_n(&finishing, __ATOMIC_RELAXED)) {
+		int none = 0;
+		return !__atomic_compare_exchange_n(&pending_signal, &none, sig,
+						    false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+	}
 	mt_trace_ended_by(sig);
 	mt_fini();
 	active = false;
+	return true;
 }
 
 void mt_lifecycle_exit_now(int status)

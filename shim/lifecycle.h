@@ -17,7 +17,9 @@ void mt_lifecycle_sandbox(void);
  * written out first.  Safe in a signal handler and a vfork child. */
 void mt_lifecycle_exit_now(int status);
 /* A signal that ends the process by default is taking it (crash.h): its
- * summary and closing record, as exit writes them, saying the signal. */
-void mt_lifecycle_killed(int sig);
+ * summary and closing record, as exit writes them, saying the signal.
+ * False where an exit is writing them already: it dies of the signal
+ * when they are out. */
+bool mt_lifecycle_killed(int sig);
 
 #endif
