@@ -182,9 +182,9 @@ static void finish(const char *exit_json, size_t len)
 	MT_EMIT(finish, exit_json, len);
 }
 
-/* Set as the summary is being written: a signal that ends the process
- * then (its handler, mt_lifecycle_killed) does not start it again over
- * the one it interrupted. */
+/* 1 while the summary is being written, 2 once it is: a signal that ends
+ * the process meanwhile (its handler, mt_lifecycle_killed) does not start
+ * it again over the one it interrupted. */
 static int finishing;
 
 /* An ending signal that came while the summary was being written: the
@@ -200,6 +200,8 @@ __attribute__((destructor)) static void mt_fini(void)
 	mt_rss_at_exit(mt_self());
 	mt_report_at_exit(finish);
 	mt_tls.hidden--;
+	/* (done: a signal from here on ends the process at once) */
+	__atomic_store_n(&finishing, 2, __ATOMIC_RELAXED);
 	int sig = __atomic_load_n(&pending_signal, __ATOMIC_RELAXED);
 	if (sig)
 		mt_crash_die_of(sig);
@@ -243,7 +245,10 @@ bool mt_lifecycle_killed(int sig)
 	 * that left by os._exit as the pool's SIGTERM came had none (1
 	 * explain in 3: new-user trial 9).  The exit dies of the signal
 	 * when the summary is out; a second one ends it at once. */
-	if (__atomic_load_n(&finishing, __ATOMIC_RELAXED)) {
+	int state = __atomic_load_n(&finishing, __ATOMIC_RELAXED);
+	if (state == 2)
+		return true;
+	if (state == 1) {
 		int none = 0;
 		return !__atomic_compare_exchange_n(&pending_signal, &none, sig,
 						    false, __ATOMIC_RELAXED,
