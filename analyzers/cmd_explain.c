@@ -743,7 +743,7 @@ static void verify(const struct context *cx, const struct measured *base,
 		/* A fix that took a fifth of the CPU away and half the faults
 		 * helps though the wall time rose, where all of the rise was
 		 * time off the CPU (the machine ran something else: new-user
-		 * trial 8, tcmalloc on vector temporaries, wall 5.46 -> 6.07 s
+		 * trial 9, tcmalloc on vector temporaries, wall 5.46 -> 6.07 s
 		 * with CPU 5.43 -> 3.14 s and faults 626k -> 14k, was "no clear
 		 * effect"). */
 		double off_before = before.time_min_s - cpu_before,
