@@ -6,7 +6,11 @@ bare (glibc: nothing preloaded; another backend: its library in LD_PRELOAD)
 and under the shim (LD_PRELOAD=<shim> MEMTRACE_BACKEND=<backend>
 MEMTRACE_QUIET=1; tracing adds MEMTRACE_OUT=<tmpdir>/trace.%p), and reports
 every test case whose result differs from bare, runs that hang or crash, and
-lines the shim printed into the program's output.  Ends with "N differ";
+lines the shim printed into the program's output.  A test case that
+differs is run again alone, bare and under the shim, up to --reruns times
+each: if the shim's run then gives a result the bare one gives too, the
+case is flaky under load (regrtest's stress tests fail bare on a busy
+machine) and is listed as such, not counted.  Ends with "N differ";
 exit status 0 when N is 0, 1 otherwise, 2 on bad arguments.
 
 regrtest's --timeout bounds each module run (it prints "Timeout" and
@@ -158,13 +162,18 @@ def preflight(backend, args):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run_one(module, backend, mode, args, logdir):
-    tmp = tempfile.mkdtemp(prefix=f"rtm.{module}.{backend}.{mode}.",
-                           dir=args.tmpdir)
-    log = os.path.join(logdir, f"{module}.{backend}.{mode}.log")
+def run_one(module, backend, mode, args, logdir, case=None, attempt=0):
+    """Run MODULE (or only its test CASE) once; its analyzed outcome."""
+    name = f"{module}.{backend}.{mode}"
+    if case:
+        name += f".{case.rsplit('.', 1)[-1]}.{attempt}"
+    tmp = tempfile.mkdtemp(prefix=f"rtm.{name}.", dir=args.tmpdir)
+    log = os.path.join(logdir, f"{name}.log")
     cmd = [args.python, "-m", "test", "-v", "--timeout", str(args.timeout)]
     for pattern in args.ignore:
         cmd += ["-i", pattern]
+    if case:
+        cmd += ["-m", case]
     cmd.append(module)
     env = environment(backend, mode, args.shim, tmp)
     start = time.monotonic()
@@ -222,6 +231,27 @@ def analyze(meta):
     noise = [l for l in text.splitlines() if re.search(r"memtrace", l, re.I)]
     return dict(meta, outcome=outcome, results=results, running=running,
                 noise=noise)
+
+
+def confirm(diff, args, logdir):
+    """Run a differing case alone, bare and under the shim in turn, up to
+    args.reruns times each.  True if the difference stands: no result of
+    the shim's runs is one the bare runs gave."""
+    m, b, mode, tid = diff["module"], diff["backend"], diff["mode"], \
+        diff["test"]
+    bare, shim = {diff["bare"]}, {diff["shim"]}
+    for attempt in range(args.reruns):
+        for which, seen in (("bare", bare), (mode, shim)):
+            r = run_one(m, b, which, args, logdir, case=tid, attempt=attempt)
+            if tid in r["results"]:     # a case that cannot run alone proves nothing
+                seen.add(norm(r["results"][tid]))
+        if bare & shim:
+            diff["detail"] = (f"flaky: alone, bare gave {sorted(bare)}, "
+                              f"the shim {sorted(shim)}")
+            return False
+    diff["detail"] += f" (alone, {args.reruns}x each: bare {sorted(bare)}, " \
+        f"shim {sorted(shim)})"
+    return True
 
 
 def compare(bare, run):
@@ -286,6 +316,10 @@ def main():
                         "cores); a run is killed as hung after "
                         "timeout+grace (default: 300)")
     p.add_argument("--grace", type=int, default=60)
+    p.add_argument("--reruns", type=int, default=3,
+                   help="times a differing case is run again alone, bare "
+                        "and under the shim, before it counts; 0: never "
+                        "(default: %(default)s)")
     p.add_argument("-i", "--ignore", action="append", default=[],
                    metavar="PATTERN", help="regrtest -i: skip matching test "
                    "cases in every run (a known hang); repeatable")
@@ -360,6 +394,7 @@ def main():
 
     total = 0
     all_diffs = []
+    all_flaky = []
     cols = [(b, mode) for b in backends for mode in ["bare"] + modes]
     width = 17
     print()
@@ -376,6 +411,11 @@ def main():
             d = compare(runs[(m, b, "bare")], r)
             for x in d:
                 x.update(module=m, backend=b, mode=mode)
+            if args.reruns and not args.from_logs:
+                flaky = [x for x in d if x["kind"] == "case" and
+                         not confirm(x, args, logdir)]
+                all_flaky += flaky
+                d = [x for x in d if x not in flaky]
             all_diffs += d
             total += len(d)
             tag = "same" if not d else f"{len(d)} diff"
@@ -391,11 +431,17 @@ def main():
                   f"{d['bare']} -> {d['shim']}"
                   + (f"  [{d['detail']}]" if d['detail'] and
                      d['detail'] != d['shim'] else ""))
+    if all_flaky:
+        print()
+        for d in all_flaky:
+            print(f"not counted: {d['module']} {d['backend']}/{d['mode']}: "
+                  f"{d['test']}: {d['bare']} -> {d['shim']}  [{d['detail']}]")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"runs": [{k: v for k, v in r.items()}
                                 for r in runs.values()],
-                       "differences": all_diffs}, f, indent=1)
+                       "differences": all_diffs, "flaky": all_flaky},
+                      f, indent=1)
     if not args.from_logs:
         print(f"{len(runs)} runs in {time.monotonic() - started:.0f} s "
               f"(-j{args.jobs})")
