@@ -243,7 +243,8 @@ def confirm(diff, args, logdir):
     for attempt in range(args.reruns):
         for which, seen in (("bare", bare), (mode, shim)):
             r = run_one(m, b, which, args, logdir, case=tid, attempt=attempt)
-            if tid in r["results"]:     # a case that cannot run alone proves nothing
+            # A case that cannot run alone proves nothing.
+            if tid in r["results"]:
                 seen.add(norm(r["results"][tid]))
         if bare & shim:
             diff["detail"] = (f"flaky: alone, bare gave {sorted(bare)}, "
