@@ -26,8 +26,14 @@ static struct {
 	int (*holds_gil)(void);
 	int (*is_initialized)(void);
 	int (*addr2line)(PyCodeObject *, int);
+	int (*try_lock)(PyThread_type_lock, int);
+	void (*unlock)(PyThread_type_lock);
 	const _PyRuntimeState *runtime;
 } py;
+
+/* The interpreter's list of thread states, held by this thread (see
+ * readable_thread_state) until mt_python_frames_done. */
+static __thread bool holds_head;
 #endif
 
 void mt_python_frames_init(void)
@@ -48,9 +54,13 @@ void mt_python_frames_init(void)
 	py.is_initialized = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
 	py.addr2line = (int (*)(PyCodeObject *, int))
 		dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
+	py.try_lock = (int (*)(PyThread_type_lock, int))
+		dlsym(RTLD_DEFAULT, "PyThread_acquire_lock");
+	py.unlock = (void (*)(PyThread_type_lock))
+		dlsym(RTLD_DEFAULT, "PyThread_release_lock");
 	py.runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
 	py.ready = py.this_thread_state && py.holds_gil && py.is_initialized &&
-		   py.addr2line && py.runtime;
+		   py.addr2line && py.try_lock && py.unlock && py.runtime;
 #endif
 }
 
@@ -64,25 +74,61 @@ static bool complete(const _PyInterpreterFrame *f)
 #endif
 
 #ifdef FRAMES_KNOWN
+/* Whether ts is still on its interpreter's list of threads: looked up
+ * from the runtime, never through ts, which may have been freed.  With the
+ * list's lock (HEAD_LOCK) held. */
+static bool listed(const PyThreadState *ts)
+{
+	for (const PyInterpreterState *i = py.runtime->interpreters.head; i;
+	     i = i->next)
+		for (const PyThreadState *t = i->threads.head; t; t = t->next)
+			if (t == ts)
+				return true;
+	return false;
+}
+
 /* The calling thread's state, where its frames can be read: a thread that
  * holds the GIL, whose state is alive and whose frames are its own; or
  * the main thread without it (NumPy lets the GIL go around a large
  * calloc: np.zeros), whose state only it can delete, at finalization,
- * which has not begun while the interpreter is initialized.  Not another
- * thread without the GIL: a daemon thread still running C code while the
- * interpreter finalizes has a state that finalization deleted (and frames
- * it may have unmapped). */
+ * which has not begun while the interpreter is initialized.  Another
+ * thread without the GIL may be a daemon thread still running C code
+ * while the interpreter finalizes, which unlinks the other threads'
+ * states under the list's lock and frees them after: its state is read
+ * only while this thread holds that lock and finds it listed.  The lock
+ * is only tried (its holder may be in malloc, waiting for ours): when it
+ * is busy, the frames are not read this time. */
 static PyThreadState *readable_thread_state(void)
 {
 	if (!py.ready || !py.is_initialized())
 		return NULL;
-	if (!py.holds_gil() &&
-	    (unsigned long)pthread_self() != py.runtime->main_thread)
-		return NULL;
 	PyThreadState *ts = py.this_thread_state();
-	return ts && ts->cframe ? ts : NULL;
+	if (!ts)
+		return NULL;
+	if (!py.holds_gil() &&
+	    (unsigned long)pthread_self() != py.runtime->main_thread) {
+		if (!holds_head) {
+			if (!py.try_lock(py.runtime->interpreters.mutex,
+					 NOWAIT_LOCK))
+				return NULL;
+			holds_head = true;
+		}
+		if (!listed(ts))
+			return NULL;
+	}
+	return ts->cframe ? ts : NULL;
 }
 #endif
+
+void mt_python_frames_done(void)
+{
+#ifdef FRAMES_KNOWN
+	if (holds_head) {
+		holds_head = false;
+		py.unlock(py.runtime->interpreters.mutex);
+	}
+#endif
+}
 
 size_t mt_python_frames(struct mt_pyframe *out, size_t max)
 {

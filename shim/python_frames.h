@@ -21,8 +21,12 @@ struct mt_pyframe {
 /* Find the interpreter in this process (at start-up, outside malloc). */
 void mt_python_frames_init(void);
 /* The innermost frames of the calling thread, at most max; 0 when it runs
- * no Python code (or the interpreter is not one we can read). */
+ * no Python code (or the interpreter is not one we can read).  The frames
+ * and their names may be read until mt_python_frames_done, which the
+ * caller must call, whatever this returned: a thread without the GIL
+ * holds a lock of the interpreter's meanwhile. */
 size_t mt_python_frames(struct mt_pyframe *out, size_t max);
+void mt_python_frames_done(void);
 /* How those frames (the innermost max_frames) split among the C-level
  * calls of the interpreter's eval loop, innermost first: sizes[g] frames
  * run by the g-th call (CPython 3.11 runs the Python functions one calls

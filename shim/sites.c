@@ -437,6 +437,7 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 		  : 0;
 	if (id)
 		tab->sites[id].function = *fid;
+	mt_python_frames_done(); /* (named: kept in the table) */
 	return id;
 }
 

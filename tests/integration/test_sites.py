@@ -720,6 +720,33 @@ def test_numpy_zeros_without_the_gil_has_its_line(backend, tmp_path):
     assert sum(x["large"]["allocations"] for x in zeros) == 6, s["sites"]
 
 
+ZEROS_IN_THREADS = """
+import numpy as np
+from concurrent.futures import ThreadPoolExecutor
+
+def work(r):
+    z = np.zeros(6_000_000)  # the zeros line
+    return z.sum() + r
+
+with ThreadPoolExecutor(2) as pool:
+    print(sum(pool.map(work, range(6))))
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_zeros_in_threads_without_the_gil_has_its_line(backend, tmp_path):
+    """np.zeros in a pool's threads: their frames are read without the GIL
+    too, while the shim holds the interpreter's list of threads and finds
+    the thread's state on it (a daemon thread's may be freed at
+    finalization)."""
+    prog = tmp_path / "zeros_threads.py"
+    prog.write_text(ZEROS_IN_THREADS)
+    s = live_summary([PYTHON, str(prog)], backend, tmp_path)
+    line = line_of(prog, "the zeros line")
+    zeros = [x for x in s["sites"] if frames(x)[:1] == [("work", line)]]
+    assert sum(x["large"]["allocations"] for x in zeros) == 6, s["sites"]
+
+
 CALLBACKS = os.path.join(HERE, "..", "programs", "py_callbacks.py")
 
 
