@@ -6,6 +6,7 @@
 #include "idmap.h"
 #include "recording.h"
 #include "replay.h"
+#include "site_tree.h"
 
 /* The live summary's median is over a region's first calls only
  * (shim/regions.c): the same here, or the two would differ. */
@@ -70,7 +71,9 @@ struct replay {
 	const char **argv;
 	struct mt_region_summary *summaries;
 	char *sites;
-	json_t *sites_so_far; /* the latest sites event */
+	json_t *sites_so_far; /* the latest sites event's sites */
+	uint64_t sites_ns;    /* its time */
+	json_t *site_tree;    /* the nodes of their stacks (site_tree.h) */
 	struct mt_fault_sites *fault_sites;
 };
 
@@ -476,10 +479,22 @@ static bool on_event(const struct mt_event *e, void *arg)
 		json_decref(r->exit);
 		r->exit = json_loadb(e->text, e->text_len, 0, NULL);
 		break;
-	case MT_EV_SITES: /* the latest, for a process that never exits */
-		json_decref(r->sites_so_far);
-		r->sites_so_far = json_loadb(e->text, e->text_len, 0, NULL);
+	case MT_EV_SITES: { /* the latest, for a process that never exits */
+		json_t *event = json_loadb(e->text, e->text_len, 0, NULL);
+		if (!r->site_tree)
+			r->site_tree = json_object();
+		json_t *sites = event ? mt_site_tree_take(r->site_tree, event)
+				      : NULL;
+		json_decref(event);
+		if (sites && (!r->sites_so_far || e->ns >= r->sites_ns)) {
+			json_decref(r->sites_so_far);
+			r->sites_so_far = sites;
+			r->sites_ns = e->ns;
+		} else {
+			json_decref(sites);
+		}
 		break;
+	}
 	}
 	return !r->failed;
 }
@@ -654,6 +669,8 @@ static bool fill_summary(struct replay *r, struct mt_trace *t, struct mt_summary
 	/* The call sites are the shim's, at exit (sites.h), or as last
 	 * written before a process ended otherwise. */
 	json_t *at = r->sites_so_far;
+	if (at && r->site_tree)
+		mt_site_tree_expand(r->site_tree, at);
 	if (r->exit) {
 		from_exit(r->exit, s);
 		if (json_object_get(r->exit, "sites"))
@@ -698,6 +715,7 @@ static void replay_free(struct replay *r)
 	free(r->summaries);
 	free(r->sites);
 	json_decref(r->sites_so_far);
+	json_decref(r->site_tree);
 	free(r->rss);
 	mt_fault_sites_free(r->fault_sites);
 	free(r);

@@ -177,9 +177,9 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 }
 
 /* exit(): the closing record to every sink, which ends its recording. */
-static void finish(const char *exit_json, size_t len)
+static void finish(const struct mt_closing *record)
 {
-	MT_EMIT(finish, exit_json, len);
+	MT_EMIT(finish, record);
 }
 
 /* 1 while the summary is being written, 2 once it is: a signal that ends

@@ -154,9 +154,9 @@ static void on_event(struct mt_thread *t, int tag, const uint64_t *fields,
 }
 
 /* The exit record is LTTng's last event of the process. */
-static void on_finish(const char *json, size_t len)
+static void on_finish(const struct mt_closing *record)
 {
-	INSIDE_LTTNG(provider->exit(json, len));
+	INSIDE_LTTNG(provider->exit(record->json, record->len));
 	mt_sink_off(MT_SINK_LTTNG);
 }
 

@@ -19,6 +19,7 @@
 #include "regions.h"
 #include "report.h"
 #include "rss.h"
+#include "sink.h"
 #include "sites.h"
 #include "summary.h"
 #include "thread.h"
@@ -255,14 +256,15 @@ static void write_file(const char *path, const char *json, size_t len)
 /* The summary as JSON, to the MEMTRACE_SUMMARY file and into the trace's
  * closing record. */
 static void write_json(struct mt_summary *s,
-		       void (*closing)(const char *json, size_t len))
+		       void (*closing)(const struct mt_closing *record))
 {
 	/* The heaviest sites, as many as fit in MT_SITES_JSON_BYTES, the
 	 * same in the summary and in the trace's closing record (one event,
 	 * in one chunk and one LTTng event). */
 	size_t sites_size = MT_SITES_JSON_BYTES;
 	char *sites = mt_raw_mmap(sites_size);
-	size_t sites_len = sites ? mt_sites_json(sites, sites_size, true) : 0;
+	size_t sites_len = sites ? mt_sites_json(sites, sites_size, true, NULL)
+				 : 0;
 	s->sites_json = sites_len ? sites : NULL;
 	/* About 6 KiB per region, and 10 for the rest. */
 	size_t size = 16384 + (s->region_count + 1) * 8192 + sites_len;
@@ -280,11 +282,16 @@ static void write_json(struct mt_summary *s,
 				mt_opt.summary_path);
 	}
 	if (mt_tracing && closing && json) {
-		size_t record_size = 4096 + sites_len;
+		size_t record_size = 2 * 4096 + sites_len;
 		char *record = mt_raw_mmap(record_size);
-		size_t n = record ? mt_summary_exit_json(s, record, record_size)
-				  : 0;
-		closing(record, n);
+		struct mt_closing c = {record, record + 4096 + sites_len, 0, 0};
+		if (record) {
+			c.len = mt_summary_exit_json(s, record, 4096 + sites_len);
+			s->sites_json = NULL;
+			c.without_sites_len = mt_summary_exit_json(
+				s, record + 4096 + sites_len, 4096);
+		}
+		closing(&c);
 		if (record)
 			mt_raw_munmap(record, record_size);
 	}
@@ -341,7 +348,7 @@ static void print_text(const struct mt_summary *s)
 	       k->tracing ? "traced" : "counted", k->threads_s, k->start_s);
 }
 
-void mt_report_at_exit(void (*closing)(const char *json, size_t len))
+void mt_report_at_exit(void (*closing)(const struct mt_closing *record))
 {
 	struct mt_summary s;
 

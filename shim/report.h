@@ -20,6 +20,7 @@ void mt_report_forked(void);
 /* At exit: the summary printed and written as asked; when events are
  * recorded, `closing` gets the closing record (the figures no event
  * carries, as JSON) to end the recording with. */
-void mt_report_at_exit(void (*closing)(const char *json, size_t len));
+struct mt_closing;
+void mt_report_at_exit(void (*closing)(const struct mt_closing *record));
 
 #endif

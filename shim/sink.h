@@ -13,6 +13,13 @@
 
 struct mt_thread;
 
+/* The closing record (the figures no event carries, as JSON): whole, and
+ * without the call sites, for a sink that writes those itself. */
+struct mt_closing {
+	const char *json, *without_sites;
+	size_t len, without_sites_len;
+};
+
 struct mt_sink {
 	/* Events, on the thread t that saw them. */
 	void (*alloc)(struct mt_thread *t, int entry, size_t align, size_t size,
@@ -57,7 +64,7 @@ struct mt_sink {
 	void (*exit_now)(int status);
 	void (*crash)(int sig);
 	/* exit(): the closing record, then the end. */
-	void (*finish)(const char *exit_json, size_t len);
+	void (*finish)(const struct mt_closing *record);
 };
 
 #endif

@@ -27,6 +27,9 @@ enum {
 	BLOCK_SLOTS = 1 << 16,	  /* live large blocks followed */
 	THREAD_SLOTS = 1 << 14,	  /* functions' live blocks, per thread */
 	NAMES_BYTES = 2 << 20,
+	NAME_SLOTS = 1 << 15,	  /* names kept once, by hash */
+	MAX_NODES = 1 << 15,	  /* frames of the stack tree */
+	NODE_SLOTS = 2 * MAX_NODES,
 	ARENAS = 64,		  /* glibc thread arenas with a ledger */
 	LEDGER = 16,		  /* sites in a ledger */
 };
@@ -40,6 +43,16 @@ struct native_name {
 	const char *object, *symbol; /* (symbol: the nearest exported one
 					before the address) */
 	uintptr_t object_offset, symbol_offset;
+};
+
+/* A node of the tree of the sites' stacks: a frame, and the node of the
+ * frame that called it (0: the outermost).  Names are kept once, so their
+ * addresses tell frames apart. */
+struct node {
+	unsigned parent;
+	bool python;
+	struct frame_name py;
+	struct native_name native;
 };
 
 /* A site's key: its Python frames, then its native ones (the address that
@@ -59,6 +72,7 @@ struct site {
 	struct frame_name names[MAX_PY_FRAMES];
 	struct native_name natives[MAX_NATIVE];
 	unsigned function;	     /* the site of its innermost function */
+	unsigned leaf;		     /* its innermost frame's node, 0: none */
 	int region;		     /* the innermost region open, -1: none */
 	const char *region_name;
 	uint64_t allocs, bytes, frees, live, max_live;
@@ -120,6 +134,10 @@ struct tables {
 	uint64_t untracked; /* large blocks not followed: a table was full */
 	char names[NAMES_BYTES];
 	size_t names_used;
+	uint32_t name_slots[NAME_SLOTS]; /* 1 + offset in names, 0: empty */
+	struct node nodes[MAX_NODES + 1]; /* [0] unused: the root */
+	unsigned node_slots[NODE_SLOTS];  /* by hash: node index, 0 empty */
+	unsigned nnodes;
 	struct ledger ledgers[ARENAS];
 };
 
@@ -215,15 +233,86 @@ static unsigned *slot_of(uint64_t hash, const void *const *native,
 	}
 }
 
+/* A copy of s in the tables, one for each distinct name (a file's path
+ * is shared by all the frames in it). */
 static const char *keep_name(const char *s)
 {
 	size_t n = strlen(s) + 1;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	uint32_t *slot = NULL;
+	for (size_t i = 0; i < NAME_SLOTS; i++) {
+		uint32_t *at = &tab->name_slots[(h + i) & (NAME_SLOTS - 1)];
+		if (!*at) {
+			slot = at;
+			break;
+		}
+		if (!strcmp(tab->names + *at - 1, s))
+			return tab->names + *at - 1;
+	}
 	if (tab->names_used + n > NAMES_BYTES)
 		return "?";
 	char *at = tab->names + tab->names_used;
 	memcpy(at, s, n);
+	if (slot)
+		*slot = (uint32_t)tab->names_used + 1;
 	tab->names_used += n;
 	return at;
+}
+
+static bool same_frame(const struct node *a, const struct node *b)
+{
+	if (a->parent != b->parent || a->python != b->python)
+		return false;
+	if (a->python)
+		return a->py.file == b->py.file &&
+		       a->py.function == b->py.function &&
+		       a->py.line == b->py.line;
+	return a->native.object == b->native.object &&
+	       a->native.object_offset == b->native.object_offset;
+}
+
+/* The node of frame f called from its parent: found, or added while
+ * there is room (0 when the tree is full). */
+static unsigned node_of(const struct node *f)
+{
+	uint64_t h = mix(mix(mix(f->parent, f->python),
+			     (uintptr_t)(f->python ? f->py.file : f->native.object)),
+			 f->python ? (uint64_t)f->py.line ^
+					     (uintptr_t)f->py.function
+				   : f->native.object_offset);
+	for (size_t i = 0; i < NODE_SLOTS; i++) {
+		unsigned *slot = &tab->node_slots[(h + i) & (NODE_SLOTS - 1)];
+		if (*slot && same_frame(&tab->nodes[*slot], f))
+			return *slot;
+		if (*slot)
+			continue;
+		if (tab->nnodes >= MAX_NODES)
+			return 0;
+		*slot = ++tab->nnodes;
+		tab->nodes[*slot] = *f;
+		return *slot;
+	}
+	return 0;
+}
+
+/* A site's stack in the tree, from its outermost frame in: its innermost
+ * frame's node, 0 when the tree is full. */
+static unsigned intern_stack(const struct site *s)
+{
+	unsigned parent = 0;
+	for (unsigned j = s->norder; j-- > 0;) {
+		struct node f = {.parent = parent, .python = s->order[j] >= 0};
+		if (f.python)
+			f.py = s->names[s->order[j]];
+		else
+			f.native = s->natives[-1 - s->order[j]];
+		parent = node_of(&f);
+		if (!parent)
+			return 0;
+	}
+	return parent;
 }
 
 /* A new site's names, read before the lock is taken: dladdr takes the
@@ -780,17 +869,24 @@ static const char *const cause_names[MT_SITE_CAUSES] = {
 	[MT_SITE_OWN_MUNMAP] = "own_munmap",
 };
 
-static void write_native(struct mt_json_out *o, const struct native_name *nm)
+static void write_native(struct mt_json_obj *f, const struct native_name *nm)
 {
-	struct mt_json_obj f = mt_json_begin(o, NULL);
-	mt_json_str(&f, "kind", "native");
-	mt_json_str(&f, "object", nm->object ? nm->object : "?");
-	mt_json_u64(&f, "offset", nm->object_offset);
+	mt_json_str(f, "kind", "native");
+	mt_json_str(f, "object", nm->object ? nm->object : "?");
+	mt_json_u64(f, "offset", nm->object_offset);
 	if (nm->symbol) {
-		mt_json_str(&f, "symbol", nm->symbol);
-		mt_json_u64(&f, "symbol_offset", nm->symbol_offset);
+		mt_json_str(f, "symbol", nm->symbol);
+		mt_json_u64(f, "symbol_offset", nm->symbol_offset);
 	}
-	mt_json_end(&f);
+}
+
+static void write_python(struct mt_json_obj *f, const struct frame_name *py)
+{
+	mt_json_str(f, "kind", "python");
+	mt_json_str(f, "function", py->function);
+	mt_json_str(f, "file", py->file);
+	/* (-1: the interpreter knows no line there) */
+	mt_json_u64(f, "line", py->line > 0 ? (uint64_t)py->line : 0);
 }
 
 static void write_stack(struct mt_json_out *o, const struct site *s)
@@ -798,20 +894,44 @@ static void write_stack(struct mt_json_out *o, const struct site *s)
 	mt_json_put(o, "[");
 	for (unsigned j = 0; j < s->norder; j++) {
 		mt_json_put(o, j ? ", " : "");
-		if (s->order[j] < 0) {
-			write_native(o, &s->natives[-1 - s->order[j]]);
-			continue;
-		}
-		unsigned i = (unsigned)s->order[j];
 		struct mt_json_obj f = mt_json_begin(o, NULL);
-		mt_json_str(&f, "kind", "python");
-		mt_json_str(&f, "function", s->names[i].function);
-		mt_json_str(&f, "file", s->names[i].file);
-		/* (-1: the interpreter knows no line there) */
-		mt_json_u64(&f, "line",
-			    s->names[i].line > 0 ? (uint64_t)s->names[i].line : 0);
+		if (s->order[j] < 0)
+			write_native(&f, &s->natives[-1 - s->order[j]]);
+		else
+			write_python(&f, &s->names[s->order[j]]);
 		mt_json_end(&f);
 	}
+	mt_json_put(o, "]");
+}
+
+/* The nodes after *from, as many as fit in o's first `room` bytes; *from
+ * becomes the last one written. */
+static void write_nodes(struct mt_json_out *o, unsigned *from, size_t room)
+{
+	size_t len = o->len;
+	o->len = o->pos + room < len ? o->pos + room : len;
+	mt_json_put(o, "[");
+	unsigned first = *from + 1;
+	for (unsigned id = first; id <= tab->nnodes; id++) {
+		const struct node *n = &tab->nodes[id];
+		size_t before = o->pos;
+		mt_json_put(o, id > first ? ", " : "");
+		struct mt_json_obj f = mt_json_begin(o, NULL);
+		mt_json_u64(&f, "id", id);
+		mt_json_u64(&f, "parent", n->parent);
+		if (n->python)
+			write_python(&f, &n->py);
+		else
+			write_native(&f, &n->native);
+		mt_json_end(&f);
+		if (o->overflow) {
+			o->pos = before;
+			o->overflow = false;
+			break;
+		}
+		*from = id;
+	}
+	o->len = len;
 	mt_json_put(o, "]");
 }
 
@@ -940,66 +1060,109 @@ static void add_to_rest(struct site *rest, const struct site *s)
  * bracket. */
 #define SITES_JSON_END 1024
 
-size_t mt_sites_json(char *buf, size_t len, bool wait)
+/* The sites in `order` as a JSON array, each with its whole stack or,
+ * where its frames are among the nodes up to `nodes` (0: none), the node
+ * of its innermost one; those that are not `fits` summed into a last one.
+ * Deciding, `fits` is found: the sites whose entries fit. */
+static void write_list(struct mt_json_out *o, const unsigned *order,
+		       unsigned n, bool *fits, bool deciding, unsigned nodes)
 {
-	static unsigned order[MAX_SITES];
 	static struct site rest;
-	/* A signal handler that called exit() while its thread was inside
-	 * sites.c, holding the lock or about to take it: the lock never comes
-	 * free, and the tables are half changed.  No sites, then. */
-	if (!mt_sites_on || len < 2 * SITES_JSON_END || mt_tls.in_sites)
-		return 0;
-	/* Sites are written while they fit; those that do not are summed
-	 * into a last one with no stack ("rest": how many), so that the
-	 * sites add up to the process's figures. */
-	struct mt_json_out o = {buf, len - SITES_JSON_END, 0, false};
-	if (wait)
-		take();
-	else if (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
-		return 0;
-	unsigned n = 0, rest_sites = 0;
-	for (unsigned id = 1; id <= tab->nsites; id++)
-		if (written(&tab->sites[id]))
-			order[n++] = id;
-	sort(order, n);
+	unsigned rest_sites = 0;
 	memset(&rest, 0, sizeof rest);
-	mt_json_put(&o, "[");
+	o->len -= SITES_JSON_END;
+	mt_json_put(o, "[");
 	for (unsigned k = 0; k < n; k++) {
 		const struct site *s = &tab->sites[order[k]];
-		size_t before = o.pos;
-		if (!rest_sites) {
-			mt_json_put(&o, k ? ", " : "");
-			struct mt_json_obj j = mt_json_begin(&o, NULL);
+		size_t before = o->pos;
+		if (deciding ? !rest_sites : fits[k]) {
+			mt_json_put(o, k ? ", " : "");
+			struct mt_json_obj j = mt_json_begin(o, NULL);
 			mt_json_u64(&j, "id", order[k]);
-			mt_json_key(&j, "stack");
-			write_stack(&o, s);
+			if (s->leaf && s->leaf <= nodes) {
+				mt_json_u64(&j, "node", s->leaf);
+			} else {
+				mt_json_key(&j, "stack");
+				write_stack(o, s);
+			}
 			if (s->region >= 0)
 				mt_json_str(&j, "region",
 					    s->region_name ? s->region_name : "?");
 			write_figures(&j, s, function_max_live(s));
 			mt_json_end(&j);
-			if (!o.overflow)
+			fits[k] = !o->overflow;
+			if (!o->overflow)
 				continue;
-			o.pos = before;
-			o.overflow = false;
+			o->pos = before;
+			o->overflow = false;
 		}
+		fits[k] = false;
 		add_to_rest(&rest, s);
 		rest_sites++;
 	}
-	o.len += SITES_JSON_END;
+	o->len += SITES_JSON_END;
 	if (rest_sites) {
-		mt_json_put(&o, n > rest_sites ? ", " : "");
-		struct mt_json_obj j = mt_json_begin(&o, NULL);
+		mt_json_put(o, n > rest_sites ? ", " : "");
+		struct mt_json_obj j = mt_json_begin(o, NULL);
 		mt_json_key(&j, "stack");
-		mt_json_put(&o, "[]");
+		mt_json_put(o, "[]");
 		mt_json_u64(&j, "rest", rest_sites);
 		write_figures(&j, &rest, rest.max_live);
 		mt_json_end(&j);
 	}
-	mt_json_put(&o, "]");
+	mt_json_put(o, "]");
+}
+
+size_t mt_sites_json(char *buf, size_t len, bool wait, unsigned *nodes)
+{
+	static unsigned order[MAX_SITES];
+	static bool fits[MAX_SITES];
+	/* A signal handler that called exit() while its thread was inside
+	 * sites.c, holding the lock or about to take it: the lock never comes
+	 * free, and the tables are half changed.  No sites, then. */
+	size_t room = nodes ? MT_SITES_JSON_BYTES : len;
+	if (!mt_sites_on || room < 2 * SITES_JSON_END || len < room ||
+	    mt_tls.in_sites)
+		return 0;
+	if (wait)
+		take();
+	else if (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+		return 0;
+	unsigned n = 0;
+	for (unsigned id = 1; id <= tab->nsites; id++)
+		if (written(&tab->sites[id]))
+			order[n++] = id;
+	sort(order, n);
+	/* Sites are written while they fit, with their whole stacks, in
+	 * `room`; those that do not are summed into a last one with no
+	 * stack ("rest": how many), so that the sites add up to the
+	 * process's figures.  The trace lists the same sites (the summary
+	 * and its replay are one), after the tree's new nodes, in the room
+	 * beyond; a site whose frames are not all written yet has its whole
+	 * stack. */
+	struct mt_json_out o = {buf, room, 0, false};
+	write_list(&o, order, n, fits, true, 0);
+	unsigned nodes_to = nodes ? *nodes : 0;
+	if (nodes && !o.overflow) {
+		/* (the tree has the stacks of the sites written only) */
+		for (unsigned k = 0; k < n; k++)
+			if (fits[k] && !tab->sites[order[k]].leaf)
+				tab->sites[order[k]].leaf =
+					intern_stack(&tab->sites[order[k]]);
+		o = (struct mt_json_out){buf, len, 0, false};
+		mt_json_put(&o, "{\"nodes\": ");
+		write_nodes(&o, &nodes_to, len - room - 64);
+		mt_json_put(&o, ", \"sites\": ");
+		write_list(&o, order, n, fits, false, nodes_to);
+		mt_json_put(&o, "}");
+	}
 	/* (read, not changed) */
 	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
-	return o.overflow ? 0 : o.pos;
+	if (o.overflow)
+		return 0;
+	if (nodes)
+		*nodes = nodes_to;
+	return o.pos;
 }
 
 void mt_sites_reset_after_fork(void)

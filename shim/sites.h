@@ -136,9 +136,15 @@ static inline void mt_site_credit(enum mt_site_cause cause, uint64_t bytes)
  * their account and their blocks' bytes), as many as fit, the rest summed
  * into a last one; its length, 0 if none could be written.  Without
  * `wait`, 0 when another thread holds the tables (a fatal signal's
- * handler must not wait for it). */
+ * handler must not wait for it).
+ * With `nodes` (the trace's), the same sites, their stacks as a tree,
+ * each node written once: {"nodes": [the nodes after *nodes], "sites":
+ * [each with the "node" of its innermost frame]}, and *nodes becomes the
+ * last node written (docs/trace-format.md, the sites event); len then
+ * MT_SITES_TRACE_BYTES. */
 #define MT_SITES_JSON_BYTES (24 << 10)
-size_t mt_sites_json(char *buf, size_t len, bool wait);
+#define MT_SITES_TRACE_BYTES (2 * MT_SITES_JSON_BYTES)
+size_t mt_sites_json(char *buf, size_t len, bool wait, unsigned *nodes);
 /* How often the sites changed so far: unchanged, nothing to write out. */
 uint64_t mt_sites_changes(void);
 /* How many sites the tables hold (a new one: a stack to write out). */

@@ -827,27 +827,35 @@ static void flush_unless_busy(struct mt_trace_buf *b);
 static char *ending_sites;
 
 
+/* The nodes of the sites' stacks this file has (each is written once:
+ * a sites event has those that are new, and refers to the others). */
+static unsigned nodes_written;
+
 /* The call sites as they are now, an event in a chunk of its own, if they
  * changed since `*written` (a count of changes): what a process that
  * never reaches exit leaves of them.  `wait` for the tables: not in a
  * fatal signal's handler. */
-static void write_sites(char *buf, uint64_t *written, bool wait)
+static bool write_sites(char *buf, uint64_t *written, bool wait)
 {
 	uint64_t now = mt_sites_changes();
 	if (!buf || now == *written)
-		return;
-	size_t len = mt_sites_json(buf, MT_SITES_JSON_BYTES, wait);
+		return false;
+	unsigned nodes = __atomic_load_n(&nodes_written, __ATOMIC_RELAXED);
+	size_t len = mt_sites_json(buf, MT_SITES_TRACE_BYTES, wait, &nodes);
 	/* (none yet: nothing to say; a forked child's tables start empty,
 	 * though its parent's changes were counted) */
 	struct mt_trace_buf *b = len > 2 ? claim_empty(mt_self()) : NULL;
 	if (!b)
-		return;
+		return false;
 	unsigned char *q = begin_event(b, MT_EV_SITES);
 	q = mt_put_varint(q, len);
 	memcpy(q, buf, len);
 	mt_event_end(b, q + len);
 	flush_unless_busy(b);
 	*written = now;
+	/* (two writers at once write some nodes twice: the same nodes) */
+	__atomic_store_n(&nodes_written, nodes, __ATOMIC_RELAXED);
+	return true;
 }
 
 static void *flush_idle(void *arg)
@@ -862,7 +870,7 @@ static void *flush_idle(void *arg)
 	uint64_t sites_at_ns = 0, sites_wait_ms = SITES_PERIOD_MS;
 	unsigned sites_known = 0;
 	if (!sites)
-		sites = mt_raw_mmap(MT_SITES_JSON_BYTES);
+		sites = mt_raw_mmap(MT_SITES_TRACE_BYTES);
 	for (;;) {
 		poll(NULL, 0, FLUSH_PERIOD_MS);
 		if (!native_on() || trace_fd < 0 || mt_shim_threads_paused())
@@ -911,7 +919,7 @@ static bool start_native(void)
 #endif
 	if (!open_trace(0))
 		return false;
-	ending_sites = mt_raw_mmap(MT_SITES_JSON_BYTES);
+	ending_sites = mt_raw_mmap(MT_SITES_TRACE_BYTES);
 	start_flusher();
 	return true;
 }
@@ -938,6 +946,7 @@ bool mt_trace_restart_in_child(pid_t parent)
 	if (is_the_trace(trace_fd)) /* the parent's file (if still ours) */
 		close(trace_fd);
 	trace_fd = -1;
+	nodes_written = 0; /* (its file has none yet) */
 	/* The events in the buffers are the parent's, and it writes them.
 	 * The blocks of threads the child does not have are free for the
 	 * threads it makes (which rename them at their first event). */
@@ -1047,12 +1056,18 @@ void mt_trace_ended_by(int sig)
 	ending_signal = sig;
 }
 
-static void trace_finish(const char *exit_json, size_t len)
+static void trace_finish(const struct mt_closing *record)
 {
 	struct mt_thread *self = mt_self();
 
 	if (!native_on())
 		return;
+	/* The sites as a last sites event, their new nodes with them, and
+	 * the closing record without them (with them if there was none). */
+	uint64_t none = 0;
+	bool apart = write_sites(ending_sites, &none, true);
+	const char *exit_json = apart ? record->without_sites : record->json;
+	size_t len = apart ? record->without_sites_len : record->len;
 	/* exit() may come from a signal handler whose thread held the
 	 * compressor when interrupted. */
 	__atomic_store_n(&ending_now, true, __ATOMIC_RELAXED);

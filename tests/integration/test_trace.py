@@ -383,3 +383,52 @@ def test_every_format_of_one_program_reads_the_same():
     assert program_part(new) == program_part(old)
     assert ["entry=malloc", "align=0", "size=100", "usable=104"] in \
         program_part(new)[1]
+
+
+SITES_OVER_TIME = """
+import time
+def make(k):
+    ns = {}
+    exec(compile("def f(n):\\n    return bytearray(n)\\n", "gen%d.py" % k,
+                 "exec"), ns)
+    return ns["f"]
+for k in range(5):
+    f = make(k)
+    for _ in range(3):
+        f(300_000)
+    time.sleep(0.7)
+"""
+
+
+def sites_events(path):
+    """The JSON of each sites event of a dump, in the file's order."""
+    return [json.loads(line.split(" sites ", 1)[1])
+            for line in dump(path).stdout.splitlines()
+            if not line.startswith("#") and " sites " in line]
+
+
+def test_the_sites_stacks_are_a_tree_each_node_written_once(tmp_path):
+    """Sites appear while the program runs (a sites event a second after
+    each): each event brings only the stack nodes that are new, and the
+    sites name their innermost node; the replay has the same stacks as
+    the live summary, and the closing record does not repeat them."""
+    path, summary, _ = traced(tmp_path, [PYTHON, "-c", SITES_OVER_TIME])
+    got = sites_events(path)
+    assert len(got) >= 3, got
+    ids = [n["id"] for e in got for n in e["nodes"]]
+    assert len(ids) == len(set(ids)), ids
+    known = set()
+    for e in got:
+        known |= {n["id"] for n in e["nodes"]}
+        assert all(n["parent"] == 0 or n["parent"] in known for n in e["nodes"])
+        assert all(s["node"] in known for s in e["sites"] if "node" in s), e
+    last = got[-1]["sites"]
+    mine = [s for s in last if "node" in s]
+    assert len(mine) >= 5, last
+    live = json.loads(summary.read_text())
+    assert replayed(path) == live
+    lines = [f for s in live["sites"] for f in s["stack"]
+             if f.get("file", "").startswith("gen")]
+    assert len({f["file"] for f in lines}) == 5, live["sites"]
+    exits = [l for l in dump(path).stdout.splitlines() if " exit {" in l]
+    assert exits and '"sites"' not in exits[-1]
