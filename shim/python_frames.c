@@ -120,6 +120,15 @@ static PyThreadState *readable_thread_state(void)
 }
 #endif
 
+bool mt_python_frames_held(void)
+{
+#ifdef FRAMES_KNOWN
+	return holds_head;
+#else
+	return false;
+#endif
+}
+
 void mt_python_frames_done(void)
 {
 #ifdef FRAMES_KNOWN

@@ -7,6 +7,7 @@
 #ifndef MEMTRACE_PYTHON_FRAMES_H
 #define MEMTRACE_PYTHON_FRAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,8 @@ void mt_python_frames_init(void);
  * holds a lock of the interpreter's meanwhile. */
 size_t mt_python_frames(struct mt_pyframe *out, size_t max);
 void mt_python_frames_done(void);
+/* Whether the calling thread holds that lock now. */
+bool mt_python_frames_held(void);
 /* How those frames (the innermost max_frames) split among the C-level
  * calls of the interpreter's eval loop, innermost first: sizes[g] frames
  * run by the g-th call (CPython 3.11 runs the Python functions one calls

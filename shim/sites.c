@@ -329,12 +329,21 @@ struct pending {
 	const char *paths[MAX_NATIVE];
 };
 
-static void name_site(struct pending *p, const void *const *native,
-		      unsigned nn, const struct mt_pyframe *f, unsigned n)
+static void name_python(struct pending *p, const struct mt_pyframe *f,
+			unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		mt_python_frame_name(&f[i], &p->names[i].file,
 				     &p->names[i].function, &p->names[i].line);
+}
+
+/* (python: the Python frames are named already) */
+static void name_site(struct pending *p, const void *const *native,
+		      unsigned nn, const struct mt_pyframe *f, unsigned n,
+		      bool python)
+{
+	if (!python)
+		name_python(p, f, n);
 	for (unsigned k = 0; k < nn; k++) {
 		p->have[k] = dladdr(native[k], &p->objects[k]) != 0;
 		const char *name = p->have[k] ? p->objects[k].dli_fname : NULL;
@@ -481,6 +490,23 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	struct mt_pyframe f[MAX_PY_FRAMES];
 	struct pending names;
 	unsigned n = (unsigned)mt_python_frames(f, MAX_PY_FRAMES);
+	/* Frames read under the interpreter's lock (python_frames.h): named
+	 * and kept at once, and the lock given back before the native
+	 * frames are walked and named (the unwinder and dladdr take the
+	 * loader's lock, whose holder may be waiting for the interpreter's);
+	 * such a site has no native frames between its Python ones. */
+	bool named = n && mt_python_frames_held();
+	if (named) {
+		name_python(&names, f, n);
+		take();
+		for (unsigned i = 0; i < n; i++) {
+			names.names[i].file = keep_name(names.names[i].file);
+			names.names[i].function =
+				keep_name(names.names[i].function);
+		}
+		give();
+	}
+	mt_python_frames_done();
 	/* With Python frames, the address that called the allocator; without,
 	 * the native stack from there. */
 	const void *native[MAX_NATIVE] = {caller};
@@ -513,11 +539,11 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 		memcpy(names.all, native, nn * sizeof *native);
 		names.nall = nn;
 		names.norder = 0;
-		if (fresh && n)
+		if (fresh && n && !named)
 			names.norder = mt_mixed_stack(caller, n, names.all,
 						      MAX_NATIVE, names.order,
 						      &names.nall);
-		name_site(&names, names.all, names.nall, f, n);
+		name_site(&names, names.all, names.nall, f, n, named);
 		take();
 	}
 	unsigned id = find_site(native, nn, f, n, region, &names, true, limit);
@@ -526,7 +552,6 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 		  : 0;
 	if (id)
 		tab->sites[id].function = *fid;
-	mt_python_frames_done(); /* (named: kept in the table) */
 	return id;
 }
 
