@@ -662,6 +662,14 @@ static bool allocator_time(struct findings *all, const struct measured *m,
 			      : "each less the shim's own estimated time",
 			 vx->user - vy->user, x->faults, y->faults,
 			 x->allocations, gap / x->allocations * 1e9);
+		/* (where the allocations are: the small blocks' sites) */
+		for (size_t i = 0; i < m[j].runs.n; i++) {
+			json_t *sites = json_object_get(m[j].runs.summaries[i], "sites");
+			if (sites) {
+				mt_finding_small_sites(a, sites);
+				break;
+			}
+		}
 		struct mt_fix *fix = mt_fix_add(a, MT_FIX_BACKEND);
 		if (fix) {
 			fix->backend = m[fastest].runs.backend;

@@ -119,7 +119,7 @@ static void say_site_faults(struct mt_finding *x, json_t *site,
  * tell (a site's share of 20 samples is within some 20 points). */
 enum { SMALL_SAMPLES_ENOUGH = 20 };
 
-static void say_small_sites(struct mt_finding *x, json_t *sites)
+void mt_finding_small_sites(struct mt_finding *x, json_t *sites)
 {
 	double rate, n = mt_sites_small_samples(sites, &rate);
 	size_t at = strlen(x->explanation);
@@ -231,7 +231,7 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 			 "memory: the rest is smaller blocks, many of them freed "
 			 "and allocated again together.",
 			 percent_words(bound, "at most", part, sizeof part));
-		say_small_sites(x, in->sites);
+		mt_finding_small_sites(x, in->sites);
 		return;
 	}
 	if (!top)

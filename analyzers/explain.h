@@ -70,6 +70,10 @@ struct mt_fix *mt_fix_add(struct mt_finding *f, int kind);
 /* A whole run's finding: the sites credited with the summary's "caused"
  * figures named in keys (NULL-terminated), and the top one named in the
  * explanation. */
+/* Where the small blocks were allocated, from the sites' samples (the
+ * summary's `sites`): said in x's explanation, the top ones in
+ * x->small_sites. */
+void mt_finding_small_sites(struct mt_finding *x, json_t *sites);
 void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		      const char *const *keys);
 /* The share of a call's time that its system time accounts for. */

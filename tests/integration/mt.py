@@ -164,3 +164,9 @@ def run_peak_rss(cmd, env, **kw):
         code, rss = map(int, report.read().split())
     r.returncode = code
     return r, rss
+
+
+def line_of(path, text):
+    """The number of path's first line that holds text."""
+    with open(path) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from mt import (BACKENDS, CLI, PYTHON, clean_env, program, run, shim_env,
-                strace_counts, summary)
+from mt import (BACKENDS, CLI, PYTHON, clean_env, line_of, program, run,
+                shim_env, strace_counts, summary)
 
 CALLS = 40
 
@@ -399,6 +399,15 @@ def test_allocator_time_is_measured_without_the_shim():
     assert e["allocations"] > 19e6, e
     assert "without the shim" in times[0]["explanation"]
     assert not any(f["id"].endswith("churn") for f in found), found
+    # Where the allocations are: the small blocks' sampled sites (the
+    # finding named no code; new-user trial 8).
+    src = os.path.join(os.path.dirname(__file__), "..", "programs",
+                       "nested_vectors.cpp")
+    stack = times[0]["small_sites"][0]["stack"]
+    top = next(f for f in stack if not f.get("inlined"))
+    assert (top["function"], top["line"]) == \
+        ("main", line_of(src, "the rows' vectors")), stack
+    assert "nested_vectors.cpp:" in times[0]["explanation"]
 
 
 def test_no_glibc_setting_where_only_the_interpreters_arenas_churn():

@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from mt import BACKENDS, CLI, PYTHON, clean_env, program, run, shim_env
+from mt import (BACKENDS, CLI, PYTHON, clean_env, line_of, program, run,
+                shim_env)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NUMPY_PLAIN = os.path.join(HERE, "..", "programs", "numpy_plain.py")
@@ -31,11 +32,6 @@ def top(site):
     caller), or without Python frames the first."""
     return next((f for f in site["stack"] if f["kind"] == "python"),
                 site["stack"][0])
-
-
-def line_of(path, text):
-    with open(path) as f:
-        return next(i for i, line in enumerate(f, 1) if text in line)
 
 
 def test_every_large_block_has_its_site(tmp_path):

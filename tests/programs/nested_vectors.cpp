@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 64000; i++) {
 			std::vector<int> row;
 			for (int k = 0; k <= i % 7; k++)
-				row.push_back(i + k);
+				row.push_back(i + k); /* the rows' vectors */
 			rows.push_back(std::move(row));
 		}
 		for (const auto &row : rows)
