@@ -1158,6 +1158,10 @@ size_t mt_sites_json(char *buf, size_t len, bool wait, unsigned *nodes)
 		if (written(&tab->sites[id]))
 			order[n++] = id;
 	sort(order, n);
+	if (nodes && !n) { /* (a trace has nothing to say: "[]" it had) */
+		__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+		return 0;
+	}
 	/* Sites are written while they fit, with their whole stacks, in
 	 * `room`; those that do not are summed into a last one with no
 	 * stack ("rest": how many), so that the sites add up to the
