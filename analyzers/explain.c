@@ -243,23 +243,49 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 			 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
 		return;
 	}
+	/* The sites by label: two that read the same (one line, calling
+	 * one library function, which allocates in two places below it)
+	 * are said as one, their shares together, as stat --by-site folds
+	 * them. */
+	size_t nsites = json_array_size(x->sites);
+	char labels[5][512];
+	double shares[5] = {0};
+	size_t nlabels = 0;
+	for (size_t k = 0; k < nsites && k < 5; k++) {
+		json_t *site = json_array_get(x->sites, k);
+		mt_site_label(json_object_get(site, "stack"), label, sizeof label);
+		double share = json_number_value(json_object_get(site, "share"));
+		size_t j = 0;
+		while (j < nlabels && strcmp(labels[j], label))
+			j++;
+		if (j == nlabels) {
+			snprintf(labels[nlabels], sizeof labels[0], "%s", label);
+			shares[nlabels++] = 0;
+		}
+		shares[j] += share;
+	}
+	for (size_t k = 1; k < nlabels; k++) /* (heaviest first again) */
+		for (size_t j = k; j > 0 && shares[j] > shares[j - 1]; j--) {
+			double t = shares[j];
+			shares[j] = shares[j - 1];
+			shares[j - 1] = t;
+			char swap[512];
+			memcpy(swap, labels[j], sizeof swap);
+			memcpy(labels[j], labels[j - 1], sizeof swap);
+			memcpy(labels[j - 1], swap, sizeof swap);
+		}
 	snprintf(x->explanation + at, sizeof x->explanation - at,
 		 " %.0f%% of it comes from the blocks allocated at %s",
-		 json_number_value(json_object_get(top, "share")) * 100,
-		 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
+		 shares[0] * 100, labels[0]);
 	/* and the next sites, up to two, when they weigh as much or nearly:
 	 * naming one of equal causes would send the reader to part of the
 	 * fix (three buffers of a job, freed together) */
-	for (size_t k = 1; k < 3; k++) {
-		json_t *next = json_array_get(x->sites, k);
-		double share = json_number_value(json_object_get(next, "share"));
-		if (!next || share < 0.5 * json_number_value(json_object_get(top, "share")))
+	for (size_t k = 1; k < 3 && k < nlabels; k++) {
+		if (shares[k] < 0.5 * shares[0])
 			break;
 		at = strlen(x->explanation);
 		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 ", %.0f%% from those at %s", share * 100,
-			 mt_site_label(json_object_get(next, "stack"), label,
-				       sizeof label));
+			 ", %.0f%% from those at %s", shares[k] * 100, labels[k]);
 	}
 	at = strlen(x->explanation);
 	snprintf(x->explanation + at, sizeof x->explanation - at, ".");

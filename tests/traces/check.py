@@ -27,6 +27,10 @@ TRACES = {
                                ["export", "--format", "collapsed"],
                                ["export", "--format", "collapsed", "--value",
                                 "caused"]],
+    # tests/programs/np_fft_filter.py (new-user trial 10): two sites read
+    # the same (line 13, calling irfft: pocketfft's buffer and the
+    # result), said as one in explain as stat --by-site folds them
+    "np-fft-sites.mt": [["explain"], ["stat", "--by-site"]],
     "numpy-plain-faults.mt": [["stat", "--by-site"], ["stat", "--json"],
                               ["explain"]],
     "thread-heaps.mt": LARGE,
