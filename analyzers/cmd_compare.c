@@ -177,7 +177,7 @@ static void print_bare(FILE *out, const struct mt_runs *b,
 	static const char *const rows[] = {"cpu time, min", "cpu time, median",
 					   "under the shim, min",
 					   "the shim's cost, measured"};
-	bool marked = false;
+	bool marked = false, noise = false;
 	for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
 		fprintf(out, "\n  %-28s", rows[r]);
 		for (size_t i = 0; i < nb; i++) {
@@ -195,8 +195,11 @@ static void print_bare(FILE *out, const struct mt_runs *b,
 						  sizeof cell);
 			else if (r == 3 && like_for_like(&b[i])) {
 				snprintf(cell, sizeof cell, "%+.1f%%%s", 100 * cost,
-					 cost > MT_SHIM_COST_MARK ? " *" : "");
+					 cost > MT_SHIM_COST_MARK ? " *"
+					 : cost < 0		  ? " ~"
+								  : "");
 				marked |= cost > MT_SHIM_COST_MARK;
+				noise |= cost < 0;
 			}
 			fprintf(out, "%14s", cell);
 		}
@@ -216,6 +219,11 @@ static void print_bare(FILE *out, const struct mt_runs *b,
 			     "backends' times by the first row, and their other "
 			     "figures knowing that\n",
 			100 * MT_SHIM_COST_MARK);
+	if (noise)
+		fputs("  ~ less under the shim than without it: the runs vary "
+		      "more than the shim costs (other work on the machine; "
+		      "compare min and median): not a measure of its cost\n",
+		      out);
 }
 
 /* Each region's fastest call against the first region's, per backend:
