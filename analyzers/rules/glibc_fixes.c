@@ -45,8 +45,11 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 	/* The blocks to keep on the heap, and the free space at its top to
 	 * leave there: every large block of a call, or what one trim gave
 	 * back, whichever is more. */
+	/* (no large block: small ones churn, none to keep from mmap; the
+	 * bytes trims gave back were taken for a block's, 2.6 GB, and a
+	 * program of 12 KB rows had mmap_max=0 proposed; new-user trial 10) */
 	double block = f->large_allocs > 0 ? f->large_bytes / f->large_allocs
-					    : f->brk_shrink_bytes;
+					    : 0;
 	/* The blocks that churn, not their mean: when they grow from 1 to
 	 * 7 MiB, a threshold at 2 MiB keeps most of them mapped. */
 	if (f->large_p95 > block)
@@ -55,7 +58,9 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 	 * mapped block the program freed, which glibc keeps on the heap since
 	 * (dict tables of 10 MiB among many smaller blocks: 8 MiB set them
 	 * mapping again, 208k faults where 16 MiB took 180k). */
-	if (f->glibc_thresholds && f->thresholds_dynamic && f->mmap_threshold > block)
+	if (f->glibc_thresholds && f->thresholds_dynamic &&
+	    f->mmap_threshold > GLIBC_MMAP_THRESHOLD_DEFAULT &&
+	    f->mmap_threshold > block)
 		block = f->mmap_threshold;
 	/* (a realloc that moves a block holds the old and the new one at
 	 * once: a buffer grown by 1 KiB steps to 200 MiB, one block live
@@ -86,7 +91,11 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 		       f->large_share_32m >= 0.5))
 		return;
 
-	struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
+	/* Blocks all below the default threshold: setting it is setting
+	 * the trim threshold alone, below. */
+	struct mt_fix *fix = mmap > GLIBC_MMAP_THRESHOLD_DEFAULT
+				     ? mt_fix_add(x, MT_FIX_SETTING)
+				     : NULL;
 	if (fix) {
 		snprintf(fix->setting, sizeof fix->setting,
 			 "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=%llu:"
