@@ -198,6 +198,11 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 		num(touched, "bytes_by_allocator") / calls;
 	f->unmapped_touched_huge_by_allocator =
 		num(touched, "huge_bytes_by_allocator") / calls;
+	json_t *remaps = json_object_get(r, "remaps");
+	f->remap_grow = num(remaps, "grow") / calls;
+	f->remap_grow_bytes = num(remaps, "grow_bytes") / calls;
+	f->remap_shrink = num(remaps, "shrink") / calls;
+	f->remap_shrink_bytes = num(remaps, "shrink_bytes") / calls;
 	f->large_max_live = num(large, "max_live");
 	f->large_p95 = large_p95(json_object_get(r, "size_histogram"));
 	f->large_share_32m = large_share_from(json_object_get(r, "size_histogram"),

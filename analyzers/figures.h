@@ -42,6 +42,9 @@ struct mt_call_figures {
 	 * "unmapped_touched") */
 	double unmapped_touched, unmapped_touched_huge;
 	double unmapped_touched_by_allocator, unmapped_touched_huge_by_allocator;
+	/* glibc's mapped chunks resized in place by realloc: grown (fresh
+	 * pages) and shrunk (pages given back), how many and bytes */
+	double remap_grow, remap_grow_bytes, remap_shrink, remap_shrink_bytes;
 	double large_max_live;		/* not per call: at once */
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two

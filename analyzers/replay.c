@@ -319,16 +319,18 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 {
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
 	struct mt_counters c;
-	/* The counters, then the peak of live bytes.  Format 1.12's counters
-	 * are today's without the unmapped bytes touched (the last four
-	 * fields), 1.11's also without the large blocks' freed bytes, 1.9's
-	 * also without the realloc moves (the two before), 1.8's also without
+	/* The counters, then the peak of live bytes.  Format 1.14's
+	 * counters are today's without the remaps (the last four fields),
+	 * 1.12's also without the unmapped bytes touched (the four before),
+	 * 1.11's also without the large blocks' freed bytes, 1.9's also
+	 * without the realloc moves (the two before), 1.8's also without
 	 * sys_bytes_by_allocator; older layouts differ inside, and are not
 	 * read. */
-	size_t before_1_13 = n - 4, before_1_12 = before_1_13 - 1,
-	       before_1_10 = before_1_12 - 2,
+	size_t before_1_15 = n - 4, before_1_13 = before_1_15 - 4,
+	       before_1_12 = before_1_13 - 1, before_1_10 = before_1_12 - 2,
 	       before_1_9 = before_1_10 - MT_SYS_COUNT;
-	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_13 + 1 &&
+	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_15 + 1 &&
+	    (size_t)e->nv != before_1_13 + 1 &&
 	    (size_t)e->nv != before_1_12 + 1 &&
 	    (size_t)e->nv != before_1_10 + 1 && (size_t)e->nv != before_1_9 + 1)
 		return;
@@ -456,6 +458,10 @@ static bool on_event(const struct mt_event *e, void *arg)
 		break;
 	case MT_EV_BLOCK_SITE:
 		break; /* (fault_sites.c) */
+	case MT_EV_CHUNK_REMAP:
+		mt_count_remap(counters(r, t), e->chunk_remap.from_bytes,
+			       e->chunk_remap.to_bytes);
+		break;
 	case MT_EV_UNMAP_TOUCHED:
 		mt_count_unmap_touched(counters(r, t), e->unmap_touched.bytes,
 				       e->unmap_touched.huge_bytes,

@@ -51,6 +51,10 @@ struct mt_counters {
 	 * allocator's (1.13; last, as above) */
 	uint64_t unmapped_touched, unmapped_touched_huge;
 	uint64_t unmapped_touched_by_allocator, unmapped_touched_huge_by_allocator;
+	/* glibc's mapped chunks resized in place by realloc (its mremap):
+	 * how many grew, taking fresh pages, and shrank, giving pages back to
+	 * the kernel, and by how many bytes (1.15; last, as above) */
+	uint64_t remap_grow, remap_grow_bytes, remap_shrink, remap_shrink_bytes;
 };
 
 #define MT_LARGE_BYTES (128 * 1024)
@@ -171,6 +175,19 @@ static inline void mt_count_unmap_touched(struct mt_counters *c,
 	if (by_allocator) {
 		mt_add(&c->unmapped_touched_by_allocator, touched);
 		mt_add(&c->unmapped_touched_huge_by_allocator, huge);
+	}
+}
+
+/* A mapped chunk remapped from `from` bytes to `to`. */
+static inline void mt_count_remap(struct mt_counters *c, uint64_t from,
+				  uint64_t to)
+{
+	if (to > from) {
+		mt_add(&c->remap_grow, 1);
+		mt_add(&c->remap_grow_bytes, to - from);
+	} else if (to < from) {
+		mt_add(&c->remap_shrink, 1);
+		mt_add(&c->remap_shrink_bytes, from - to);
 	}
 }
 

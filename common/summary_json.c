@@ -129,6 +129,14 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 		    c->unmapped_touched_huge_by_allocator);
 	mt_json_end(&touched);
 
+	/* glibc's mapped chunks that realloc resized in place. */
+	struct mt_json_obj remaps = mt_json_nested(top, "remaps");
+	mt_json_u64(&remaps, "grow", c->remap_grow);
+	mt_json_u64(&remaps, "grow_bytes", c->remap_grow_bytes);
+	mt_json_u64(&remaps, "shrink", c->remap_shrink);
+	mt_json_u64(&remaps, "shrink_bytes", c->remap_shrink_bytes);
+	mt_json_end(&remaps);
+
 	by_advice(top, "madvise_by_advice", c->madvise_by_advice,
 		  c->madvise_by_advice);
 	/* The bytes each advice covered: a purge's, apart from the

@@ -182,8 +182,13 @@ void mt_glibc_chunk_moved(struct mt_thread *t, size_t old_head, const void *p)
 		if (mt_chunk_size(head) != mt_chunk_size(old_head)) {
 			mt_count_inferred(&t->c, MT_SYS_MREMAP,
 					  mt_chunk_size(head));
+			mt_count_remap(&t->c, mt_chunk_size(old_head),
+				       mt_chunk_size(head));
 			MT_EMIT(chunk_map, t, MT_SYS_MREMAP,
 					   mt_chunk_size(head));
+			MT_EMIT_EVENT(t, chunk_remap,
+				      .from_bytes = mt_chunk_size(old_head),
+				      .to_bytes = mt_chunk_size(head));
 		}
 	} else {
 		if (was_mapped)

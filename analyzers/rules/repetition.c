@@ -179,7 +179,9 @@ double mt_allocator_unmapped_bytes(const struct mt_call_figures *f)
 	double mine = f->syscalls_by_allocator[MT_SYS_MUNMAP] +
 		      f->syscalls_inferred[MT_SYS_MUNMAP];
 	double all = fmax(f->syscalls[MT_SYS_MUNMAP], mine);
-	return all > 0 ? f->syscall_bytes[MT_SYS_MUNMAP] * mine / all : 0;
+	/* (and what its mremap gave back of the chunks it shrank) */
+	return (all > 0 ? f->syscall_bytes[MT_SYS_MUNMAP] * mine / all : 0) +
+	       f->remap_shrink_bytes;
 }
 
 bool mt_call_churns(const struct mt_call_figures *f)
@@ -197,7 +199,7 @@ bool mt_run_churns(const struct mt_rule_input *in)
 	const struct mt_call_figures *f = in->f;
 	struct mt_repetition r;
 	double unmaps = f->syscalls_by_allocator[MT_SYS_MUNMAP] +
-			f->syscalls_inferred[MT_SYS_MUNMAP];
+			f->syscalls_inferred[MT_SYS_MUNMAP] + f->remap_shrink;
 	return mt_repeats(in, f->brk_shrink, f->brk_shrink_bytes, &r) ||
 	       mt_repeats_touched(in, unmaps, mt_allocator_unmapped_bytes(f),
 				  f->unmapped_touched_by_allocator,

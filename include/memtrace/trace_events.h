@@ -95,7 +95,11 @@
 	/* an anonymous mapping of 128 KiB or more about to be unmapped      \
 	 * (1.13): its bytes resident (touched), and those in transparent    \
 	 * huge pages; by_allocator: the allocator's unmapping */             \
-	X(UNMAP_TOUCHED, unmap_touched, 3, by_allocator, bytes, huge_bytes)
+	X(UNMAP_TOUCHED, unmap_touched, 3, by_allocator, bytes, huge_bytes) \
+	/* glibc's realloc resized a mapped chunk in place, with mremap      \
+	 * (1.15): its size before and after (the chunk_map event of the    \
+	 * same mremap has the size after only) */                           \
+	X(CHUNK_REMAP, chunk_remap, 2, from_bytes, to_bytes)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

@@ -641,3 +641,28 @@ def test_small_blocks_churning_get_the_trim_threshold_alone():
     settings = [x["setting"] for x in churn[0]["fixes"] if x.get("setting")]
     assert len(settings) == 1 and \
         settings[0].startswith("GLIBC_TUNABLES=glibc.malloc.trim_threshold="), settings
+
+
+def test_a_mapped_buffer_shrunk_in_place_and_grown_again_churns():
+    """A buffer filled by realloc past glibc's mmap threshold, then shrunk
+    to 4 KiB by realloc and kept, round after round: glibc grows and
+    shrinks the mapped chunk in place with mremap, one mmap in all, and
+    each round faults 4 MiB in again.  Nothing was said (new-user trial
+    10: asyncio's readexactly of 4 MiB messages, 300k faults, 0
+    findings); the remaps count as mappings and unmappings."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("realloc_shrink"), "100"], clean_env())
+    found = json.loads(r.stdout)["findings"]
+    churn = [f for f in found if f["id"] == "mmap-churn"]
+    assert churn, found
+    e = churn[0]["evidence"]
+    assert e["remap_shrink_per_call"] == 100, e
+    assert e["remap_shrink_bytes_per_call"] > 100 * (4 << 20) * 0.9, e
+    assert "shrank them 100 times" in churn[0]["explanation"]
+    src = os.path.join(os.path.dirname(__file__), "..", "programs",
+                       "realloc_shrink.c")
+    top = churn[0]["sites"][0]["stack"]
+    own = next(f for f in top if f.get("file", "").endswith("realloc_shrink.c"))
+    assert own["line"] == line_of(src, "the buffer grows"), top
+    settings = [x["setting"] for x in churn[0]["fixes"] if x.get("setting")]
+    assert settings and "mmap_threshold" in settings[0], settings

@@ -97,8 +97,27 @@ static void unmapped_memory_touched(void **state)
 	/* the last fields, after 1.12's layout (a baseline's prefix) */
 	assert_true(offsetof(struct mt_counters, unmapped_touched) >
 		    offsetof(struct mt_counters, large_freed_bytes));
-	assert_int_equal(offsetof(struct mt_counters,
-				  unmapped_touched_huge_by_allocator) +
+	assert_true(offsetof(struct mt_counters,
+			     unmapped_touched_huge_by_allocator) <
+		    offsetof(struct mt_counters, remap_grow));
+}
+
+static void counts_remaps(void **state)
+{
+	struct mt_counters c;
+	(void)state;
+	memset(&c, 0, sizeof c);
+	/* a mapped chunk grown 4 MiB -> 8 MiB, shrunk to 64 KiB, resized to
+	 * its own size (no change) */
+	mt_count_remap(&c, 4 << 20, 8 << 20);
+	mt_count_remap(&c, 8 << 20, 64 << 10);
+	mt_count_remap(&c, 64 << 10, 64 << 10);
+	assert_int_equal(c.remap_grow, 1);
+	assert_int_equal(c.remap_grow_bytes, 4 << 20);
+	assert_int_equal(c.remap_shrink, 1);
+	assert_int_equal(c.remap_shrink_bytes, (8 << 20) - (64 << 10));
+	/* the last fields, after 1.14's layout (a baseline's prefix) */
+	assert_int_equal(offsetof(struct mt_counters, remap_shrink_bytes) +
 				 sizeof(uint64_t),
 			 sizeof c);
 }
@@ -129,6 +148,7 @@ int main(void)
 		cmocka_unit_test(allocations_and_frees),
 		cmocka_unit_test(syscalls_and_the_break),
 		cmocka_unit_test(unmapped_memory_touched),
+		cmocka_unit_test(counts_remaps),
 		cmocka_unit_test(sums_add_every_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
