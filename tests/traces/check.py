@@ -31,6 +31,10 @@ TRACES = {
     # the same (line 13, calling irfft: pocketfft's buffer and the
     # result), said as one in explain as stat --by-site folds them
     "np-fft-sites.mt": [["explain"], ["stat", "--by-site"]],
+    # tests/programs/qsort_batches.c (new-user trial 10): 7-9 MiB arrays
+    # some 40 ms apart, which mimalloc gives back by default: proposed
+    # with a longer MIMALLOC_RESET_DELAY
+    "qsort-batches.mt": [["explain"]],
     "numpy-plain-faults.mt": [["stat", "--by-site"], ["stat", "--json"],
                               ["explain"]],
     "thread-heaps.mt": LARGE,
