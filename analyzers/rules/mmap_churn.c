@@ -80,12 +80,14 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 	struct mt_finding *x = mt_finding_new("mmap-churn", in);
 	if (!x)
 		return NULL;
-	/* (the allocator's chunks shrunk in place gave back part of it) */
+	/* (the allocator's chunks shrunk in place gave back part of it: the
+	 * size is of the way that gave back more, unmapping or shrinking) */
 	double shrinks = allocator > 0 ? f->remap_shrink : 0;
-	double per_map = f->whole ? (unmaps + shrinks > 0
-					     ? unmapped / (unmaps + shrinks)
-					     : 0)
-				  : (maps > 0 ? mapped / maps : 0);
+	double shrunk = shrinks > 0 ? f->remap_shrink_bytes : 0;
+	double per_map = !f->whole ? (maps > 0 ? mapped / maps : 0)
+			 : shrunk > unmapped - shrunk ? shrunk / shrinks
+			 : unmaps > 0 ? (unmapped - shrunk) / unmaps
+				      : 0;
 	double pages = mapped / (double)in->page_size;
 	double share = mt_system_share(f);
 	bool allocators = allocator >= (f->whole ? 0.5 * maps : MT_CHURN_PER_CALL);
