@@ -101,6 +101,24 @@ static json_t *shim_costs(FILE *out, const struct measured *m, int nm)
 	return list;
 }
 
+/* The runs without the shim that allocator-time compared: each run's
+ * CPU and user time per backend, so a reader sees what it weighed. */
+static json_t *bare_runs_json(const struct mt_bare_times *bare, int nm)
+{
+	json_t *list = json_array();
+	for (int i = 0; i < nm; i++) {
+		json_t *cpu = json_array(), *user = json_array();
+		for (size_t k = 0; k < bare[i].n; k++) {
+			json_array_append_new(cpu, json_real(bare[i].cpu_s[k]));
+			json_array_append_new(user, json_real(bare[i].user_s[k]));
+		}
+		json_array_append_new(list, json_pack("{s:s, s:o, s:o}", "backend",
+						      bare[i].backend, "cpu_s",
+						      cpu, "user_s", user));
+	}
+	return list;
+}
+
 /* The findings, as many as the rules make. */
 struct findings {
 	struct mt_finding **at;
@@ -1211,6 +1229,8 @@ int mt_cmd_explain(int argc, char **argv)
 				json_object_set_new(top, "partial", json_true());
 				break;
 			}
+		if (bare)
+			json_object_set_new(top, "bare_runs", bare_runs_json(bare, nm));
 		json_t *costs = shim_costs(NULL, m, nm);
 		if (json_array_size(costs))
 			json_object_set_new(top, "shim_cost", costs);
@@ -1242,6 +1262,7 @@ int mt_cmd_explain(int argc, char **argv)
 	for (int i = 0; i < nm; i++)
 		mt_runs_release(&m[i].runs);
 	free(m);
+	free(bare);
 	for (size_t i = 0; i < ntrials; i++)
 		mt_runs_release(&trials[i].runs.runs);
 	if (cx.devnull >= 0)
