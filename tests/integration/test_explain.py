@@ -7,7 +7,7 @@ import os
 import pytest
 
 from mt import (BACKENDS, CLI, PYTHON, clean_env, line_of, program, run,
-                shim_env, strace_counts, summary)
+                shim_env, strace_counts)
 
 CALLS = 40
 
@@ -343,74 +343,6 @@ def test_a_traces_children_are_explained_with_it(tmp_path, how):
     pids = [json.loads(line)["pid"] for line in r.stdout.splitlines()]
     assert len(pids) == len(set(pids)) >= 3, pids
     assert all(p.split()[2] in map(str, pids) for p in children), (children, pids)
-
-
-def allocator_time_of(cmd):
-    """explain's findings on glibc and mimalloc, and its allocator-time
-    ones: three runs each, the median by CPU (one run on a machine busy
-    with something else took mimalloc's 0.07 s of CPU to 0.58 s), and a
-    second try where the first was so slowed (a CI run beside two other
-    jobs)."""
-    for repeat in ("3", "5"):
-        r = run([CLI, "explain", "--json", "--backend", "glibc,mimalloc",
-                 "--repeat", repeat, "--", *cmd], clean_env())
-        out = json.loads(r.stdout)
-        found = out["findings"]
-        times = [f for f in found if f["id"] == "allocator-time"]
-        if times:
-            break
-    # (what the rule weighed, for a failure's message)
-    found.insert(0, {"id": "(bare runs)", "runs": out.get("bare_runs")})
-    return found, times
-
-
-def test_allocator_time_where_no_kernel_work_differs():
-    """A message queue in a steady state gives nothing back to the kernel:
-    no churn on any backend, yet glibc takes about five times mimalloc's
-    CPU (measured bare, 3M ticks, min of 3: 0.35 s against 0.07 s).  With both measured,
-    explain says the time is the allocator's own work and proposes the
-    faster backend; a program that differs only in the kernel's work (one
-    block faulted in) gets no such finding."""
-    if "mimalloc" not in BACKENDS:
-        pytest.skip("mimalloc not installed")
-    found, times = allocator_time_of([program("msgqueue"), "3000000"])
-    assert [f["backend"] for f in times] == ["glibc"], found
-    assert times[0]["evidence"]["other_backend"] == "mimalloc"
-    assert times[0]["fixes"][0]["backend"] == "mimalloc"
-    assert not any(f["id"].endswith("churn") for f in found), found
-    r = run([CLI, "explain", "--json", "--backend", "glibc,mimalloc",
-             "--repeat", "1", "--", program("faults"), "20000"], clean_env())
-    assert not any(f["id"] == "allocator-time"
-                   for f in json.loads(r.stdout)["findings"]), r.stdout
-
-
-def test_allocator_time_is_measured_without_the_shim():
-    """A C++ table of small vectors rebuilt each round: 19M new/delete
-    pairs, nothing given back to the kernel; bare, glibc takes about twice
-    mimalloc's CPU (0.60 s against 0.32 s).  Under the shim the gap
-    shrank below the rule's quarter (the shim costs mimalloc's pairs more
-    than glibc's: 0.431 s against 0.340 s at 40 rounds), and the finding
-    was missed (new-user trial 7); explain now times each backend without
-    the shim too, and says so."""
-    if "mimalloc" not in BACKENDS:
-        pytest.skip("mimalloc not installed")
-    found, times = allocator_time_of([program("nested_vectors"), "100"])
-    assert [f["backend"] for f in times] == ["glibc"], found
-    e = times[0]["evidence"]
-    assert e["other_backend"] == "mimalloc"
-    assert e["cpu_source"] == "runs without the shim"
-    assert e["allocations"] > 19e6, e
-    assert "without the shim" in times[0]["explanation"]
-    assert not any(f["id"].endswith("churn") for f in found), found
-    # Where the allocations are: the small blocks' sampled sites (the
-    # finding named no code; new-user trial 8).
-    src = os.path.join(os.path.dirname(__file__), "..", "programs",
-                       "nested_vectors.cpp")
-    stack = times[0]["small_sites"][0]["stack"]
-    top = next(f for f in stack if not f.get("inlined"))
-    assert (top["function"], top["line"]) == \
-        ("main", line_of(src, "the rows' vectors")), stack
-    assert "nested_vectors.cpp:" in times[0]["explanation"]
 
 
 def test_no_glibc_setting_where_only_the_interpreters_arenas_churn():
