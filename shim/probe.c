@@ -206,8 +206,8 @@ void mt_probe_madvise(int advice, uint64_t bytes)
 		mt_rss_huge_advised();
 	struct mt_thread *t = mt_self();
 	mt_count_madvise(&t->c, advice, bytes, by_allocator());
-	if (advice == MADV_DONTNEED || advice == MADV_FREE)
-		mt_site_credit(MT_SITE_PURGE, bytes);
+	if ((advice == MADV_DONTNEED || advice == MADV_FREE) && by_allocator())
+		mt_site_credit_purge(bytes);
 	MT_EMIT(sys_count, t, MT_SYS_MADVISE, by_allocator(), bytes, advice);
 }
 

@@ -13,6 +13,7 @@
 #include "emit.h"
 #include "json_writer.h"
 #include "mixed_stack.h"
+#include "mode.h"
 #include "native_stack.h"
 #include "python_frames.h"
 #include "rawsys.h"
@@ -115,7 +116,9 @@ struct thread_live {
 /* The large blocks freed in a glibc thread arena since it last shrank,
  * by site: when free() shrinks the heap, the memory it gives back is
  * theirs together, not only the last one's (three 3 MiB blocks freed in
- * turn, the shrink set off by the third). */
+ * turn, the shrink set off by the third).  Other allocators have one
+ * ledger (DEFERRED) of the bytes freed and not yet purged: they purge
+ * later, inside whatever call comes (mimalloc 10-20 ms after the free). */
 struct ledger {
 	uintptr_t arena; /* 0: free */
 	unsigned n, site[LEDGER];
@@ -684,6 +687,61 @@ void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
 	mt_tls.in_sites = false;
 }
 
+/* `bytes` given back by `cause` credited to the sites of ledger l in
+ * proportion to their bytes there.  With the lock held. */
+static void share_out(const struct ledger *l, enum mt_site_cause cause,
+		      uint64_t bytes)
+{
+	uint64_t all = 0, given = 0;
+	for (unsigned k = 0; k < l->n; k++)
+		all += l->bytes[k];
+	for (unsigned k = 0; k < l->n && all; k++) {
+		uint64_t part = k + 1 < l->n ? (uint64_t)((double)bytes * (double)l->bytes[k] / (double)all)
+					     : bytes - given;
+		tab->sites[l->site[k]].caused_bytes[cause] += part;
+		given += part;
+	}
+}
+
+static struct ledger *ledger_of(uintptr_t arena)
+{
+	struct ledger *free_one = NULL;
+	for (unsigned i = 0; i < ARENAS; i++) {
+		if (tab->ledgers[i].arena == arena)
+			return &tab->ledgers[i];
+		if (!free_one && !tab->ledgers[i].arena)
+			free_one = &tab->ledgers[i];
+	}
+	/* (more arenas than that: one shares with another, rather than
+	 * none being kept) */
+	struct ledger *l = free_one ? free_one : &tab->ledgers[arena / 4096 % ARENAS];
+	if (l->arena != arena)
+		*l = (struct ledger){.arena = arena};
+	return l;
+}
+
+/* (the ledger of other allocators' deferred purges: no arena's address) */
+#define DEFERRED ((uintptr_t)2)
+
+static void ledger_add(struct ledger *l, unsigned site, uint64_t bytes)
+{
+	unsigned k = 0, least = 0;
+	while (k < l->n && l->site[k] != site) {
+		if (l->bytes[k] < l->bytes[least])
+			least = k;
+		k++;
+	}
+	if (k == l->n) {
+		if (l->n == LEDGER)
+			k = least; /* (full: the smallest share gives way) */
+		else
+			l->n++;
+		l->site[k] = site;
+		l->bytes[k] = 0;
+	}
+	l->bytes[k] += bytes;
+}
+
 /* The followed block b is given up: its site's figures, and its entry
  * removed.  With the lock held. */
 static void block_freed(struct block *b)
@@ -713,6 +771,8 @@ void mt_site_free(const void *p)
 	if (b->addr) {
 		mt_tls.site = b->site;
 		mt_tls.site_bytes = b->bytes;
+		if (!mt_glibc_chunks)
+			ledger_add(ledger_of(DEFERRED), b->site, b->bytes);
 		block_freed(b);
 	}
 	give();
@@ -789,42 +849,6 @@ void mt_site_done(void)
 	mt_tls.site = 0;
 }
 
-static struct ledger *ledger_of(uintptr_t arena)
-{
-	struct ledger *free_one = NULL;
-	for (unsigned i = 0; i < ARENAS; i++) {
-		if (tab->ledgers[i].arena == arena)
-			return &tab->ledgers[i];
-		if (!free_one && !tab->ledgers[i].arena)
-			free_one = &tab->ledgers[i];
-	}
-	/* (more arenas than that: one shares with another, rather than
-	 * none being kept) */
-	struct ledger *l = free_one ? free_one : &tab->ledgers[arena / 4096 % ARENAS];
-	if (l->arena != arena)
-		*l = (struct ledger){.arena = arena};
-	return l;
-}
-
-static void ledger_add(struct ledger *l, unsigned site, uint64_t bytes)
-{
-	unsigned k = 0, least = 0;
-	while (k < l->n && l->site[k] != site) {
-		if (l->bytes[k] < l->bytes[least])
-			least = k;
-		k++;
-	}
-	if (k == l->n) {
-		if (l->n == LEDGER)
-			k = least; /* (full: the smallest share gives way) */
-		else
-			l->n++;
-		l->site[k] = site;
-		l->bytes[k] = 0;
-	}
-	l->bytes[k] += bytes;
-}
-
 void mt_site_freed_in_arena(const void *arena)
 {
 	if (!mt_sites_on || !mt_tls.site || mt_tls.site == MT_SITE_PENDING ||
@@ -850,16 +874,49 @@ void mt_site_credit_heap_shrink(const void *arena, enum mt_site_cause cause,
 		tab->sites[mt_tls.site].count[cause]++;
 		ledger_add(l, mt_tls.site, mt_tls.site_bytes);
 	}
-	uint64_t all = 0, given = 0;
-	for (unsigned k = 0; k < l->n; k++)
-		all += l->bytes[k];
-	for (unsigned k = 0; k < l->n && all; k++) {
-		uint64_t part = k + 1 < l->n ? (uint64_t)((double)bytes * (double)l->bytes[k] / (double)all)
-					     : bytes - given;
-		tab->sites[l->site[k]].caused_bytes[cause] += part;
-		given += part;
-	}
+	share_out(l, cause, bytes);
 	l->n = 0;
+	give();
+	mt_tls.in_sites = false;
+}
+
+void mt_site_credit_purge(uint64_t bytes)
+{
+	if (!mt_sites_on || mt_tls.in_sites)
+		return;
+	if (mt_glibc_chunks) { /* (the program's malloc_trim) */
+		mt_site_credit(MT_SITE_PURGE, bytes);
+		return;
+	}
+	mt_tls.in_sites = true;
+	take();
+	/* The bytes freed and not yet purged, by site, share it; what is
+	 * past them (pages of small blocks) is no site's.  The purge is
+	 * counted on the largest share. */
+	struct ledger *l = ledger_of(DEFERRED);
+	uint64_t all = 0;
+	unsigned top = 0;
+	for (unsigned k = 0; k < l->n; k++) {
+		all += l->bytes[k];
+		if (l->bytes[k] > l->bytes[top])
+			top = k;
+	}
+	if (all) {
+		tab->sites[l->site[top]].count[MT_SITE_PURGE]++;
+		uint64_t part = bytes < all ? bytes : all;
+		share_out(l, MT_SITE_PURGE, part);
+		/* (what each gave is off its bytes: shared in proportion, the
+		 * same fraction of each) */
+		unsigned kept = 0;
+		for (unsigned k = 0; k < l->n; k++) {
+			uint64_t left = l->bytes[k] - (uint64_t)((double)l->bytes[k] * (double)part / (double)all);
+			if (left) {
+				l->site[kept] = l->site[k];
+				l->bytes[kept++] = left;
+			}
+		}
+		l->n = kept;
+	}
 	give();
 	mt_tls.in_sites = false;
 }

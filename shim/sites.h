@@ -124,6 +124,12 @@ void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
 void mt_site_freed_in_arena(const void *arena);
 void mt_site_credit_heap_shrink(const void *arena, enum mt_site_cause cause,
 				uint64_t bytes);
+/* The allocator purged `bytes` (madvise DONTNEED or FREE).  glibc's (a
+ * malloc_trim) is the current site's, if any; another allocator's is
+ * deferred work of its frees: shared by the large blocks' sites in
+ * proportion to the bytes they freed and no purge has yet been credited
+ * (mimalloc purges inside the next task's first malloc). */
+void mt_site_credit_purge(uint64_t bytes);
 /* The allocator did `cause` to `bytes` of memory: credited to the
  * thread's current site, if any. */
 void mt_site_credit_slow(enum mt_site_cause cause, uint64_t bytes);
