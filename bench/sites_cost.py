@@ -27,7 +27,9 @@ most 1.25x the run without sites), and exits 0."""
 import argparse
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,6 +81,54 @@ def numpy_run(repeat, extra):
     return f1, f2, wall
 
 
+ONE_FUNCTION = r"""
+import sys
+import numpy as np
+a = np.random.randint(0, 255, 1_000_000, dtype=np.uint8)
+def func1(a):
+    return a.astype(np.float64) / 255.0
+def func2(a):
+    t = a.astype(np.float64)
+    return t / 255.0
+f = func2 if sys.argv[2] == "2" else func1
+for i in range(int(sys.argv[1])):
+    f(a)
+import resource
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
+"""
+
+
+def instructions(calls, which, extra):
+    """User-space instructions (callgrind) of a process calling func`which`
+    `calls` times: the shim's own work counted exactly, which timing on a
+    machine whose processes vary by 20% between them cannot resolve."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "cg")
+        subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                        "/usr/bin/python3", "-c", ONE_FUNCTION, str(calls), which],
+                       env=env(**extra), check=True, capture_output=True)
+        with open(out) as f:
+            return int(re.search(r"^totals: (\d+)", f.read(), re.M).group(1))
+
+
+def instructions_per_call(extra):
+    """Per call of func1 and of func2: the difference of 60 calls and 10."""
+    return [(instructions(60, w, extra) - instructions(10, w, extra)) / 50
+            for w in ("1", "2")]
+
+
+def faults_per_call(extra):
+    """Page faults per call of func1 and of func2 (getrusage), the kernel's
+    work that instructions leave out: the difference of 60 calls and 10."""
+    def faults(calls, which):
+        return int(subprocess.run(["setarch", os.uname().machine, "-R",
+                                   "/usr/bin/python3", "-c", ONE_FUNCTION,
+                                   str(calls), which], env=env(**extra),
+                                  check=True, capture_output=True,
+                                  text=True).stdout.split()[-1])
+    return [(faults(60, w) - faults(10, w)) / 50 for w in ("1", "2")]
+
+
 def true_run(extra):
     start = time.monotonic()
     subprocess.run(["/bin/true"], env=env(**extra), check=True)
@@ -93,6 +143,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--numpy-repeat", type=int, default=200,
                     help="calls of each function per run")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count func1's and func2's instructions per "
+                         "call under callgrind (some minutes)")
     a = ap.parse_args()
 
     modes = {
@@ -156,6 +209,17 @@ def main():
           f"{best[('sites on', 'true')]:.3f} s under the shim); "
           f"{own:.3f}x the run without sites (target at most 1.25x: "
           f"{'met' if own <= 1.25 else 'NOT MET'})")
+    if a.instructions and shutil.which("valgrind"):
+        per = {name: instructions_per_call(extra) for name, extra in modes.items()}
+        b1, b2 = per["bare"]
+        print("user-space instructions per call (callgrind; the kernel's "
+              "work is not in them), and page faults per call:")
+        for name, (i1, i2) in per.items():
+            p1, p2 = faults_per_call(modes[name])
+            print(f"  {name:10} func1 {i1:10.0f} ({i1 / b1 - 1:+.2%})  func2 "
+                  f"{i2:10.0f} ({i2 / b2 - 1:+.2%})  func2/func1 "
+                  f"{i2 / i1:.3f} ({(i2 / i1) / (b2 / b1) - 1:+.2%} against "
+                  f"bare); faults func1 {p1:.0f}, func2 {p2:.0f}")
 
 
 if __name__ == "__main__":
