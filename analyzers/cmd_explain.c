@@ -302,7 +302,9 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 			mt_finding_free(x);
 			continue;
 		}
-		churns |= strstr(x->id, "-churn") != NULL;
+		/* (one to be checked by a run may yet be dropped:
+		 * check_by_fixes drops first-touch if it is kept) */
+		churns |= strstr(x->id, "-churn") != NULL && !x->check_by_fix;
 		x->caveat = m->partial;
 		if (process && !(x->process = strdup(process))) {
 			mt_finding_free(x);
@@ -764,6 +766,8 @@ static void verify(const struct context *cx, const struct measured *base,
 		       cpu_after = after.user_s + after.system_s;
 		json_object_set_new(v, "cpu_s_per_call_before", json_real(cpu_before));
 		json_object_set_new(v, "cpu_s_per_call_after", json_real(cpu_after));
+		json_object_set_new(v, "system_s_per_call_before", json_real(before.system_s));
+		json_object_set_new(v, "system_s_per_call_after", json_real(after.system_s));
 		/* On a busy machine the wall time of a few runs moves by more
 		 * than a fix gains; the CPU time the runs took does not count
 		 * the time the machine ran something else.  So the two must
@@ -816,6 +820,88 @@ static void verify(const struct context *cx, const struct measured *base,
 							: "no clear effect"));
 		fix->verified = v;
 	}
+}
+
+/* The findings whose figures cannot show them (check_by_fix): each kept
+ * only where the command, run with its first setting, took clearly less
+ * (verify's "helps"), and then says what that run took; dropped where it
+ * did not, or where there is no command to run (summaries read). */
+static bool same_run(const struct mt_finding *a, const struct mt_finding *b)
+{
+	return !strcmp(a->backend, b->backend) && !strcmp(a->region, b->region) &&
+	       !a->process == !b->process &&
+	       (!a->process || !strcmp(a->process, b->process));
+}
+
+/* A finding about the system time churn takes: with the fix, at most
+ * half of it left, the cut at least a twentieth of the CPU, and the CPU
+ * not risen (verify's "helps" asks a tenth of all of it, which a program
+ * whose churn is a fifth of its CPU misses on a busy machine). */
+static bool fix_cut_system_time(json_t *v)
+{
+	double sys0 = json_number_value(json_object_get(v, "system_s_per_call_before")),
+	       sys1 = json_number_value(json_object_get(v, "system_s_per_call_after")),
+	       cpu0 = json_number_value(json_object_get(v, "cpu_s_per_call_before")),
+	       cpu1 = json_number_value(json_object_get(v, "cpu_s_per_call_after"));
+	const char *verdict = json_string_value(json_object_get(v, "verdict"));
+	return (verdict && !strcmp(verdict, "helps")) ||
+	       (v && sys1 <= 0.5 * sys0 && sys0 - sys1 >= 0.05 * cpu0 &&
+		cpu1 <= cpu0);
+}
+
+static void check_by_fixes(const struct context *cx, struct findings *all,
+			   const struct measured *m, int nm, bool with_cmd)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < all->n; i++) {
+		struct mt_finding *x = all->at[i];
+		struct mt_fix *fix = NULL;
+		const struct measured *base = NULL;
+		for (int k = 0; k < x->nfixes && !fix; k++)
+			if (x->fixes[k].kind == MT_FIX_SETTING)
+				fix = &x->fixes[k];
+		for (int j = 0; j < nm && !x->process; j++)
+			if (!strcmp(m[j].runs.backend, x->backend))
+				base = &m[j];
+		if (x->check_by_fix && with_cmd && fix && base)
+			verify(cx, base, x, fix);
+		if (x->check_by_fix && !(fix && fix_cut_system_time(fix->verified))) {
+			mt_finding_free(x);
+			continue;
+		}
+		if (x->check_by_fix) {
+			json_t *v = fix->verified;
+			size_t at = strlen(x->explanation);
+			snprintf(x->explanation + at, sizeof x->explanation - at,
+				 " With the setting the command took %.3f s of "
+				 "system time instead of %.3f s, %.3f s of CPU "
+				 "instead of %.3f s (page faults %.0f instead of "
+				 "%.0f; over %lld runs): the memory given back was "
+				 "faulted in again.",
+				 json_number_value(json_object_get(v, "system_s_per_call_after")),
+				 json_number_value(json_object_get(v, "system_s_per_call_before")),
+				 json_number_value(json_object_get(v, "cpu_s_per_call_after")),
+				 json_number_value(json_object_get(v, "cpu_s_per_call_before")),
+				 json_number_value(json_object_get(v, "page_faults_per_call_after")),
+				 json_number_value(json_object_get(v, "page_faults_per_call_before")),
+				 (long long)json_integer_value(json_object_get(v, "runs")));
+		}
+		all->at[kept++] = x;
+	}
+	all->n = kept;
+	/* (first touch is "not churn": never beside one, checked) */
+	kept = 0;
+	for (size_t i = 0; i < all->n; i++) {
+		struct mt_finding *x = all->at[i];
+		bool beside = false;
+		for (size_t k = 0; k < all->n && !strcmp(x->id, "first-touch"); k++)
+			beside |= all->at[k]->check_by_fix && same_run(x, all->at[k]);
+		if (beside)
+			mt_finding_free(x);
+		else
+			all->at[kept++] = x;
+	}
+	all->n = kept;
 }
 
 /* Where a fix goes once verified: the ones that help first, then the code
@@ -1198,6 +1284,7 @@ int mt_cmd_explain(int argc, char **argv)
 			fprintf(stderr, "memtrace: explain: out of memory\n");
 			return 1;
 		}
+	check_by_fixes(&cx, &all, m, nm, with_cmd);
 	/* allocator-time compares the backends' own times, measured bare */
 	struct mt_bare_times *bare = NULL;
 	if (with_cmd && nm > 1 && (bare = calloc((size_t)nm, sizeof *bare))) {

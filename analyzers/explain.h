@@ -42,6 +42,9 @@ struct mt_finding {
 	/* With small_blocks: where the small blocks were allocated, from the
 	 * sampled ones (mt_sites_by_small), or NULL. */
 	json_t *small_sites;
+	/* Its figures cannot show it (rules.h, hidden_by_huge_pages): kept
+	 * only where its first setting, run, helps (cmd_explain.c). */
+	bool check_by_fix;
 };
 
 /* What a rule looks at. */

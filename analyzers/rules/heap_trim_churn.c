@@ -1,6 +1,7 @@
 /* heap-trim-churn: the program break grows and shrinks back, call after
  * call (or again and again over a run), and the regrown pages fault
  * again. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,8 +14,11 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 	struct mt_repetition r;
 	char b1[32], cost[768];
 
-	if (f->brk_grow < MT_CHURN_PER_CALL ||
-	    !mt_repeats(in, f->brk_shrink, f->brk_shrink_bytes, &r))
+	if (f->brk_grow < MT_CHURN_PER_CALL)
+		return NULL;
+	bool churns = mt_repeats(in, f->brk_shrink, f->brk_shrink_bytes, &r);
+	bool to_check = !churns && f->whole && r.hidden_by_huge_pages;
+	if (!churns && !to_check)
 		return NULL;
 	struct mt_finding *x = mt_finding_new("heap-trim-churn", in);
 	if (!x)
@@ -40,7 +44,36 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 		"heap, free() gives it back to the kernel, and the allocations "
 		"that follow ask for it again. The kernel hands back fresh "
 		"pages, which fault on first touch";
-	if (f->whole) {
+	if (to_check) {
+		mt_repetition_evidence(e, &r);
+		/* (what the faults would explain: nothing they can show) */
+		static const char *const by_faults[] = {
+			"faults_explained", "system_s_explained", "share_of_run",
+			"minor", "lower_bound_huge_pages", NULL};
+		for (const char *const *k = by_faults; *k; k++)
+			json_object_del(e, *k);
+		json_object_set_new(e, "hidden_by_huge_pages", json_true());
+		json_object_set_new(e, "system_share_of_cpu",
+				    json_real(f->system_s / r.cpu_s));
+		x->check_by_fix = true;
+		snprintf(x->explanation, sizeof x->explanation,
+			 "Over the run, the heap grew %.0f times and was trimmed "
+			 "back %.0f times (brk), by %s each time on average: %.0f "
+			 "pages given back, %.1f times the most it ever had "
+			 "resident (%.0f). %s. The program advised its memory for "
+			 "transparent huge pages (NumPy does for its arrays), where "
+			 "one fault brings in 2 MiB, so its %.0f page faults cannot "
+			 "show whether the memory given back was faulted in again; "
+			 "%.3f s of the run's %.3f s of CPU was system time. "
+			 "memtrace ran the command again with the setting below to "
+			 "tell.",
+			 f->brk_grow, f->brk_shrink,
+			 mt_format_bytes(per_trim, b1, sizeof b1),
+			 r.given_back_pages,
+			 r.given_back_pages / fmax(1, r.resident_pages),
+			 r.resident_pages, mechanism, f->faults, f->system_s,
+			 r.cpu_s);
+	} else if (f->whole) {
 		mt_repetition_evidence(e, &r);
 		snprintf(x->explanation, sizeof x->explanation,
 			 "Over the run, the heap grew %.0f times and was trimmed "

@@ -55,6 +55,11 @@ struct mt_repetition {
 	 * pages), small_faults and huge ones */
 	bool by_touch;
 	double explained_small, explained_huge;
+	/* Repeated, turned over and costing system time, but the faults
+	 * cannot tell: the program advised transparent huge pages, where a
+	 * fault brings in 2 MiB, and nothing measured what was given back.
+	 * Not churn by the figures; a fix run can tell (cmd_explain.c). */
+	bool hidden_by_huge_pages;
 };
 /* Whether `cycles` (per call, or in the whole run) that gave back
  * `bytes_given_back` (same unit) are churn; fills r. */
