@@ -1,5 +1,5 @@
 #include <stdio.h>
-#include <time.h>
+#include <sys/time.h>
 
 #include "bare_times.h"
 #include "launch.h"
@@ -7,13 +7,6 @@
 static double seconds(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
@@ -29,12 +22,10 @@ size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
 					      .stderr_fd = -1};
 			pid_t child;
 			bool signaled;
-			double started = now_s();
 			if (b->n == MT_MAX_RUNS ||
 			    mt_launch_wait(&l, argv, &child, &signaled) != status ||
 			    signaled)
 				continue;
-			b->wall_s[b->n] = now_s() - started;
 			b->user_s[b->n] = seconds(u.ru_utime);
 			b->cpu_s[b->n++] = seconds(u.ru_utime) + seconds(u.ru_stime);
 			counted++;
@@ -49,15 +40,6 @@ int mt_bare_fastest(const struct mt_bare_times *t)
 		if (best < 0 || t->cpu_s[i] < t->cpu_s[best])
 			best = (int)i;
 	return best;
-}
-
-double mt_bare_least_wall(const struct mt_bare_times *t)
-{
-	double least = 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (!i || t->wall_s[i] < least)
-			least = t->wall_s[i];
-	return least;
 }
 
 double mt_bare_median(const struct mt_bare_times *t)

@@ -16,7 +16,6 @@ struct mt_bare_times {
 	const char *backend;
 	double cpu_s[MT_MAX_RUNS];  /* user + system, each run */
 	double user_s[MT_MAX_RUNS];
-	double wall_s[MT_MAX_RUNS];
 	size_t n;
 };
 
@@ -27,8 +26,6 @@ size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
 		      char *const argv[], int status, int stdout_fd);
 /* The run of least CPU (its index), or -1 when there is none. */
 int mt_bare_fastest(const struct mt_bare_times *t);
-/* The least wall time, or 0 with no run. */
-double mt_bare_least_wall(const struct mt_bare_times *t);
 /* The median CPU (the lower of the middle two), or 0 with no run. */
 double mt_bare_median(const struct mt_bare_times *t);
 
