@@ -297,5 +297,12 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 			    "calls",
 		 numpy ? " (with NumPy arrays: the out= argument, e.g. "
 			 "np.divide(x, y, out=x))"
-		       : "");
+		 : in->python
+			 /* (bytes.join, bytes.replace: no out= there; new-user
+			  * trial 11) */
+			 ? " (in Python, bytes and str operations make a new "
+			   "object each time: keep a bytearray and write into "
+			   "it, by slice assignment or readinto, or work on the "
+			   "data in smaller pieces)"
+			 : "");
 }
