@@ -27,6 +27,7 @@ most 1.25x the run without sites), and exits 0."""
 import argparse
 import os
 import re
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -81,23 +82,6 @@ def numpy_run(repeat, extra):
     return f1, f2, wall
 
 
-ONE_FUNCTION = r"""
-import sys
-import numpy as np
-a = np.random.randint(0, 255, 1_000_000, dtype=np.uint8)
-def func1(a):
-    return a.astype(np.float64) / 255.0
-def func2(a):
-    t = a.astype(np.float64)
-    return t / 255.0
-f = func2 if sys.argv[2] == "2" else func1
-for i in range(int(sys.argv[1])):
-    f(a)
-import resource
-print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
-"""
-
-
 def instructions(calls, which, extra):
     """User-space instructions (callgrind) of a process calling func`which`
     `calls` times: the shim's own work counted exactly, which timing on a
@@ -105,7 +89,7 @@ def instructions(calls, which, extra):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg")
         subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
-                        "/usr/bin/python3", "-c", ONE_FUNCTION, str(calls), which],
+                        "/usr/bin/python3", NUMPY_PLAIN, str(calls), "func" + which],
                        env=env(**extra), check=True, capture_output=True)
         with open(out) as f:
             return int(re.search(r"^totals: (\d+)", f.read(), re.M).group(1))
@@ -121,11 +105,11 @@ def faults_per_call(extra):
     """Page faults per call of func1 and of func2 (getrusage), the kernel's
     work that instructions leave out: the difference of 60 calls and 10."""
     def faults(calls, which):
-        return int(subprocess.run(["setarch", os.uname().machine, "-R",
-                                   "/usr/bin/python3", "-c", ONE_FUNCTION,
-                                   str(calls), which], env=env(**extra),
-                                  check=True, capture_output=True,
-                                  text=True).stdout.split()[-1])
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+        subprocess.run(["setarch", os.uname().machine, "-R", "/usr/bin/python3",
+                        NUMPY_PLAIN, str(calls), "func" + which],
+                       env=env(**extra), check=True, capture_output=True)
+        return resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before
     return [(faults(60, w) - faults(10, w)) / 50 for w in ("1", "2")]
 
 

@@ -1,5 +1,5 @@
 """shared/reference/004's benchmark written plainly: no regions, no
-memtrace import.  `numpy_plain.py [REPEAT]`"""
+memtrace import.  `numpy_plain.py [REPEAT [func1|func2]]`"""
 import sys
 import timeit
 
@@ -18,5 +18,8 @@ def func2(a):
 
 
 repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 300
-print("func1", min(timeit.repeat(lambda: func1(a), number=1, repeat=repeat)))
-print("func2", min(timeit.repeat(lambda: func2(a), number=1, repeat=repeat)))
+only = sys.argv[2] if len(sys.argv) > 2 else None  # (func1 or func2 alone)
+if only != "func2":
+    print("func1", min(timeit.repeat(lambda: func1(a), number=1, repeat=repeat)))
+if only != "func1":
+    print("func2", min(timeit.repeat(lambda: func2(a), number=1, repeat=repeat)))
