@@ -860,10 +860,7 @@ static void verify(const struct context *cx, const struct measured *base,
 	}
 }
 
-/* The findings whose figures cannot show them (check_by_fix): each kept
- * only where the command, run with its first setting, took clearly less
- * (verify's "helps"), and then says what that run took; dropped where it
- * did not, or where there is no command to run (summaries read). */
+/* Two findings on the same process, backend and region. */
 static bool same_run(const struct mt_finding *a, const struct mt_finding *b)
 {
 	return !strcmp(a->backend, b->backend) && !strcmp(a->region, b->region) &&
@@ -887,6 +884,11 @@ static bool fix_cut_system_time(json_t *v)
 		cpu1 <= cpu0);
 }
 
+/* The findings whose figures cannot show them (check_by_fix): each kept
+ * only where the command, run with its first setting, cut the system
+ * time (fix_cut_system_time), and then says what that run took; dropped
+ * where it did not, or where there is no command to run (summaries
+ * read).  A first-touch finding beside one kept is dropped. */
 static void check_by_fixes(const struct context *cx, struct findings *all,
 			   const struct measured *m, int nm, bool with_cmd)
 {
@@ -1346,7 +1348,8 @@ int mt_cmd_explain(int argc, char **argv)
 				for (int j = 0; j < nm; j++)
 					if (strcmp(m[j].runs.backend, found[i]->backend) == 0)
 						base = &m[j];
-				if (base)
+				/* (check_by_fixes ran some already) */
+				if (base && !found[i]->fixes[k].verified)
 					verify(&cx, base, found[i], &found[i]->fixes[k]);
 			}
 			order_fixes(found[i]);

@@ -43,7 +43,8 @@ struct mt_finding {
 	 * sampled ones (mt_sites_by_small), or NULL. */
 	json_t *small_sites;
 	/* Its figures cannot show it (rules.h, hidden_by_huge_pages): kept
-	 * only where its first setting, run, helps (cmd_explain.c). */
+	 * only where a run with its first setting cuts the system time
+	 * (cmd_explain.c, check_by_fixes). */
 	bool check_by_fix;
 };
 
