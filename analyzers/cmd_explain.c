@@ -430,8 +430,78 @@ static const struct mt_finding *finding_on(const struct findings *all,
 	return NULL;
 }
 
-static double own_cpu(const struct mt_call_figures *f);
-static bool fastest_run(const struct mt_runs *r, struct mt_call_figures *out);
+/* A run's CPU time less the shim's own, estimated (it costs some
+ * backends more per call than others). */
+static double own_cpu(const struct mt_call_figures *f)
+{
+	double cpu = f->user_s + f->system_s;
+	return f->shim_known && f->shim_s < cpu ? cpu - f->shim_s : cpu;
+}
+
+/* The whole-run figures of the run that took the least CPU: what the
+ * backend costs, where other jobs slow some runs (the median of three
+ * put tcmalloc 36% faster in one explain and 20% in the next, for a
+ * program it runs 36% faster bare every time; new-user trial 5). */
+static bool fastest_run(const struct mt_runs *r, struct mt_call_figures *out)
+{
+	bool found = false;
+	for (size_t i = 0; i < r->n; i++) {
+		struct mt_call_figures f;
+		if (mt_figures_of(r->summaries[i], MT_WHOLE_PROGRAM, &f) &&
+		    (!found || own_cpu(&f) < own_cpu(out))) {
+			*out = f;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* The median CPU of r's whole runs (less the shim's own; the lower of
+ * the middle two): a slow spell of the machine in one run does not move
+ * it. */
+static double median_cpu(const struct mt_runs *r)
+{
+	double v[MT_MAX_RUNS];
+	size_t n = 0;
+	for (size_t i = 0; i < r->n && n < MT_MAX_RUNS; i++) {
+		struct mt_call_figures f;
+		if (mt_figures_of(r->summaries[i], MT_WHOLE_PROGRAM, &f))
+			v[n++] = own_cpu(&f);
+	}
+	for (size_t i = 1; i < n; i++) /* (a few: insertion) */
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n ? v[(n - 1) / 2] : 0;
+}
+
+/* A backend's CPU time over its runs: the least (and that run's user
+ * time) and the median. */
+struct cpu_view {
+	double least, user, median;
+};
+
+/* From the runs without the shim (bare_times.h), or where there are none
+ * (summaries read), from the runs under it, each less the shim's own
+ * estimated time. */
+static bool cpu_view_of(const struct measured *m, const struct mt_bare_times *bare,
+			struct mt_call_figures *f, struct cpu_view *out)
+{
+	if (!fastest_run(&m->runs, f))
+		return false;
+	if (!bare) {
+		*out = (struct cpu_view){own_cpu(f), f->user_s, median_cpu(&m->runs)};
+		return true;
+	}
+	int i = mt_bare_fastest(bare);
+	if (i < 0)
+		return false;
+	*out = (struct cpu_view){bare->cpu_s[i], bare->user_s[i],
+				 mt_bare_median(bare)};
+	return true;
+}
 
 /* A backend measured here, and the least CPU time of its whole runs:
  * without the shim where it was timed so (bare), else under it, less the
@@ -443,10 +513,10 @@ static const struct measured *measured_on(const struct measured *m,
 {
 	for (int j = 0; j < nm; j++) {
 		struct mt_call_figures f;
+		struct cpu_view v;
 		if (!m[j].source && !strcmp(m[j].runs.backend, b) &&
-		    fastest_run(&m[j].runs, &f)) {
-			int i = bare ? mt_bare_fastest(&bare[j]) : -1;
-			*time_s = i >= 0 ? bare[j].cpu_s[i] : own_cpu(&f);
+		    cpu_view_of(&m[j], bare ? &bare[j] : NULL, &f, &v)) {
+			*time_s = v.least;
 			return &m[j];
 		}
 	}
@@ -533,79 +603,6 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
  * and no churn on the slower one to explain it: the allocator's own
  * work, in the program's process, is the cause (its code on every call,
  * and where it puts the blocks, which the program's accesses feel). */
-/* A run's CPU time less the shim's own, estimated (it costs some
- * backends more per call than others). */
-static double own_cpu(const struct mt_call_figures *f)
-{
-	double cpu = f->user_s + f->system_s;
-	return f->shim_known && f->shim_s < cpu ? cpu - f->shim_s : cpu;
-}
-
-/* The whole-run figures of the run that took the least CPU: what the
- * backend costs, where other jobs slow some runs (the median of three
- * put tcmalloc 36% faster in one explain and 20% in the next, for a
- * program it runs 36% faster bare every time; new-user trial 5). */
-static bool fastest_run(const struct mt_runs *r, struct mt_call_figures *out)
-{
-	bool found = false;
-	for (size_t i = 0; i < r->n; i++) {
-		struct mt_call_figures f;
-		if (mt_figures_of(r->summaries[i], MT_WHOLE_PROGRAM, &f) &&
-		    (!found || own_cpu(&f) < own_cpu(out))) {
-			*out = f;
-			found = true;
-		}
-	}
-	return found;
-}
-
-/* The median CPU of r's whole runs (less the shim's own; the lower of
- * the middle two): a slow spell of the machine in one run does not move
- * it. */
-static double median_cpu(const struct mt_runs *r)
-{
-	double v[MT_MAX_RUNS];
-	size_t n = 0;
-	for (size_t i = 0; i < r->n && n < MT_MAX_RUNS; i++) {
-		struct mt_call_figures f;
-		if (mt_figures_of(r->summaries[i], MT_WHOLE_PROGRAM, &f))
-			v[n++] = own_cpu(&f);
-	}
-	for (size_t i = 1; i < n; i++) /* (a few: insertion) */
-		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n ? v[(n - 1) / 2] : 0;
-}
-
-/* A backend's CPU time over its runs: the least (and that run's user
- * time) and the median. */
-struct cpu_view {
-	double least, user, median;
-};
-
-/* From the runs without the shim (bare_times.h), or where there are none
- * (summaries read), from the runs under it, each less the shim's own
- * estimated time. */
-static bool cpu_view_of(const struct measured *m, const struct mt_bare_times *bare,
-			struct mt_call_figures *f, struct cpu_view *out)
-{
-	if (!fastest_run(&m->runs, f))
-		return false;
-	if (!bare) {
-		*out = (struct cpu_view){own_cpu(f), f->user_s, median_cpu(&m->runs)};
-		return true;
-	}
-	int i = mt_bare_fastest(bare);
-	if (i < 0)
-		return false;
-	*out = (struct cpu_view){bare->cpu_s[i], bare->user_s[i],
-				 mt_bare_median(bare)};
-	return true;
-}
-
 static bool allocator_time(struct findings *all, const struct measured *m,
 			   const struct mt_bare_times *bare, int nm,
 			   long page_size)
