@@ -602,8 +602,11 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
  * another, the difference mostly user time, at most 2 us per allocation,
  * and no churn on the slower one to explain it: the allocator's own
  * work, in the program's process, is the cause (its code on every call,
- * and where it puts the blocks, which the program's accesses feel). */
-static bool allocator_time(struct findings *all, const struct measured *m,
+ * and where it puts the blocks, which the program's accesses feel).
+ * A difference that meets all that but not the runs' spread goes to
+ * `undecided`. */
+static bool allocator_time(struct findings *all, json_t *undecided,
+			   const struct measured *m,
 			   const struct mt_bare_times *bare, int nm,
 			   long page_size)
 {
@@ -656,9 +659,22 @@ static bool allocator_time(struct findings *all, const struct measured *m,
 		 * 0.58 s beside CI) moves no median */
 		if (j == fastest || churns || vy->least >= 0.75 * vx->least ||
 		    gap < 0.05 || vx->user - vy->user < 0.5 * gap ||
-		    gap > 2e-6 * x->allocations || vy->median >= vx->least ||
-		    vx->least < vy->least * noise * noise)
+		    gap > 2e-6 * x->allocations)
 			continue;
+		if (vy->median >= vx->least || vx->least < vy->least * noise * noise) {
+			/* a difference the runs' spread leaves open: said as
+			 * such, so a reader knows to rerun, not that there
+			 * is none */
+			json_array_append_new(undecided, json_pack(
+				"{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f}",
+				"id", "allocator-time", "backend",
+				m[j].runs.backend, "other_backend",
+				m[fastest].runs.backend, "cpu_s", vx->least,
+				"other_cpu_s", vy->least, "other_median_cpu_s",
+				vy->median, "spread", noise, "ratio_needed",
+				noise * noise));
+			continue;
+		}
 		struct mt_rule_input in = {.backend = m[j].runs.backend, .f = x,
 					   .page_size = page_size};
 		struct mt_finding *a = mt_finding_new("allocator-time", &in);
@@ -749,6 +765,31 @@ static bool allocator_time(struct findings *all, const struct measured *m,
 		}
 	}
 	return true;
+}
+
+/* What allocator-time left open: a difference the runs' spread could
+ * have made by chance, with what it would take to decide. */
+static void print_undecided(FILE *out, const json_t *undecided)
+{
+	size_t i;
+	const json_t *u;
+	json_array_foreach(undecided, i, u) {
+		fprintf(out,
+			"\nUndecided (allocator-time): %s took %.3f s of CPU at "
+			"best, against %.3f s on %s, but each backend's runs "
+			"varied by up to %.0f%% (median to fastest): a ratio "
+			"below %.2f, or a median on %s (%.3f s) not below every "
+			"run here, may be chance on this machine. Rerun with a "
+			"larger --repeat when the machine is quieter.\n",
+			json_string_value(json_object_get(u, "backend")),
+			json_real_value(json_object_get(u, "cpu_s")),
+			json_real_value(json_object_get(u, "other_cpu_s")),
+			json_string_value(json_object_get(u, "other_backend")),
+			100 * (json_real_value(json_object_get(u, "spread")) - 1),
+			json_real_value(json_object_get(u, "ratio_needed")),
+			json_string_value(json_object_get(u, "other_backend")),
+			json_real_value(json_object_get(u, "other_median_cpu_s")));
+	}
 }
 
 /* Runs made for --verify, kept: several findings propose the same fix. */
@@ -1330,7 +1371,9 @@ int mt_cmd_explain(int argc, char **argv)
 		mt_bare_repeat(bare, (size_t)nm, cx.repeat, cx.argv,
 			       mt_runs_command_status(), cx.devnull);
 	}
-	if (with_cmd && !allocator_time(&all, m, bare, nm, sysconf(_SC_PAGESIZE))) {
+	json_t *undecided = json_array();
+	if (with_cmd && !allocator_time(&all, undecided, m, bare, nm,
+					sysconf(_SC_PAGESIZE))) {
 		fprintf(stderr, "memtrace: explain: out of memory\n");
 		return 1;
 	}
@@ -1365,6 +1408,8 @@ int mt_cmd_explain(int argc, char **argv)
 			}
 		if (bare)
 			json_object_set_new(top, "bare_runs", bare_runs_json(bare, nm));
+		if (json_array_size(undecided))
+			json_object_set(top, "undecided", undecided);
 		json_t *costs = shim_costs(NULL, m, nm);
 		if (json_array_size(costs))
 			json_object_set_new(top, "shim_cost", costs);
@@ -1389,7 +1434,9 @@ int mt_cmd_explain(int argc, char **argv)
 		shim_costs(out, m, nm);
 		for (size_t i = 0; i < n; i++)
 			print_finding(out, found[i]);
+		print_undecided(out, undecided);
 	}
+	json_decref(undecided);
 	for (size_t i = 0; i < n; i++)
 		mt_finding_free(found[i]);
 	free(found);
