@@ -17,6 +17,7 @@
 #include "exec_counts.h"
 #include "launch.h"
 #include "memtrace/events.h"
+#include "tracepoint_hold.h"
 
 static bool in_build_tree;
 
@@ -98,37 +99,21 @@ static void ensure_tracefs(void)
 /* The kernel unregisters a tracepoint when the last perf event on it goes,
  * and waits for an RCU grace period each time (~35 ms here): a process
  * that counts the six syscall tracepoints pays ~0.2 s at exit, and again
- * at each exec, when it is their only user.  Held open here (disabled,
- * counting nothing) while the commands run, they stay registered, and the
- * commands' own events come and go for free.  Not for mt_launch_exec: an
- * exec would close them. */
+ * at each exec, when it is their only user.  Connected to memtrace-hold
+ * (tracepoint_hold.h) while the commands run, they stay registered, the
+ * commands' own events come and go for free, and this process's exit
+ * waits for nothing either.  Under mt_launch_exec, the command's shim
+ * connects itself. */
 static void hold_tracepoints(void)
 {
 	static bool held;
+	char holder[PATH_MAX + 32];
 	if (held)
 		return;
 	held = true;
-	for (int k = 0; k < MT_SYS_COUNT; k++) {
-		char path[128], buf[32];
-		snprintf(path, sizeof path,
-			 "/sys/kernel/tracing/events/syscalls/sys_enter_%s/id",
-			 mt_sys_names[k]);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		struct perf_event_attr a = {
-			.size = sizeof a,
-			.type = PERF_TYPE_TRACEPOINT,
-			.config = strtoull(buf, NULL, 10),
-			.disabled = 1,
-		};
-		/* (kept for the life of this process: never closed) */
-		syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	}
+	/* (kept for the life of this process: never closed) */
+	if (mt_holder_beside(shim_path(), holder, sizeof holder))
+		mt_tracepoints_hold(holder);
 }
 
 /* So that a Python program can `import memtrace` for its regions. */

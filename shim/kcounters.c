@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -12,6 +13,7 @@
 #include "diag.h"
 #include "kcounters.h"
 #include "rawsys.h"
+#include "tracepoint_hold.h"
 
 /* Two groups, each read with one read(2): the syscall tracepoints, and the
  * page faults (software page-fault events in a group led by a tracepoint
@@ -196,6 +198,26 @@ static void explain_missing(const struct failure *why)
 		n && faults ? ", " : "", faults ? "page faults by getrusage" : "");
 }
 
+/* So that this process's exit does not wait for the kernel to unregister
+ * the tracepoints (tracepoint_hold.h): a connection to memtrace-hold, next
+ * to the shim, for the life of the process image.  A forked child shares
+ * its parent's. */
+static void hold_tracepoints(void)
+{
+	static bool held;
+	Dl_info info;
+	char holder[4096];
+	if (held)
+		return;
+	held = true;
+	if (!dladdr((void *)mt_kcounters_open, &info) || !info.dli_fname ||
+	    !mt_holder_beside(info.dli_fname, holder, sizeof holder))
+		return;
+	int fd = mt_tracepoints_hold(holder);
+	if (fd >= 0)
+		mt_fd_out_of_the_way(fd);
+}
+
 void mt_kcounters_open(bool announce)
 {
 	struct failure why = {0, 0};
@@ -216,6 +238,11 @@ void mt_kcounters_open(bool announce)
 	}
 	if (announce && opened < MT_KERNEL_COUNT)
 		explain_missing(&why);
+	for (int k = 0; k < MT_SYS_COUNT; k++)
+		if (fds[k] >= 0) {
+			hold_tracepoints();
+			break;
+		}
 }
 
 uint64_t mt_perf_id(int fd)

@@ -1,7 +1,10 @@
 """Never break the host program: the same output, the same exit status and
 the same open files, with and without the shim, whichever way it exits."""
 import json
+import os
 import re
+import shutil
+import time
 
 import pytest
 
@@ -116,7 +119,9 @@ def test_no_file_descriptor_leaks_into_the_program(backend, trace, tmp_path):
     low = {k: v for k, v in traced["fds"].items() if int(k) < 64}
     high = {k: v for k, v in traced["fds"].items() if int(k) >= 64}
     assert low == bare["fds"]
-    ours = {"anon_inode:[perf_event]", str(tmp_path / "t.mt")}
+    # (and one connection to memtrace-hold, which keeps the tracepoints)
+    ours = {"anon_inode:[perf_event]", str(tmp_path / "t.mt"), "socket"}
+    assert [t for t, _ in high.values()].count("socket") <= 1, high
     for fd, (target, cloexec) in high.items():
         # resident memory, and what mappings held as they were unmapped
         statm = re.fullmatch(r"/proc/\d+/(statm|pagemap)", target)
@@ -192,3 +197,58 @@ def test_resident_memory_is_looked_at_a_bounded_number_of_times(backend,
     summary = json.loads(s.read_text())
     looks = summary["resident"]["samples"]
     assert looks <= 10 + 300 * summary["wall_s"], (looks, summary["wall_s"])
+
+
+HOLDER_SEEN = r"""
+import os, signal, socket
+got = []
+signal.signal(signal.SIGCHLD, lambda *a: got.append(1))
+bufs = [bytearray(1 << 20) for _ in range(20)]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect("\0memtrace-hold-%d" % os.getuid())
+    held = "held"
+except OSError:
+    held = "not held"
+try:
+    os.waitpid(-1, os.WNOHANG)
+    children = "a child"
+except ChildProcessError:
+    children = "no child"
+me = os.getpid()
+kids = open(f"/proc/{me}/task/{me}/children").read().split()
+print(held, children, kids, len(got))
+"""
+
+
+def in_new_netns(cmd):
+    """cmd where no memtrace-hold listens yet (abstract sockets are per
+    network namespace): the shim there starts one."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("a network namespace of its own needs root")
+    return ["unshare", "--net", "--"] + cmd
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_tracepoint_holder_is_no_child_of_the_program(backend):
+    """The shim starts memtrace-hold (so that no process's exit waits for
+    the kernel to unregister the syscall tracepoints) where none runs: the
+    program sees no child of it, no SIGCHLD, and wait() finds nothing;
+    the holder listens afterwards."""
+    r = run(in_new_netns([PYTHON, "-c", HOLDER_SEEN]), shim_env(backend))
+    assert r.stdout.split("\n")[0] == "held no child [] 0", r.stdout + r.stderr
+
+
+def test_no_tracepoint_holder_under_a_tracer():
+    """strace -f follows children: a holder started under it would keep it
+    waiting after the program ended.  None is started."""
+    if not shutil.which("strace"):
+        pytest.skip("strace not installed")
+    start = time.monotonic()
+    shim = shim_env("glibc")
+    # (strace itself not under the shim: the program alone)
+    r = run(in_new_netns(["strace", "-f", "-o", "/dev/null", "env"] +
+                         [f"{k}={v}" for k, v in shim.items()] +
+                         [PYTHON, "-c", HOLDER_SEEN]), clean_env())
+    assert r.stdout.startswith("not held no child [] 0"), r.stdout + r.stderr
+    assert time.monotonic() - start < 30
