@@ -137,24 +137,38 @@ void mt_finding_small_sites(struct mt_finding *x, json_t *sites)
 		return;
 	}
 	x->small_sites = mt_sites_by_small(sites, 5);
-	json_t *top = json_array_get(x->small_sites, 0);
-	if (!top)
+	if (!json_array_size(x->small_sites))
 		return;
+	/* The text names places, so sites that differ only further down
+	 * their stacks count as one ("98% at enqueue (q.c:31), 2% at
+	 * enqueue (q.c:31)" said nothing): the top label's shares summed,
+	 * then the next label that differs. */
+	char other[512] = "";
+	double share = 0, other_share = 0;
+	size_t i;
+	json_t *site;
+	mt_site_label(json_object_get(json_array_get(x->small_sites, 0), "stack"),
+		      label, sizeof label);
+	json_array_foreach(x->small_sites, i, site) {
+		char this[512];
+		double s = json_number_value(json_object_get(site, "share"));
+		mt_site_label(json_object_get(site, "stack"), this, sizeof this);
+		if (!strcmp(this, label))
+			share += s;
+		else if (!*other)
+			snprintf(other, sizeof other, "%s", this);
+		if (!strcmp(this, other))
+			other_share += s;
+	}
 	snprintf(x->explanation + at, sizeof x->explanation - at,
 		 " Sampled (about once in every %s of allocations, %.0f "
 		 "samples), %.0f%% of the small blocks' bytes were allocated "
 		 "at %s",
-		 mt_format_bytes(rate, r, sizeof r), n,
-		 json_number_value(json_object_get(top, "share")) * 100,
-		 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
-	json_t *next = json_array_get(x->small_sites, 1);
+		 mt_format_bytes(rate, r, sizeof r), n, share * 100, label);
 	at = strlen(x->explanation);
-	if (next)
+	if (*other)
 		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 ", %.0f%% at %s",
-			 json_number_value(json_object_get(next, "share")) * 100,
-			 mt_site_label(json_object_get(next, "stack"), label,
-				       sizeof label));
+			 ", %.0f%% at %s", other_share * 100, other);
 	at = strlen(x->explanation);
 	snprintf(x->explanation + at, sizeof x->explanation - at, ".");
 }
