@@ -81,10 +81,10 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
-	open_tracepoints();
 	static struct pollfd p[1 + MOST_CLIENTS];
 	int clients = 0;
 	p[0] = (struct pollfd){.fd = listen_socket(), .events = POLLIN};
+	open_tracepoints();
 	if (fcntl(3, F_GETFD) >= 0)
 		p[1 + clients++] = (struct pollfd){.fd = 3, .events = POLLIN};
 	for (;;) {
