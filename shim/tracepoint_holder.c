@@ -76,6 +76,9 @@ int main(void)
 		_exit(1);
 	sigset_t none;
 	sigemptyset(&none);
+	/* (what the program ignored, an exec keeps ignored) */
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
