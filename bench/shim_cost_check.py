@@ -4,7 +4,8 @@
 For each program and backend (and mode), runs it bare and under the shim,
 interleaved, --repeats times, and keeps the minimum of each of wall time
 and CPU time (user + system, of the process and its threads, from wait4).
-Prints the measured difference (shim - bare) beside the summary's
+Prints the measured difference (shim - bare), and the ratio of the wall
+times (shim / bare), beside the summary's
 shim_cost.estimated_s (of the run with the least CPU time), and their
 ratio.  The estimate is CPU time: on one thread it is also wall time; with
 several threads running at once, compare it with the CPU difference.
@@ -43,6 +44,8 @@ def main():
     ap.add_argument('--repeats', type=int, default=5)
     ap.add_argument('--backends', default='glibc,jemalloc,tcmalloc,mimalloc')
     ap.add_argument('--modes', default='counting,trace')
+    ap.add_argument('--programs', default='small pairs,2 threads,numpy_plain',
+                    help='which of the programs, by name')
     a = ap.parse_args()
     pairs = os.path.join(BUILD, 'bench', 'malloc_pairs')
     programs = [
@@ -53,12 +56,13 @@ def main():
                          os.path.join(ROOT, 'tests', 'programs',
                                       'numpy_plain.py'), '100']),
     ]
+    programs = [p for p in programs if p[0] in a.programs.split(',')]
     tmp = tempfile.mkdtemp(prefix='memtrace-check-')
     base = {k: v for k, v in os.environ.items()
             if not k.startswith('MEMTRACE_') and k != 'LD_PRELOAD'}
-    print('%-12s %-9s %-8s %9s %9s %9s %9s %9s %7s' % (
+    print('%-12s %-9s %-8s %9s %9s %9s %7s %9s %9s %7s' % (
         'program', 'backend', 'mode', 'bare cpu', '+cpu', '+wall',
-        'estimate', 'of which', 'est/cpu'))
+        'wall x', 'estimate', 'of which', 'est/cpu'))
     for name, cmd in programs:
         for backend in a.backends.split(','):
             lib = backend_lib(backend)
@@ -88,8 +92,9 @@ def main():
                 bw, bc = min(x[0] for x in bare), min(x[1] for x in bare)
                 sw, sc = min(x[0] for x in shim), min(x[1] for x in shim)
                 d = sc - bc
-                print('%-12s %-9s %-8s %9.3f %+9.3f %+9.3f %9.3f %9s %7s' % (
-                    name, backend, mode, bc, d, sw - bw, est['estimated_s'],
+                print('%-12s %-9s %-8s %9.3f %+9.3f %+9.3f %7.3f %9.3f %9s %7s' % (
+                    name, backend, mode, bc, d, sw - bw, sw / bw,
+                    est['estimated_s'],
                     '%.3f+%.3f' % (est['calls_s'],
                                    est['threads_s'] + est['start_s']),
                     '%.2f' % (est['estimated_s'] / d) if d > 0 else '-'),
