@@ -168,11 +168,23 @@ def test_the_kernel_view_has_each_memory_syscall_once(tmp_path):
 def test_the_shims_descriptors_with_a_trace(tmp_path):
     """8 counters, the trace, /proc/self/statm (resident memory),
     /proc/self/pagemap (what a mapping held as it was unmapped, where the
-    kernel has PAGEMAP_SCAN), and 2 samplers per CPU (33 on 2 CPUs when
-    each memory syscall had two events of its own)."""
-    code = "import os; print(len(os.listdir('/proc/self/fd')))"
-    bare = int(run([PYTHON, "-c", code], clean_env()).stdout)
-    traced = int(run([PYTHON, "-c", code],
-                     shim_env("glibc", MEMTRACE_OUT=str(tmp_path / "t.mt"))).stdout)
+    kernel has PAGEMAP_SCAN), 2 samplers per CPU (33 on 2 CPUs when each
+    memory syscall had two events of its own), and the connection to
+    memtrace-hold (a socket)."""
+    code = """
+import os
+kinds = []
+for fd in os.listdir('/proc/self/fd'):
+    try:
+        kinds.append(os.readlink(f'/proc/self/fd/{fd}').startswith('socket:'))
+    except OSError:
+        pass  # the listing's own descriptor
+print(len(kinds), sum(kinds))
+"""
+    bare, bare_sockets = map(int, run([PYTHON, "-c", code], clean_env()).stdout.split())
+    traced, sockets = map(int, run(
+        [PYTHON, "-c", code],
+        shim_env("glibc", MEMTRACE_OUT=str(tmp_path / "t.mt"))).stdout.split())
     scan = 1 if tuple(map(int, os.uname().release.split(".")[:2])) >= (6, 7) else 0
-    assert traced - bare == 8 + 1 + 1 + scan + 2 * os.cpu_count()
+    assert sockets - bare_sockets == 1
+    assert traced - bare == 8 + 1 + 1 + scan + 2 * os.cpu_count() + 1
