@@ -63,6 +63,9 @@ struct mt_rule_input {
 	 * huge page, where the run measured the memory it unmapped (the
 	 * summary's unmapped_touched); else 0. */
 	double page_fault_cost_s, huge_fault_cost_s;
+	/* A churn was found on this run by a rule before (the catalog's
+	 * order): memory given back and faulted in again. */
+	bool churns;
 };
 
 /* A rule adds at most one finding; returns it, or NULL. */
