@@ -45,9 +45,13 @@ static bool starts(const char *name, const char *prefix)
 
 static enum kind classify(uintptr_t pc)
 {
+	/* (and the allocators, whose mmap and munmap wrap the program's own
+	 * calls: tcmalloc's were taken for the program's code, "mmap+0x66
+	 * (libtcmalloc_minimal.so.4)"; new-user trial 12) */
 	static const char *const runtime[] = {"libstdc++.so", "libc.so",
 					      "libgcc_s.so", "libc++.so",
-					      "libc++abi.so"};
+					      "libc++abi.so", "libtcmalloc",
+					      "libjemalloc.so", "libmimalloc.so"};
 	Dl_info shim, at;
 	if (!dladdr((void *)pc, &at) || !at.dli_fname)
 		return USER;

@@ -450,6 +450,12 @@ def test_the_programs_own_mappings_are_counted_as_it_made_them(backend):
     (churn,) = [f for f in findings if f["id"] == "mmap-churn"]
     assert "the program itself mapped 40 blocks of memory and unmapped 40" \
         in churn["explanation"], churn["explanation"]
+    # On the program's line on every backend: tcmalloc's mmap and munmap,
+    # which wrap the program's own, were named instead ("mmap+0x66
+    # (libtcmalloc_minimal.so.4)"; new-user trial 12).
+    for site in churn["sites"]:
+        assert site["stack"][0]["function"] == "main", site["stack"]
+        assert site["stack"][0]["file"].endswith("c_file_maps.c"), site["stack"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
