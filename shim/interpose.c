@@ -585,7 +585,7 @@ static void *realloc_common(const void *caller, enum mt_call call, void *old,
 			/* The block's site before what glibc did is inferred:
 			 * a block moved onto or off a mapping is its. */
 			if (old_usable >= MT_LARGE_BYTES || usable >= MT_LARGE_BYTES)
-				site = mt_site_realloc(old, p, usable, caller);
+				site = mt_site_realloc(old, p, requested, usable, caller);
 			if (mt_glibc_chunks)
 				mt_glibc_chunk_moved(mt_self(), old_head, p);
 			if (p && p != old)

@@ -24,7 +24,7 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 	/* The site first: what the allocator did for the block is its.
 	 * (realloc's result has its site already: mt_site_realloc.) */
 	if (large && fresh)
-		mt_site_alloc(p, usable, caller,
+		mt_site_alloc(p, requested, usable, caller,
 			      call == MT_CALL_REALLOC || call == MT_CALL_REALLOCARRAY);
 	else if (fresh)
 		mt_site_pending_drop(); /* (a failure: no block) */
@@ -46,7 +46,7 @@ __attribute__((noinline)) void *
 mt_large_alloc_at(struct mt_thread *t, enum mt_call call, size_t requested,
 		  void *p, size_t usable, const void *caller)
 {
-	mt_site_alloc(p, usable, caller, false);
+	mt_site_alloc(p, requested, usable, caller, false);
 	mt_site_done();
 	mt_large_alloc(t, usable);
 	return mt_count_alloc_of(t, call, requested, p, usable, caller);

@@ -71,8 +71,8 @@ void mt_sites_init(void);
 /* A large block p was allocated by code that returns to `caller` (by
  * realloc: `resized`): its site becomes the thread's current one (until
  * mt_site_done). */
-void mt_site_alloc(const void *p, size_t usable, const void *caller,
-		   bool resized);
+void mt_site_alloc(const void *p, size_t requested, size_t usable,
+		   const void *caller, bool resized);
 /* The large block p is about to be freed (or given up by realloc): the
  * same. */
 void mt_site_free(const void *p);
@@ -100,8 +100,8 @@ static inline void mt_site_pending_drop(void)
  * else old's, which p keeps when it is large; what the allocator did
  * inside the call is credited to it.  Returns p's site when p is followed
  * (its block_site event is the caller's to emit, after realloc's). */
-unsigned mt_site_realloc(const void *old, const void *p, size_t usable,
-			 const void *caller);
+unsigned mt_site_realloc(const void *old, const void *p, size_t requested,
+			 size_t usable, const void *caller);
 /* A small block p was sampled (small_sites.c), standing for `stands_for`
  * bytes allocated: credited to the site of the code there. */
 void mt_site_sample(const void *p, size_t usable, const void *caller,
