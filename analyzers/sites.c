@@ -278,9 +278,10 @@ long long mt_site_live_in_function(json_t *site)
 	json_t *large = json_object_get(site, "large");
 	json_int_t live = json_integer_value(json_object_get(large, "max_live_in_function"));
 	json_int_t here = json_integer_value(json_object_get(large, "max_live"));
-	if (mt_site_holder(json_object_get(site, "stack")) && here < live)
-		live = here;
-	return live;
+	if (mt_site_holder(json_object_get(site, "stack")))
+		return here < live ? here : live;
+	/* (a site's first block is not in its function's count) */
+	return here > live ? here : live;
 }
 
 double mt_site_larger(json_t *site)

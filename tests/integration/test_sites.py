@@ -873,3 +873,26 @@ def test_growth_is_counted_by_the_sizes_asked_for(backend, tmp_path):
     assert large["allocations"] == 160, large
     assert large["larger"] == 160 - 5, large
     assert large["smaller"] == 4, large
+
+
+KEPT_BESIDE_TEMPS = """
+import numpy as np
+kept = np.arange(1 << 20, dtype=float)  # (C code: the block is <module>'s)
+also_kept = np.arange(1 << 20, dtype=float)
+for i in range(20):
+    t = kept * 2  # the temporary
+    del t
+"""
+
+
+def test_blocks_allocated_once_are_not_counted_live_in_their_function(tmp_path):
+    """Two arrays kept for the run at module level beside a loop's
+    temporary: the function's count of blocks live at once was 3 (the two
+    kept ones with the temporary), where the temporary is never live twice
+    (new-user trial 12: "at most live at once in its function: 5" for a
+    temporary live at most twice).  A site's first block is not counted."""
+    s = live_summary([PYTHON, "-c", KEPT_BESIDE_TEMPS], tmp_path=tmp_path)
+    temp = [x for x in s["sites"]
+            if x.get("large", {}).get("allocations") == 20]
+    assert len(temp) == 1, s["sites"]
+    assert temp[0]["large"]["function_max_live"] == 1, temp[0]["large"]
