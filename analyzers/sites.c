@@ -557,6 +557,19 @@ bool mt_sites_in_numpy(json_t *sites)
 	return false;
 }
 
+/* A native frame of the interpreter that nothing names (no symbol, no
+ * debug information): "python3+0x13f633" between two Python frames says
+ * nothing to a Python user (new-user trial 12); a stack of the
+ * interpreter's own code alone keeps them. */
+static bool unnamed_interpreter_frame(json_t *f)
+{
+	const char *object = json_string_value(json_object_get(f, "object"));
+	const char *base = object ? base_name(object) : "";
+	return !is_python(f) && !json_object_get(f, "function") &&
+	       !json_object_get(f, "symbol") &&
+	       (!strncmp(base, "python", 6) || !strncmp(base, "libpython", 9));
+}
+
 void mt_site_print_callers(FILE *out, json_t *stack, size_t max)
 {
 	char label[512];
@@ -565,11 +578,13 @@ void mt_site_print_callers(FILE *out, json_t *stack, size_t max)
 	 * under them is the interpreter's function that called the
 	 * allocator, no caller) */
 	bool python_first = mt_stack_python_first(stack);
+	bool python = first_python(stack) < json_array_size(stack);
 	for (size_t d = own + 1; shown < max && d < json_array_size(stack); d++) {
 		json_t *f = json_array_get(stack, d);
 		/* (between Python frames, the C code that called back into
 		 * Python: map, sorted's key, a NumPy ufunc) */
-		if (!is_python(f) && (python_first || mt_frame_is_library(f)))
+		if (!is_python(f) && (python_first || mt_frame_is_library(f) ||
+				      (python && unnamed_interpreter_frame(f))))
 			continue;
 		fprintf(out, " < %s", mt_frame_label(f, label, sizeof label));
 		shown++;

@@ -896,3 +896,15 @@ def test_blocks_allocated_once_are_not_counted_live_in_their_function(tmp_path):
             if x.get("large", {}).get("allocations") == 20]
     assert len(temp) == 1, s["sites"]
     assert temp[0]["large"]["function_max_live"] == 1, temp[0]["large"]
+
+
+def test_no_unnamed_interpreter_frame_between_python_ones():
+    """A dict of records built and dropped each step: the sites of
+    CPython's arenas were shown as "Rec.__init__ (py_objs.py:7) <
+    python3+0x13f633 < build.<locals>.<dictcomp> (py_objs.py:10)": the
+    interpreter's own C code between two Python frames, named by nothing
+    (new-user trial 12).  Left out where the stack has Python frames."""
+    prog = os.path.join(HERE, "..", "programs", "py_records.py")
+    r = run([CLI, "explain", "--", PYTHON, prog, "3"], clean_env())
+    assert "Rec.__init__ (py_records.py:" in r.stdout, r.stdout
+    assert "python3+0x" not in r.stdout, r.stdout
