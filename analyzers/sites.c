@@ -559,8 +559,9 @@ bool mt_sites_in_numpy(json_t *sites)
 
 /* A native frame of the interpreter that nothing names (no symbol, no
  * debug information): "python3+0x13f633" between two Python frames says
- * nothing to a Python user (new-user trial 12); a stack of the
- * interpreter's own code alone keeps them. */
+ * nothing to a Python user (new-user trial 12) but that the interpreter's
+ * C code called back (map, a type's __init__), which is said instead; a
+ * stack of the interpreter's own code alone keeps the addresses. */
 static bool unnamed_interpreter_frame(json_t *f)
 {
 	const char *object = json_string_value(json_object_get(f, "object"));
@@ -583,10 +584,13 @@ void mt_site_print_callers(FILE *out, json_t *stack, size_t max)
 		json_t *f = json_array_get(stack, d);
 		/* (between Python frames, the C code that called back into
 		 * Python: map, sorted's key, a NumPy ufunc) */
-		if (!is_python(f) && (python_first || mt_frame_is_library(f) ||
-				      (python && unnamed_interpreter_frame(f))))
+		if (!is_python(f) && (python_first || mt_frame_is_library(f)))
 			continue;
-		fprintf(out, " < %s", mt_frame_label(f, label, sizeof label));
+		if (python && unnamed_interpreter_frame(f))
+			fprintf(out, " < C code (%s)",
+				base_name(json_string_value(json_object_get(f, "object"))));
+		else
+			fprintf(out, " < %s", mt_frame_label(f, label, sizeof label));
 		shown++;
 	}
 }
