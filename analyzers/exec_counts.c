@@ -7,21 +7,7 @@
 #include <unistd.h>
 
 #include "exec_counts.h"
-
-static long tracepoint_id(const char *sys)
-{
-	char path[128], buf[32];
-	snprintf(path, sizeof path,
-		 "/sys/kernel/tracing/events/syscalls/sys_enter_%s/id", sys);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
-}
+#include "tracefs.h"
 
 void mt_exec_counts_open(struct mt_exec_counts *c, pid_t child)
 {
@@ -29,7 +15,9 @@ void mt_exec_counts_open(struct mt_exec_counts *c, pid_t child)
 	for (int k = 0; k < MT_SYS_COUNT; k++) {
 		c->fd[k] = -1;
 		c->n[k] = 0;
-		long id = tracepoint_id(mt_sys_names[k]);
+		char event[64];
+		snprintf(event, sizeof event, "sys_enter_%s", mt_sys_names[k]);
+		long id = mt_tracefs_id("syscalls", event, NULL);
 		if (id < 0)
 			continue;
 		struct perf_event_attr a = {

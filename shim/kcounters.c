@@ -13,6 +13,7 @@
 #include "diag.h"
 #include "kcounters.h"
 #include "rawsys.h"
+#include "tracefs.h"
 #include "tracepoint_hold.h"
 
 /* Two groups, each read with one read(2): the syscall tracepoints, and the
@@ -32,54 +33,15 @@ static int group_of(int k)
 
 _Static_assert(MT_KERNEL_COUNT == 8, "fds[] initialiser");
 
-static const char *const tracefs_roots[] = {
-	"/sys/kernel/tracing",
-	"/sys/kernel/debug/tracing",
-};
-
 /* Why events could not be opened, for the one line that says so. */
 struct failure {
 	int tracefs_errno; /* reading a tracepoint id */
 	int perf_errno;	   /* perf_event_open */
 };
 
-static long tracepoint_id_in(const char *category, const char *event,
-			     struct failure *why);
-
 static long tracepoint_id(const char *event, struct failure *why)
 {
-	return tracepoint_id_in("syscalls", event, why);
-}
-
-long mt_tracepoint_id(const char *category, const char *event)
-{
-	struct failure why = {0, 0};
-	return tracepoint_id_in(category, event, &why);
-}
-
-/* The tracepoint id of CATEGORY:EVENT (syscalls:sys_enter_brk, ...), or
- * -1. */
-static long tracepoint_id_in(const char *category, const char *event,
-			     struct failure *why)
-{
-	for (size_t i = 0; i < sizeof tracefs_roots / sizeof *tracefs_roots; i++) {
-		char path[256], buf[32];
-		snprintf(path, sizeof path, "%s/events/%s/%s/id",
-			 tracefs_roots[i], category, event);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			if (!why->tracefs_errno || errno != ENOENT)
-				why->tracefs_errno = errno;
-			continue;
-		}
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = '\0';
-			return strtol(buf, NULL, 10);
-		}
-	}
-	return -1;
+	return mt_tracefs_id("syscalls", event, &why->tracefs_errno);
 }
 
 /* Out of the way of the program: at the top of its descriptor range, where

@@ -30,9 +30,6 @@ void mt_kcounters_forget(void);
  * program has since closed, are not valid. */
 void mt_kcounters_read(struct mt_ksnapshot *out);
 
-/* The id of tracepoint CATEGORY:EVENT (e.g. "syscalls", "sys_enter_brk"),
- * or -1. */
-long mt_tracepoint_id(const char *category, const char *event);
 /* Move a descriptor of the shim's to the top of the range (closed on
  * exec); returns the new number, or -1 (EMFILE, fd closed) under a limit
  * that leaves no room up there (kcounters.c). */

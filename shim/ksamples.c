@@ -16,6 +16,7 @@
 #include "ksamples.h"
 #include "rawsys.h"
 #include "thread.h"
+#include "tracefs.h"
 #include "emit.h"
 
 /* 256 KiB of ring per CPU.  Events per CPU, as perf record does: the
@@ -149,8 +150,8 @@ static int open_raw_syscalls(int cpu, bool owner)
 		n += (size_t)snprintf(filter + n, sizeof filter - n, "%sid == %ld",
 				      sys ? " || " : "", sys_numbers[sys]);
 	for (int exit = 0; exit < 2; exit++) {
-		long id = mt_tracepoint_id("raw_syscalls",
-					   exit ? "sys_exit" : "sys_enter");
+		long id = mt_tracefs_id("raw_syscalls",
+					exit ? "sys_exit" : "sys_enter", NULL);
 		fd[exit] = id < 0 ? -1
 				  : open_sampler(cpu, PERF_TYPE_TRACEPOINT,
 						 (uint64_t)id, 1, SYSCALL_SAMPLE);
@@ -197,7 +198,7 @@ static bool open_cpu(int cpu, unsigned fault_period)
 			char event[64];
 			snprintf(event, sizeof event, "sys_%s_%s",
 				 exit ? "exit" : "enter", mt_sys_names[sys]);
-			long id = mt_tracepoint_id("syscalls", event);
+			long id = mt_tracefs_id("syscalls", event, NULL);
 			if (id < 0)
 				continue;
 			fd = open_sampler(cpu, PERF_TYPE_TRACEPOINT, (uint64_t)id, 1,

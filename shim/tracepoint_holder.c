@@ -22,39 +22,23 @@
 #include <unistd.h>
 
 #include "memtrace/events.h"
+#include "tracefs.h"
 #include "tracepoint_hold.h"
 
 enum { MOST_CLIENTS = 1024 };
 
-/* (where tracefs is mounted: the shim looks in the same two places) */
-static bool tracepoint_id(const char *event, char *id, int size)
-{
-	static const char *const roots[] = {"/sys/kernel/tracing",
-					    "/sys/kernel/debug/tracing"};
-	for (size_t r = 0; r < sizeof roots / sizeof *roots; r++) {
-		char path[160];
-		snprintf(path, sizeof path, "%s/events/syscalls/%s/id", roots[r], event);
-		FILE *f = fopen(path, "re");
-		bool read = f && fgets(id, size, f);
-		if (f)
-			fclose(f);
-		if (read)
-			return true;
-	}
-	return false;
-}
-
 static void open_tracepoints(void)
 {
 	for (int k = 0; k < MT_SYS_COUNT; k++) {
-		char event[64], id[32];
+		char event[64];
 		snprintf(event, sizeof event, "sys_enter_%s", mt_sys_names[k]);
-		if (!tracepoint_id(event, id, sizeof id))
+		long id = mt_tracefs_id("syscalls", event, NULL);
+		if (id < 0)
 			continue;
 		struct perf_event_attr a = {
 			.size = sizeof a,
 			.type = PERF_TYPE_TRACEPOINT,
-			.config = strtoull(id, NULL, 10),
+			.config = (unsigned long long)id,
 			.disabled = 1,
 		};
 		/* (open until this process exits) */
