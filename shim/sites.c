@@ -417,19 +417,6 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
 	return id;
 }
 
-/* The site for this key; with `function`, the one of its innermost
- * function alone (the Python function, or the native caller). */
-static unsigned find_site(const void *const *native, unsigned nn,
-			  const struct mt_pyframe *f, unsigned n, int region,
-			  const struct pending *p, bool whole, unsigned limit)
-{
-	uint64_t hash = hash_of(native, nn, f, n, region);
-	unsigned *slot = slot_of(hash, native, nn, f, n, region);
-	return *slot ? *slot
-		     : add_site(slot, hash, native, nn, f, n, region, p,
-				whole, limit);
-}
-
 static struct block *block_of(uintptr_t addr)
 {
 	unsigned i = (unsigned)(mix(0, addr) % BLOCK_SLOTS);
@@ -531,10 +518,14 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	uint64_t h = hash_of(native, nn, f, n, region),
 		 hf = hash_of(fnative, fnn, &fn, nf, region);
 	take();
-	bool fresh = !*slot_of(h, native, nn, f, n, region);
-	/* (a full table adds none: nothing to name) */
-	if ((fresh || !*slot_of(hf, fnative, fnn, &fn, nf, region)) &&
-	    tab->nsites < limit) {
+	unsigned *slot = slot_of(h, native, nn, f, n, region);
+	unsigned *fslot = slot_of(hf, fnative, fnn, &fn, nf, region);
+	bool fresh = !*slot;
+	/* (a full table adds none: nothing to name; a site is added only
+	 * with its names) */
+	bool adding = fresh ? tab->nsites < limit
+			    : !*fslot && tab->nsites < MAX_SITES;
+	if (adding) {
 		/* A new site: named outside the lock (see name_site); in
 		 * Python code, its native frames between the Python ones found
 		 * now, once (the key stays the cheap one). */
@@ -548,13 +539,26 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 						      &names.nall);
 		name_site(&names, names.all, names.nall, f, n, named);
 		take();
+		/* (another thread may have added either meanwhile) */
+		slot = slot_of(h, native, nn, f, n, region);
 	}
-	unsigned id = find_site(native, nn, f, n, region, &names, true, limit);
-	*fid = id ? find_site(fnative, fnn, &fn, nf, region, &names, false,
-			      MAX_SITES)
-		  : 0;
-	if (id)
-		tab->sites[id].function = *fid;
+	unsigned id = *slot ? *slot
+		      : adding ? add_site(slot, h, native, nn, f, n, region,
+					  &names, true, limit)
+			       : 0;
+	*fid = 0;
+	if (!id)
+		return 0;
+	if (adding) {
+		/* (the whole stack's site may have taken the slot the
+		 * function's was to go in) */
+		fslot = slot_of(hf, fnative, fnn, &fn, nf, region);
+		if (!*fslot)
+			add_site(fslot, hf, fnative, fnn, &fn, nf, region,
+				 &names, false, MAX_SITES);
+	}
+	*fid = *fslot;
+	tab->sites[id].function = *fid;
 	return id;
 }
 
