@@ -216,6 +216,10 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->remap_grow_bytes = num(remaps, "grow_bytes") / calls;
 	f->remap_shrink = num(remaps, "shrink") / calls;
 	f->remap_shrink_bytes = num(remaps, "shrink_bytes") / calls;
+	json_t *trims = json_object_get(r, "malloc_trim");
+	f->trim_calls = num(trims, "calls") / calls;
+	f->trim_shrinks = num(trims, "shrinks") / calls;
+	f->trim_shrink_bytes = num(trims, "shrink_bytes") / calls;
 	f->large_max_live = num(large, "max_live");
 	f->large_p95 = large_p95(json_object_get(r, "size_histogram"));
 	f->large_share_32m = large_share_from(json_object_get(r, "size_histogram"),

@@ -45,6 +45,9 @@ struct mt_call_figures {
 	/* glibc's mapped chunks resized in place by realloc: grown (fresh
 	 * pages) and shrunk (pages given back), how many and bytes */
 	double remap_grow, remap_grow_bytes, remap_shrink, remap_shrink_bytes;
+	/* the program's own malloc_trim calls, and of the break's moves back
+	 * (brk_shrink) those they made, and their bytes */
+	double trim_calls, trim_shrinks, trim_shrink_bytes;
 	double large_max_live;		/* not per call: at once */
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two

@@ -319,17 +319,20 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 {
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
 	struct mt_counters c;
-	/* The counters, then the peak of live bytes.  Format 1.14's
-	 * counters are today's without the remaps (the last four fields),
+	/* The counters, then the peak of live bytes.  Format 1.15's
+	 * counters are today's without the malloc_trim calls (the last
+	 * three fields), 1.14's also without the remaps (the four before),
 	 * 1.12's also without the unmapped bytes touched (the four before),
 	 * 1.11's also without the large blocks' freed bytes, 1.9's also
 	 * without the realloc moves (the two before), 1.8's also without
 	 * sys_bytes_by_allocator; older layouts differ inside, and are not
 	 * read. */
-	size_t before_1_15 = n - 4, before_1_13 = before_1_15 - 4,
+	size_t before_1_16 = n - 3, before_1_15 = before_1_16 - 4,
+	       before_1_13 = before_1_15 - 4,
 	       before_1_12 = before_1_13 - 1, before_1_10 = before_1_12 - 2,
 	       before_1_9 = before_1_10 - MT_SYS_COUNT;
-	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_15 + 1 &&
+	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_16 + 1 &&
+	    (size_t)e->nv != before_1_15 + 1 &&
 	    (size_t)e->nv != before_1_13 + 1 &&
 	    (size_t)e->nv != before_1_12 + 1 &&
 	    (size_t)e->nv != before_1_10 + 1 && (size_t)e->nv != before_1_9 + 1)
@@ -461,6 +464,9 @@ static bool on_event(const struct mt_event *e, void *arg)
 	case MT_EV_CHUNK_REMAP:
 		mt_count_remap(counters(r, t), e->chunk_remap.from_bytes,
 			       e->chunk_remap.to_bytes);
+		break;
+	case MT_EV_MALLOC_TRIM:
+		mt_count_malloc_trim(counters(r, t), e->malloc_trim.shrink_bytes);
 		break;
 	case MT_EV_UNMAP_TOUCHED:
 		mt_count_unmap_touched(counters(r, t), e->unmap_touched.bytes,

@@ -55,6 +55,10 @@ struct mt_counters {
 	 * how many grew, taking fresh pages, and shrank, giving pages back to
 	 * the kernel, and by how many bytes (1.15; last, as above) */
 	uint64_t remap_grow, remap_grow_bytes, remap_shrink, remap_shrink_bytes;
+	/* The program's own calls of malloc_trim, and those of them that
+	 * moved the break back, by how many bytes: trims the trim threshold
+	 * does not decide (1.16; last, as above) */
+	uint64_t trim_calls, trim_shrinks, trim_shrink_bytes;
 };
 
 #define MT_LARGE_BYTES (128 * 1024)
@@ -188,6 +192,18 @@ static inline void mt_count_remap(struct mt_counters *c, uint64_t from,
 	} else if (to < from) {
 		mt_add(&c->remap_shrink, 1);
 		mt_add(&c->remap_shrink_bytes, from - to);
+	}
+}
+
+/* The program called malloc_trim, which moved the break back by
+ * `shrink_bytes` (0: it did not). */
+static inline void mt_count_malloc_trim(struct mt_counters *c,
+					uint64_t shrink_bytes)
+{
+	mt_add(&c->trim_calls, 1);
+	if (shrink_bytes) {
+		mt_add(&c->trim_shrinks, 1);
+		mt_add(&c->trim_shrink_bytes, shrink_bytes);
 	}
 }
 

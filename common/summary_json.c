@@ -137,6 +137,14 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 	mt_json_u64(&remaps, "shrink_bytes", c->remap_shrink_bytes);
 	mt_json_end(&remaps);
 
+	/* The program's own malloc_trim calls, and the break's moves back
+	 * they made. */
+	struct mt_json_obj trims = mt_json_nested(top, "malloc_trim");
+	mt_json_u64(&trims, "calls", c->trim_calls);
+	mt_json_u64(&trims, "shrinks", c->trim_shrinks);
+	mt_json_u64(&trims, "shrink_bytes", c->trim_shrink_bytes);
+	mt_json_end(&trims);
+
 	by_advice(top, "madvise_by_advice", c->madvise_by_advice,
 		  c->madvise_by_advice);
 	/* The bytes each advice covered: a purge's, apart from the

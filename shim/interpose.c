@@ -703,6 +703,30 @@ MT_EXPORT int mallopt(int param, int value)
 	return result;
 }
 
+/* Not an allocation either, but glibc's trims the heap whatever its trim
+ * threshold says: counted, with the break's move back it made (the move
+ * itself is counted as any other, after the call). */
+MT_EXPORT int malloc_trim(size_t pad)
+{
+	if (!mt_real.malloc_trim)
+		return 0;
+	if (!mt_program_call(CALLER))
+		return mt_real.malloc_trim(pad);
+	struct mt_thread *t = mt_self();
+	/* (a move made before, out of sight, is not this call's) */
+	if (mt_break_moved())
+		mt_glibc_break_moved(t);
+	uintptr_t before = *mt_break_watch;
+	int result = mt_real.malloc_trim(pad);
+	uintptr_t after = *mt_break_watch;
+	uint64_t shrink = after < before ? before - after : 0;
+	mt_count_malloc_trim(&t->c, shrink);
+	MT_EMIT_EVENT(t, malloc_trim, .shrink_bytes = shrink);
+	if (mt_break_moved())
+		mt_glibc_break_moved(t);
+	return result;
+}
+
 /* ---- memory system calls -------------------------------------------- */
 
 /* Each wrapper runs in a syscall scope: the outermost one decides, from its

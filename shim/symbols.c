@@ -233,6 +233,7 @@ BOOT_FORWARD(void *, mmap64,
 	     (void *a, size_t l, int p, int f, int fd, off_t o),
 	     (a, l, p, f, fd, o))
 BOOT_FORWARD(int, mallopt, (int param, int value), (param, value))
+BOOT_FORWARD(int, malloc_trim, (size_t pad), (pad))
 BOOT_FORWARD(int, munmap, (void *a, size_t l), (a, l))
 BOOT_FORWARD(int, brk, (void *a), (a))
 BOOT_FORWARD(void *, sbrk, (intptr_t d), (d))
@@ -308,6 +309,7 @@ struct mt_real mt_real = {
 	.pvalloc = boot_pvalloc,
 	.malloc_usable_size = boot_malloc_usable_size,
 	.mallopt = boot_mallopt,
+	.malloc_trim = boot_malloc_trim,
 	.mmap = boot_mmap,
 	.mmap64 = boot_mmap64,
 	.munmap = boot_munmap,
@@ -505,6 +507,7 @@ void mt_symbols_resolve(void)
 	r.memalign = next_symbol("memalign");
 	r.malloc_usable_size = next_symbol("malloc_usable_size");
 	r.mallopt = next_symbol("mallopt");
+	r.malloc_trim = next_symbol("malloc_trim");
 	r.mmap = next_symbol("mmap");
 	r.mmap64 = next_symbol("mmap64");
 	r.munmap = next_symbol("munmap");

@@ -24,6 +24,7 @@ struct mt_real {
 	void *(*pvalloc)(size_t);
 	size_t (*malloc_usable_size)(void *);
 	int (*mallopt)(int, int);
+	int (*malloc_trim)(size_t);
 	void *(*mmap)(void *, size_t, int, int, int, off_t);
 	void *(*mmap64)(void *, size_t, int, int, int, off_t);
 	int (*munmap)(void *, size_t);

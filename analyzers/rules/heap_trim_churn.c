@@ -8,6 +8,43 @@
 #include "../sites.h"
 #include "rules.h"
 
+/* The program's own malloc_trim calls made some of the trims (glibc's
+ * malloc_trim gives back what is free whatever the trim threshold):
+ * said, with their part. */
+static void malloc_trim_part(struct mt_finding *x,
+			     const struct mt_call_figures *f)
+{
+	if (f->trim_shrinks <= 0)
+		return;
+	json_t *e = x->evidence;
+	json_object_set_new(e, "malloc_trim_calls_per_call",
+			    json_real(f->trim_calls));
+	json_object_set_new(e, "shrinks_by_malloc_trim_per_call",
+			    json_real(f->trim_shrinks));
+	size_t len = strlen(x->explanation);
+	snprintf(x->explanation + len, sizeof x->explanation - len,
+		 " %.0f%% of the trims (%.*f of %.*f%s) were made by the "
+		 "program's own calls of malloc_trim (%.*f calls), which give "
+		 "back what is free at the top of the heap whatever the trim "
+		 "threshold says.",
+		 100 * fmin(1, f->trim_shrinks / f->brk_shrink),
+		 f->whole ? 0 : 2, f->trim_shrinks, f->whole ? 0 : 2,
+		 f->brk_shrink, f->whole ? "" : " per call",
+		 f->whole ? 0 : 2, f->trim_calls);
+}
+
+static void malloc_trim_fix(struct mt_finding *x,
+			    const struct mt_rule_input *in)
+{
+	struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
+	if (fix)
+		snprintf(fix->text, sizeof fix->text,
+			 "call malloc_trim less often%s: once the work that "
+			 "frees is done, not each time round it, so the memory "
+			 "given back is not what the next round asks for again",
+			 in->python ? " (from Python through ctypes)" : "");
+}
+
 struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
@@ -39,11 +76,19 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 	json_object_set_new(e, "syscall_source",
 			    json_string(f->kernel ? "kernel" : "inferred"));
 
-	static const char mechanism[] =
-		"When more than the trim threshold is free at the top of the "
-		"heap, free() gives it back to the kernel, and the allocations "
-		"that follow ask for it again. The kernel hands back fresh "
-		"pages, which fault on first touch";
+	/* (the program's own malloc_trim, not free, where it made nearly
+	 * every trim) */
+	bool by_trim_calls = f->trim_shrinks >= 0.9 * f->brk_shrink;
+	const char *mechanism =
+		by_trim_calls
+			? "The program's calls of malloc_trim give what is free at "
+			  "the top of the heap back to the kernel, and the "
+			  "allocations that follow ask for it again. The kernel "
+			  "hands back fresh pages, which fault on first touch"
+			: "When more than the trim threshold is free at the top of "
+			  "the heap, free() gives it back to the kernel, and the "
+			  "allocations that follow ask for it again. The kernel "
+			  "hands back fresh pages, which fault on first touch";
 	if (to_check) {
 		mt_repetition_evidence(e, &r);
 		/* (what the faults would explain: nothing they can show) */
@@ -94,6 +139,7 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 			 pages, f->faults, f->system_s * 1e3, share * 100,
 			 f->time_median_s * 1e3);
 	}
+	malloc_trim_part(x, f);
 	/* By the growth each site's blocks needed and the trims their frees
 	 * gave back: a trim's bytes are shared by the large blocks freed on
 	 * the heap since the last one, by their bytes (shim/sites.c's
@@ -106,8 +152,12 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 					    NULL};
 	static const char *const grown[] = {"brk_grow_bytes", NULL};
 	mt_finding_sites(x, in, mt_sites_share_shrinks(in->sites) ? moved : grown);
-	if (strcmp(in->backend, "glibc") == 0)
+	/* (a trim threshold does not decide malloc_trim's trims: where they
+	 * are nearly all of them, no threshold is proposed) */
+	if (strcmp(in->backend, "glibc") == 0 && !by_trim_calls)
 		mt_glibc_threshold_fixes(x, f, in->page_size);
+	if (f->trim_shrinks > 0)
+		malloc_trim_fix(x, in);
 	mt_backend_fixes(x, in->backend, 0, f);
 	/* (a whole run: what its top site's function had live at once, not
 	 * the process's most, which counts every function's blocks) */

@@ -99,7 +99,11 @@
 	/* glibc's realloc resized a mapped chunk in place, with mremap      \
 	 * (1.15): its size before and after (the chunk_map event of the    \
 	 * same mremap has the size after only) */                           \
-	X(CHUNK_REMAP, chunk_remap, 2, from_bytes, to_bytes)
+	X(CHUNK_REMAP, chunk_remap, 2, from_bytes, to_bytes)               \
+	/* the program called malloc_trim (1.16): the bytes the program     \
+	 * break shrank by in the call (glibc's main heap; its heap_move    \
+	 * event follows) */                                                 \
+	X(MALLOC_TRIM, malloc_trim, 1, shrink_bytes)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

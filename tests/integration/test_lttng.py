@@ -36,7 +36,8 @@ NATIVE_AS_LTTNG = {"free", "malloc_usable_size", "sys", "kernel_call",
                    "counters", "region_name", "region_begin", "region_end",
                    "samples_lost"}
 # Events that reach LTTng as memtrace:event (their name is a field).
-NATIVE_AS_GENERIC = {"rss", "block_site", "unmap_touched", "chunk_remap"}
+NATIVE_AS_GENERIC = {"rss", "block_site", "unmap_touched", "chunk_remap",
+                     "malloc_trim"}
 
 
 def native_counts(path):

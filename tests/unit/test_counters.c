@@ -116,8 +116,26 @@ static void counts_remaps(void **state)
 	assert_int_equal(c.remap_grow_bytes, 4 << 20);
 	assert_int_equal(c.remap_shrink, 1);
 	assert_int_equal(c.remap_shrink_bytes, (8 << 20) - (64 << 10));
-	/* the last fields, after 1.14's layout (a baseline's prefix) */
-	assert_int_equal(offsetof(struct mt_counters, remap_shrink_bytes) +
+	/* after 1.14's layout (a baseline's prefix) */
+	assert_true(offsetof(struct mt_counters, remap_grow) >
+		    offsetof(struct mt_counters, unmapped_touched_huge_by_allocator));
+}
+
+static void counts_malloc_trims(void **state)
+{
+	struct mt_counters c;
+	(void)state;
+	memset(&c, 0, sizeof c);
+	/* two calls, one of which moved the break back 1 MiB */
+	mt_count_malloc_trim(&c, 1 << 20);
+	mt_count_malloc_trim(&c, 0);
+	assert_int_equal(c.trim_calls, 2);
+	assert_int_equal(c.trim_shrinks, 1);
+	assert_int_equal(c.trim_shrink_bytes, 1 << 20);
+	/* the last fields, after 1.15's layout (a baseline's prefix) */
+	assert_true(offsetof(struct mt_counters, trim_calls) >
+		    offsetof(struct mt_counters, remap_shrink_bytes));
+	assert_int_equal(offsetof(struct mt_counters, trim_shrink_bytes) +
 				 sizeof(uint64_t),
 			 sizeof c);
 }
@@ -149,6 +167,7 @@ int main(void)
 		cmocka_unit_test(syscalls_and_the_break),
 		cmocka_unit_test(unmapped_memory_touched),
 		cmocka_unit_test(counts_remaps),
+		cmocka_unit_test(counts_malloc_trims),
 		cmocka_unit_test(sums_add_every_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

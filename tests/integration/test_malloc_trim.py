@@ -1,0 +1,78 @@
+"""The program's own malloc_trim calls: counted on every backend, with the
+trims of the heap they made on glibc (against strace's brk), in the
+summary and in a trace alike; and explain puts a churn they make on them,
+not on the trim threshold (new-user trial 13: a program calling
+malloc_trim(0) made half of the trims heap-trim-churn reported, and the
+threshold it proposed could not remove those)."""
+import json
+import re
+import subprocess
+
+import pytest
+
+from mt import (BACKENDS, CLI, clean_env, fixed_layout, program, run,
+                shim_env, summary)
+
+
+def brk_shrinks_by_strace(cmd):
+    """How many times the break moved back (strace -f -e brk)."""
+    out = subprocess.run(["strace", "-f", "-e", "trace=brk", "-o", "/dev/stderr"]
+                         + cmd, env=clean_env(), capture_output=True,
+                         text=True, check=True).stderr
+    prev, shrinks = 0, 0
+    for m in re.finditer(r"brk\((?:0x[0-9a-f]+|NULL)\)\s+= (0x[0-9a-f]+)", out):
+        now = int(m.group(1), 16)
+        shrinks += prev and now < prev
+        prev = now
+    return shrinks
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_malloc_trim_calls_and_their_trims_are_counted(backend):
+    few = summary(fixed_layout([program("trim_loop"), "10"]), backend)
+    many = summary(fixed_layout([program("trim_loop"), "40"]), backend)
+    calls = many["malloc_trim"]["calls"] - few["malloc_trim"]["calls"]
+    assert calls == 30, (few["malloc_trim"], many["malloc_trim"])
+    shrinks = many["malloc_trim"]["shrinks"]
+    if backend == "glibc":
+        # each call gave the round's 8 MiB back, and no free trimmed
+        assert shrinks == 40 == many["brk"]["shrink"], many["brk"]
+        assert shrinks == brk_shrinks_by_strace([program("trim_loop"), "40"])
+        assert many["malloc_trim"]["shrink_bytes"] == many["brk"]["shrink_bytes"]
+    else:
+        # (glibc's heap, which the program's blocks are not on)
+        assert shrinks == 0
+
+
+def test_a_trace_counts_them_as_the_summary_does(tmp_path):
+    trace = tmp_path / "t.mt"
+    env = shim_env("glibc", quiet=True, MEMTRACE_OUT=str(trace))
+    run([program("trim_loop"), "25"], env)
+    s = json.loads(run([CLI, "stat", "--json", str(trace)], clean_env()).stdout)
+    trims = s["malloc_trim"]
+    assert trims["calls"] == 25 and trims["shrinks"] == 25, trims
+    assert trims["shrink_bytes"] == s["brk"]["shrink_bytes"], s["brk"]
+
+
+def explain(*args):
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--backend", "glibc",
+             "--", program("trim_loop")] + list(args), clean_env())
+    return {f["id"]: f for f in json.loads(r.stdout)["findings"]}
+
+
+def test_explain_puts_the_churn_on_the_programs_malloc_trim():
+    churn = explain("30")["heap-trim-churn"]
+    e = churn["evidence"]
+    assert e["shrinks_by_malloc_trim_per_call"] == e["brk_shrink_per_call"] == 30, e
+    assert e["malloc_trim_calls_per_call"] == 30, e
+    assert "program's own calls of malloc_trim" in churn["explanation"]
+    fixes = churn["fixes"]
+    # the trim threshold does not decide these trims: none proposed
+    assert not any("trim_threshold" in json.dumps(f) for f in fixes), fixes
+    assert "malloc_trim less often" in json.dumps(fixes[0]), fixes
+
+
+def test_without_its_malloc_trim_calls_the_program_does_not_churn():
+    """The control: the same rounds, malloc_trim never called (free does
+    not trim above the threshold the program set)."""
+    assert "heap-trim-churn" not in explain("30", "0")
