@@ -66,6 +66,9 @@ struct clock_way {
 	const char *unit;
 };
 
+/* Where the values' sum goes, so that no read is left out. */
+static volatile uint64_t sink;
+
 static double ns_per_read(uint64_t (*read)(void), uint64_t n, uint64_t *step)
 {
 	uint64_t last = read(), acc = 0, smallest = UINT64_MAX;
@@ -80,8 +83,7 @@ static double ns_per_read(uint64_t (*read)(void), uint64_t n, uint64_t *step)
 	}
 	uint64_t ns = ns_of(CLOCK_MONOTONIC) - start;
 	*step = smallest == UINT64_MAX ? 0 : smallest;
-	if (acc == 42) /* (never: keeps acc) */
-		puts("");
+	sink = acc;
 	return (double)ns / (double)n;
 }
 
