@@ -10,7 +10,7 @@ static double seconds(struct timeval tv)
 }
 
 size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
-		      char *const argv[], int status, int stdout_fd)
+		      char *const argv[], struct mt_ending ending, int stdout_fd)
 {
 	size_t counted = 0;
 	for (long r = 0; r < repeat; r++)
@@ -23,8 +23,9 @@ size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
 			pid_t child;
 			bool signaled;
 			if (b->n == MT_MAX_RUNS ||
-			    mt_launch_wait(&l, argv, &child, &signaled) != status ||
-			    signaled)
+			    mt_launch_wait(&l, argv, &child, &signaled) !=
+				    ending.status ||
+			    signaled != ending.signaled)
 				continue;
 			b->user_s[b->n] = seconds(u.ru_utime);
 			b->cpu_s[b->n++] = seconds(u.ru_utime) + seconds(u.ru_stime);

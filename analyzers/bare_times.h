@@ -20,10 +20,11 @@ struct mt_bare_times {
 };
 
 /* argv `repeat` times on each of the nb backends of t, interleaved, the
- * output to stdout_fd; a run that ends otherwise than with `status` is
- * not counted.  Returns how many runs were counted. */
+ * output to stdout_fd; a run that ends otherwise than `ending` is not
+ * counted.  Returns how many runs were counted. */
 size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
-		      char *const argv[], int status, int stdout_fd);
+		      char *const argv[], struct mt_ending ending,
+		      int stdout_fd);
 /* The run of least CPU (its index), or -1 when there is none. */
 int mt_bare_fastest(const struct mt_bare_times *t);
 /* The median CPU (the lower of the middle two), or 0 with no run. */

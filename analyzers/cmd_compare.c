@@ -531,7 +531,7 @@ int mt_cmd_compare(int argc, char **argv)
 		for (size_t i = 0; i < nb; i++)
 			bare[i].backend = b[i].backend;
 		mt_bare_repeat(bare, nb, repeat, argv + optind,
-			       mt_runs_command_status(), devnull);
+			       mt_runs_command_ending(), devnull);
 	}
 	const struct mt_bare_times *timed = timed_bare ? bare : NULL;
 	if (devnull >= 0)

@@ -1390,7 +1390,7 @@ int mt_cmd_explain(int argc, char **argv)
 		for (int i = 0; i < nm; i++)
 			bare[i].backend = m[i].runs.backend;
 		mt_bare_repeat(bare, (size_t)nm, cx.repeat, cx.argv,
-			       mt_runs_command_status(), cx.devnull);
+			       mt_runs_command_ending(), cx.devnull);
 	}
 	json_t *undecided = json_array();
 	if (with_cmd && !allocator_time(&all, undecided, m, bare, nm,

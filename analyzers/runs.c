@@ -1,3 +1,4 @@
+#include <signal.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -5,11 +6,25 @@
 #include "measure.h"
 #include "runs.h"
 
-/* The command's own exit status, from its first run without a setting: a
- * program that exits 3 (a failing test, grep finding nothing) is measured
- * all the same, and a run that ends otherwise (another status, a signal)
- * failed. */
-static int own_status = -1;
+/* How the command itself ends, from its first run without a setting: a
+ * program that exits 3 (a failing test, grep finding nothing) or that
+ * sends itself SIGTERM is measured all the same (its summary is written
+ * at such a signal), and a run that ends otherwise failed. */
+static struct mt_ending own = {.status = -1};
+
+/* A signal that asks a program to end, as a program or its user sends
+ * one: not a crash (SIGSEGV, SIGABRT, ...), which fails a run, nor
+ * SIGKILL, after which no summary is written. */
+static bool ends_on_request(int status)
+{
+	switch (status - 128) {
+	case SIGHUP: case SIGINT: case SIGPIPE: case SIGALRM: case SIGTERM:
+	case SIGUSR1: case SIGUSR2:
+		return true;
+	default:
+		return false;
+	}
+}
 
 bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		 int stdout_fd, char *failure, size_t len)
@@ -23,15 +38,23 @@ bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		return false;
 	}
 	struct mt_measured m;
-	bool ok = mt_measure(&l, argv, &m) && !m.signaled;
-	if (ok && own_status < 0 && !setting) {
-		own_status = m.status;
-		if (m.status)
+	bool ok = mt_measure(&l, argv, &m) &&
+		  (!m.signaled || ends_on_request(m.status));
+	char how[64];
+	if (ok && own.status < 0 && !setting) {
+		own = (struct mt_ending){m.status, m.signaled};
+		if (m.signaled)
+			fprintf(stderr, "memtrace: '%s' was %s: measured all "
+					"the same\n",
+				argv[0], mt_status_text(m.status, true, how,
+							sizeof how));
+		else if (m.status)
 			fprintf(stderr, "memtrace: '%s' exited with status %d: "
 					"measured all the same\n",
 				argv[0], m.status);
 	}
-	ok = ok && m.status == (own_status < 0 ? 0 : own_status);
+	ok = ok && m.status == (own.status < 0 ? 0 : own.status) &&
+	     m.signaled == own.signaled;
 	if (ok) {
 		if (!r->n && !setting && json_array_size(m.processes) > 1) {
 			r->children = json_array();
@@ -41,7 +64,6 @@ bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		}
 		r->summaries[r->n++] = json_incref(mt_measured_root(&m));
 	} else {
-		char how[64];
 		snprintf(failure, len, "'%s' failed under %s%s%s (%s)", argv[0],
 			 r->backend, setting ? " with " : "", setting ? setting : "",
 			 mt_status_text(m.status, m.signaled, how, sizeof how));
@@ -50,9 +72,9 @@ bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 	return ok;
 }
 
-int mt_runs_command_status(void)
+struct mt_ending mt_runs_command_ending(void)
 {
-	return own_status < 0 ? 0 : own_status;
+	return own.status < 0 ? (struct mt_ending){0, false} : own;
 }
 
 static double now_s(void)

@@ -21,17 +21,26 @@ struct mt_runs {
 	json_t *children;
 };
 
+/* How a run ended: its exit status, or (signaled) 128 + the signal that
+ * ended it. */
+struct mt_ending {
+	int status;
+	bool signaled;
+};
+
 /* One more run of argv under r's backend, with `setting` (NAME=VALUE, or
  * NULL) in its environment and its output to stdout_fd.  False when it
  * failed: then `failure` says how ("'CMD' failed under B with S (exit
- * status 1)").  A run fails when a signal ends it, or when it exits with
+ * status 1)").  A run fails when a signal ends it (but a signal that asks
+ * a program to end, SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGALRM or SIGUSR1/2,
+ * that its first run ended by too), or when it exits with
  * another status than the command's first run without a setting did
  * (which is said once when it is not 0). */
 bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		 int stdout_fd, char *failure, size_t len);
-/* The command's own exit status (its first run's without a setting; 0
- * before it ran). */
-int mt_runs_command_status(void);
+/* How the command itself ends (its first run's without a setting; exit
+ * status 0 before it ran). */
+struct mt_ending mt_runs_command_ending(void);
 /* argv `repeat` times under each of the nb backends of b, interleaved
  * (b[0], b[1], ..., b[0], b[1], ...), with `setting` and stdout_fd as for
  * mt_runs_add.  Each failure is said on stderr ("memtrace: VERB: ...");

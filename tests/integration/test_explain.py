@@ -668,3 +668,21 @@ def test_kept_buffers_and_the_programs_own_madvise(backend):
     purge = found.get("purge-churn")
     # (jemalloc's own purges: some 35 MB, under 9,000 pages)
     assert not purge or purge["evidence"]["pages_given_back"] < 20000, purge
+
+
+def test_a_program_that_ends_itself_by_sigterm_is_measured_all_the_same():
+    """A program that ends by SIGTERM (it or its user sends one) writes its
+    summary at the signal: explain measures it, where it said "no run
+    succeeded" (new-user trial 14); a crash still fails the run."""
+    r = run([CLI, "explain", "--json", "--repeat", "2", "--backend",
+             "glibc,jemalloc", "--", program("exits"), "signal"], clean_env(),
+            check=False)
+    assert r.returncode == 0, r.stderr
+    assert "killed by signal 15 (SIGTERM): measured all the same" in r.stderr
+    out = json.loads(r.stdout)
+    # (the bare runs, which end the same way, are timed too)
+    assert [len(b["cpu_s"]) for b in out["bare_runs"]] == [2, 2], out
+    assert [c["backend"] for c in out["shim_cost"]] == ["glibc", "jemalloc"]
+    r = run([CLI, "explain", "--repeat", "1", "--", program("exits"), "abort"],
+            clean_env(), check=False)
+    assert r.returncode != 0 and "no run succeeded" in r.stderr, r.stderr
