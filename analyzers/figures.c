@@ -204,6 +204,7 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	json_t *moves = json_object_get(r, "realloc_moves");
 	f->realloc_moves = num(moves, "count") / calls;
 	f->realloc_copied_bytes = num(moves, "copied_bytes") / calls;
+	f->calloc_bytes = num(json_object_get(r, "bytes_requested"), "calloc") / calls;
 	json_t *touched = json_object_get(r, "unmapped_touched");
 	f->unmapped_touched = num(touched, "bytes") / calls;
 	f->unmapped_touched_huge = num(touched, "huge_bytes") / calls;
@@ -254,6 +255,7 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->trim_threshold = num(g, "trim");
 	f->threshold_raises = num(g, "raises");
 	f->thresholds_dynamic = json_is_true(json_object_get(g, "dynamic"));
+	f->thresholds_by_mallopt = json_is_true(json_object_get(g, "by_mallopt"));
 	shim_cost(s, r, whole, f);
 	return true;
 }

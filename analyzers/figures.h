@@ -36,6 +36,7 @@ struct mt_call_figures {
 	double allocations, bytes_allocated;
 	double large_allocs, large_bytes, large_frees;
 	double realloc_moves, realloc_copied_bytes; /* copies of moved blocks */
+	double calloc_bytes;			    /* asked of calloc */
 	/* Of the anonymous memory unmapped (munmap, glibc's mapped chunks
 	 * freed), the bytes touched, and those in transparent huge pages: all,
 	 * and the allocator's; 0 where not measured (summary's
@@ -81,6 +82,7 @@ struct mt_call_figures {
 	 * "glibc_thresholds", glibc only): the run's, and of several runs
 	 * the first one's, not combined. */
 	bool glibc_thresholds, thresholds_dynamic;
+	bool thresholds_by_mallopt; /* fixed by the program's own mallopt */
 	bool shim_known; /* the summary has "shim_cost" */
 	double mmap_threshold, trim_threshold, threshold_raises;
 };

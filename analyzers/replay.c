@@ -583,6 +583,7 @@ static void from_exit(json_t *x, struct mt_summary *s)
 		s->trim_threshold = u64(g, "trim");
 		s->threshold_raises = u64(g, "raises");
 		s->thresholds_dynamic = json_is_true(json_object_get(g, "dynamic"));
+		s->thresholds_by_mallopt = json_is_true(json_object_get(g, "by_mallopt"));
 	}
 }
 

@@ -54,6 +54,7 @@ struct mt_summary {
 	/* glibc's thresholds as followed by the shim (glibc backend only). */
 	bool glibc_heap;
 	bool thresholds_dynamic;
+	bool thresholds_by_mallopt; /* the program's mallopt fixed them */
 	uint64_t mmap_threshold, trim_threshold, threshold_raises;
 	/* The call sites of large blocks (the shim's sites.c), a JSON array,
 	 * or NULL. */

@@ -263,6 +263,10 @@ static void write_process(struct mt_json_obj *top, const struct mt_summary *s)
 		mt_json_u64(&g, "raises", s->threshold_raises);
 		mt_json_key(&g, "dynamic");
 		mt_json_put(top->o, s->thresholds_dynamic ? "true" : "false");
+		if (s->thresholds_by_mallopt) {
+			mt_json_key(&g, "by_mallopt");
+			mt_json_put(top->o, "true");
+		}
 		mt_json_end(&g);
 	}
 }

@@ -126,17 +126,19 @@ void mt_glibc_mallopt_done(int param, int value, int result)
 	switch (param) {
 	case M_MMAP_THRESHOLD:
 		g->mmap = (uint64_t)value;
-		g->dynamic = false;
 		break;
 	case M_TRIM_THRESHOLD:
 		g->trim = (uint64_t)value;
-		g->dynamic = false;
 		break;
 	case M_TOP_PAD:
 	case M_MMAP_MAX:
-		g->dynamic = false;
 		break;
+	default:
+		return;
 	}
+	/* (after GLIBC_TUNABLES was read: no setting undoes it) */
+	g->dynamic = false;
+	g->by_mallopt = true;
 }
 
 static void chunk_unmapped_by_free(size_t size)

@@ -97,6 +97,7 @@ struct mt_glibc_thresholds {
 	uint64_t mmap, trim;
 	uint64_t raises;
 	bool dynamic; /* false when a setting fixed them */
+	bool by_mallopt; /* the program's own mallopt call did */
 };
 extern MT_HIDDEN struct mt_glibc_thresholds mt_glibc_thresholds;
 

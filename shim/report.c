@@ -156,6 +156,7 @@ static void gather(struct mt_summary *s)
 	s->f.glibc_inference = mt_glibc_chunks;
 	s->glibc_heap = mt_glibc_chunks;
 	s->thresholds_dynamic = mt_glibc_thresholds.dynamic;
+	s->thresholds_by_mallopt = mt_glibc_thresholds.by_mallopt;
 	s->mmap_threshold = mt_glibc_thresholds.mmap;
 	s->trim_threshold = mt_glibc_thresholds.trim;
 	s->threshold_raises = mt_glibc_thresholds.raises;

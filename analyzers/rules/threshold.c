@@ -62,9 +62,11 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 			 mt_format_bytes(trim, b2, sizeof b2));
 	else
 		snprintf(x->explanation, sizeof x->explanation,
-			 "glibc's thresholds are fixed by a setting (mmap %s, trim "
+			 "glibc's thresholds are fixed by %s (mmap %s, trim "
 			 "%s) and do not adapt: blocks of %s, as in %s, are %s "
 			 "(%s are mapped).",
+			 f->thresholds_by_mallopt ? "the program's own mallopt call"
+						  : "a setting",
 			 mt_format_bytes(mmap, b1, sizeof b1),
 			 mt_format_bytes(trim, b2, sizeof b2),
 			 mt_format_bytes(block, b3, sizeof b3), where,

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from mt import (BACKENDS, CLI, PYTHON, clean_env, line_of, program, run,
-                shim_env, strace_counts)
+from mt import (BACKENDS, CLI, PYTHON, clean_env, line_of, perf_stat_faults,
+                program, run, shim_env, strace_counts, summary)
 
 CALLS = 40
 
@@ -97,7 +97,8 @@ def test_verify_reports_before_and_after():
     verified = {x.get("setting") or x.get("backend"): x["verified"]
                 for x in f["fixes"] if x["kind"] != "code"}
     both = next(v for k, v in verified.items() if "mmap_threshold" in k)
-    assert both["verdict"] in ("helps", "hurts", "no clear effect")
+    assert both["verdict"] in ("helps", "hurts", "no clear effect",
+                               "more memory, less time", "hurts: more memory")
     # Keeping the blocks on an untrimmed heap: the faults go (almost) away.
     assert both["page_faults_per_call_after"] < 0.1 * both["page_faults_per_call_before"]
     assert verified["tcmalloc"]["page_faults_per_call_after"] < \
@@ -161,8 +162,10 @@ def test_verified_fixes_come_in_the_order_the_runs_showed():
     findings = json.loads(r.stdout)["findings"]
     churn = [f for f in findings if f["id"] == "purge-churn"]
     assert churn, findings
-    rank = {"helps": 0, None: 1, "no clear effect": 2, "hurts": 3}
-    ranks = [rank[(x["verified"] or {}).get("verdict")] for x in churn[0]["fixes"]]
+    def rank(v):  # (also "hurts: more memory", "more memory, less time")
+        return (0 if v == "helps" else 1 if v is None
+                else 3 if v.startswith("hurts") else 2)
+    ranks = [rank((x["verified"] or {}).get("verdict")) for x in churn[0]["fixes"]]
     assert ranks == sorted(ranks), churn[0]["fixes"]
     assert ranks[0] == 0, churn[0]["fixes"]
 
@@ -686,3 +689,50 @@ def test_a_program_that_ends_itself_by_sigterm_is_measured_all_the_same():
     r = run([CLI, "explain", "--repeat", "1", "--", program("exits"), "abort"],
             clean_env(), check=False)
     assert r.returncode != 0 and "no run succeeded" in r.stderr, r.stderr
+
+
+def test_a_programs_own_mallopt_is_not_undone_by_a_setting():
+    """A program that sets its mmap threshold itself (mallopt) below its
+    256 KiB buffers: GLIBC_TUNABLES cannot move it back, which the bare
+    runs show; explain proposed it all the same, and its verification
+    said "helps" under one finding and "no clear effect" under another
+    for the same runs (new-user trial 14).  Now the finding names the
+    call, and the fix is in the call."""
+    cmd = [program("mallopt_churn"), "600"]
+    bare = perf_stat_faults(cmd, {})
+    tuned = perf_stat_faults(cmd, {
+        "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=524288:"
+                          "glibc.malloc.trim_threshold=1048576"})
+    assert tuned > 0.9 * bare, (bare, tuned)  # (the setting changes nothing)
+    s = summary(cmd, "glibc")
+    assert s["glibc_thresholds"].get("by_mallopt") is True, s["glibc_thresholds"]
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--backend", "glibc",
+             "--"] + cmd, clean_env())
+    found = {f["id"]: f for f in json.loads(r.stdout)["findings"]}
+    assert "mmap-churn" in found and "threshold" in found, sorted(found)
+    assert "the program's own mallopt call" in found["threshold"]["explanation"]
+    for f in found.values():
+        assert not any("GLIBC_TUNABLES" in (x.get("setting") or "")
+                       for x in f["fixes"]), f["fixes"]
+    assert any("M_MMAP_THRESHOLD" in x["description"]
+               for x in found["threshold"]["fixes"]), found["threshold"]["fixes"]
+
+
+def test_a_fix_that_grows_the_process_is_said_to_hurt():
+    """Small blocks made and freed in rounds under one kept block: on
+    jemalloc, purging off (MALLOC_CONF decay -1) left the faults as they
+    were and took the process from 134 MB to 1.3 GB resident, verified
+    "no clear effect" (new-user trial 14).  The peak resident memory is
+    weighed now: twice as much, and 64 MiB more, is a fix that hurts."""
+    if "jemalloc" not in BACKENDS:
+        pytest.skip("jemalloc not installed")
+    r = run([CLI, "explain", "--json", "--backend", "jemalloc", "--verify",
+             "--repeat", "1", "--", program("pinned_rounds"), "10"], clean_env())
+    found = {f["id"]: f for f in json.loads(r.stdout)["findings"]}
+    fixes = {x.get("setting"): x["verified"] for x in found["purge-churn"]["fixes"]}
+    v = fixes["MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1"]
+    assert v["peak_rss_bytes_after"] > 2 * v["peak_rss_bytes_before"], v
+    assert v["verdict"].startswith("hurts") and "more memory" in v["verdict"], v
+    r = run([CLI, "explain", "--backend", "jemalloc", "--verify", "--repeat",
+             "1", "--", program("pinned_rounds"), "10"], clean_env())
+    assert "(the most memory resident: " in r.stdout, r.stdout
