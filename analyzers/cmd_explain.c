@@ -987,10 +987,12 @@ static bool fix_cut_system_time(json_t *v)
 	       sys1 = json_number_value(json_object_get(v, "system_s_per_call_after")),
 	       cpu0 = json_number_value(json_object_get(v, "cpu_s_per_call_before")),
 	       cpu1 = json_number_value(json_object_get(v, "cpu_s_per_call_after"));
-	const char *verdict = json_string_value(json_object_get(v, "verdict"));
-	return (verdict && !strcmp(verdict, "helps")) ||
-	       (v && sys1 <= 0.5 * sys0 && sys0 - sys1 >= 0.05 * cpu0 &&
-		cpu1 <= cpu0);
+	/* (the system time only, which the finding is about: a "helps" by
+	 * the run's time, 0.93x the CPU on a busy machine, kept a trim churn
+	 * whose system time fell 27% (NumPy arrays allocated and barely
+	 * touched; gone in the next explain: new-user trial 14) */
+	return v && sys1 <= 0.5 * sys0 && sys0 - sys1 >= 0.05 * cpu0 &&
+	       cpu1 <= cpu0;
 }
 
 /* The findings whose figures cannot show them (check_by_fix): each kept
