@@ -49,6 +49,10 @@ struct mt_call_figures {
 	/* the program's own malloc_trim calls, and of the break's moves back
 	 * (brk_shrink) those they made, and their bytes */
 	double trim_calls, trim_shrinks, trim_shrink_bytes;
+	/* and of those calls, the ones that gave other resident memory back
+	 * (glibc's madvise of free pages inside its heaps), and its bytes:
+	 * counted in dontneed, purged_bytes and the allocator's madvise */
+	double trim_purges, trim_purged_bytes;
 	double large_max_live;		/* not per call: at once */
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two

@@ -321,13 +321,13 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 	struct mt_counters c;
 	/* The counters, then the peak of live bytes.  Format 1.15's
 	 * counters are today's without the malloc_trim calls (the last
-	 * three fields), 1.14's also without the remaps (the four before),
+	 * five fields), 1.14's also without the remaps (the four before),
 	 * 1.12's also without the unmapped bytes touched (the four before),
 	 * 1.11's also without the large blocks' freed bytes, 1.9's also
 	 * without the realloc moves (the two before), 1.8's also without
 	 * sys_bytes_by_allocator; older layouts differ inside, and are not
 	 * read. */
-	size_t before_1_16 = n - 3, before_1_15 = before_1_16 - 4,
+	size_t before_1_16 = n - 5, before_1_15 = before_1_16 - 4,
 	       before_1_13 = before_1_15 - 4,
 	       before_1_12 = before_1_13 - 1, before_1_10 = before_1_12 - 2,
 	       before_1_9 = before_1_10 - MT_SYS_COUNT;
@@ -466,7 +466,8 @@ static bool on_event(const struct mt_event *e, void *arg)
 			       e->chunk_remap.to_bytes);
 		break;
 	case MT_EV_MALLOC_TRIM:
-		mt_count_malloc_trim(counters(r, t), e->malloc_trim.shrink_bytes);
+		mt_count_malloc_trim(counters(r, t), e->malloc_trim.shrink_bytes,
+				     e->malloc_trim.purged_bytes);
 		break;
 	case MT_EV_UNMAP_TOUCHED:
 		mt_count_unmap_touched(counters(r, t), e->unmap_touched.bytes,

@@ -56,9 +56,13 @@ struct mt_counters {
 	 * the kernel, and by how many bytes (1.15; last, as above) */
 	uint64_t remap_grow, remap_grow_bytes, remap_shrink, remap_shrink_bytes;
 	/* The program's own calls of malloc_trim, and those of them that
-	 * moved the break back, by how many bytes: trims the trim threshold
-	 * does not decide (1.16; last, as above) */
+	 * moved the break back, by how many bytes, and those that gave other
+	 * resident memory back (free pages inside the heaps, madvised away
+	 * by glibc out of sight: measured as the resident bytes the call
+	 * took away), by how many bytes: trims the trim threshold does not
+	 * decide (1.16; last, as above) */
 	uint64_t trim_calls, trim_shrinks, trim_shrink_bytes;
+	uint64_t trim_purges, trim_purged_bytes;
 };
 
 #define MT_LARGE_BYTES (128 * 1024)
@@ -196,14 +200,19 @@ static inline void mt_count_remap(struct mt_counters *c, uint64_t from,
 }
 
 /* The program called malloc_trim, which moved the break back by
- * `shrink_bytes` (0: it did not). */
+ * `shrink_bytes` and gave `purged_bytes` more back (0: it did not). */
 static inline void mt_count_malloc_trim(struct mt_counters *c,
-					uint64_t shrink_bytes)
+					uint64_t shrink_bytes,
+					uint64_t purged_bytes)
 {
 	mt_add(&c->trim_calls, 1);
 	if (shrink_bytes) {
 		mt_add(&c->trim_shrinks, 1);
 		mt_add(&c->trim_shrink_bytes, shrink_bytes);
+	}
+	if (purged_bytes) {
+		mt_add(&c->trim_purges, 1);
+		mt_add(&c->trim_purged_bytes, purged_bytes);
 	}
 }
 

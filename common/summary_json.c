@@ -143,6 +143,8 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 	mt_json_u64(&trims, "calls", c->trim_calls);
 	mt_json_u64(&trims, "shrinks", c->trim_shrinks);
 	mt_json_u64(&trims, "shrink_bytes", c->trim_shrink_bytes);
+	mt_json_u64(&trims, "purges", c->trim_purges);
+	mt_json_u64(&trims, "purged_bytes", c->trim_purged_bytes);
 	mt_json_end(&trims);
 
 	by_advice(top, "madvise_by_advice", c->madvise_by_advice,

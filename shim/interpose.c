@@ -716,12 +716,22 @@ MT_EXPORT int malloc_trim(size_t pad)
 	/* (a move made before, out of sight, is not this call's) */
 	if (mt_break_moved())
 		mt_glibc_break_moved(t);
+	/* (what else it gives back, glibc madvises out of sight: told by
+	 * the resident memory it took away) */
+	uint64_t anon_before = 0, anon_after = 0;
+	bool resident = mt_rss_anon_now(&anon_before);
 	uintptr_t before = *mt_break_watch;
 	int result = mt_real.malloc_trim(pad);
 	uintptr_t after = *mt_break_watch;
+	resident = resident && mt_rss_anon_now(&anon_after);
 	uint64_t shrink = after < before ? before - after : 0;
-	mt_count_malloc_trim(&t->c, shrink);
-	MT_EMIT_EVENT(t, malloc_trim, .shrink_bytes = shrink);
+	uint64_t fell = resident && anon_after < anon_before
+				? anon_before - anon_after
+				: 0;
+	uint64_t purged = fell > shrink ? fell - shrink : 0;
+	mt_count_malloc_trim(&t->c, shrink, purged);
+	MT_EMIT_EVENT(t, malloc_trim, .shrink_bytes = shrink,
+		      .purged_bytes = purged);
 	if (mt_break_moved())
 		mt_glibc_break_moved(t);
 	return result;

@@ -292,6 +292,12 @@ static bool read_statm(uint64_t *anon, uint64_t *file)
 	return true;
 }
 
+bool mt_rss_anon_now(uint64_t *anon)
+{
+	uint64_t file;
+	return read_statm(anon, &file);
+}
+
 static uint64_t minus(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : 0;

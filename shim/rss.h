@@ -38,6 +38,9 @@ static inline void mt_rss_unmapping(void *addr, size_t len, bool by_allocator)
 void mt_rss_huge_advised(void);
 /* The last sample, at exit; none is taken after it. */
 void mt_rss_at_exit(struct mt_thread *t);
+/* The process's anonymous resident bytes now (statm); false where they
+ * cannot be read. */
+bool mt_rss_anon_now(uint64_t *anon);
 /* What the samples showed, for the summary. */
 void mt_rss_figures(struct mt_resident *out);
 

@@ -99,6 +99,29 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 			 f->free_advice, f->faults, f->system_s * 1e3,
 			 share * 100);
 	}
+	if (f->trim_purges > 0) {
+		/* (glibc's purges are the program's malloc_trim calls') */
+		json_object_set_new(e, "purges_by_malloc_trim_per_call",
+				    json_real(f->trim_purges));
+		json_object_set_new(e, "bytes_purged_by_malloc_trim_per_call",
+				    json_real(f->trim_purged_bytes));
+		size_t len = strlen(x->explanation);
+		char b[32];
+		snprintf(x->explanation + len, sizeof x->explanation - len,
+			 " %.*f of the purges%s were the program's own calls of "
+			 "malloc_trim (%s given back by them, free pages inside "
+			 "the heap, which glibc gives back only when asked).",
+			 f->whole ? 0 : 2, f->trim_purges,
+			 f->whole ? "" : " per call",
+			 mt_format_bytes(f->trim_purged_bytes, b, sizeof b));
+		struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
+		if (fix)
+			snprintf(fix->text, sizeof fix->text,
+				 "call malloc_trim less often: once the work "
+				 "that frees is done, not each time round it, so "
+				 "the pages given back are not what the next "
+				 "round faults in again");
+	}
 	static const char *const purged[] = {"purge_bytes", NULL};
 	mt_finding_sites(x, in, purged);
 	keep_dirty_fixes(x, in->backend, f);

@@ -102,8 +102,9 @@
 	X(CHUNK_REMAP, chunk_remap, 2, from_bytes, to_bytes)               \
 	/* the program called malloc_trim (1.16): the bytes the program     \
 	 * break shrank by in the call (glibc's main heap; its heap_move    \
-	 * event follows) */                                                 \
-	X(MALLOC_TRIM, malloc_trim, 1, shrink_bytes)
+	 * event follows), and the other resident bytes it gave back (free  \
+	 * pages inside the heaps, madvised away) */                         \
+	X(MALLOC_TRIM, malloc_trim, 2, shrink_bytes, purged_bytes)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

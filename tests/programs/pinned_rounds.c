@@ -2,7 +2,12 @@
  * made in the first round and kept for the run above them.  On jemalloc
  * the freed pages are purged and faulted in again each round; with
  * purging off (its decay times at -1) they are never given back, and the
- * process grows by some 40 MB a round instead.  `pinned_rounds [ROUNDS]` */
+ * process grows by some 40 MB a round instead.  On glibc the kept block
+ * pins the top of the heap: free never trims it, but with `trim` the
+ * program calls malloc_trim(0) after each round, which gives the free
+ * pages below it back (madvise), to be faulted in again by the next.
+ * `pinned_rounds [ROUNDS [trim]]` */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +17,7 @@ enum { BLOCKS = 200000, BLOCK_BYTES = 200 };
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 10;
+	int trim = argc > 2 && strcmp(argv[2], "trim") == 0;
 	static char *blocks[BLOCKS];
 	char *kept = NULL;
 	long sum = 0;
@@ -33,6 +39,8 @@ int main(int argc, char **argv)
 			sum += blocks[i][5];
 			free(blocks[i]);
 		}
+		if (trim)
+			malloc_trim(0);
 	}
 	printf("rounds %d sum %ld kept %d\n", rounds, sum, kept ? kept[5] : 0);
 	return 0;

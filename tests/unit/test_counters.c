@@ -127,15 +127,18 @@ static void counts_malloc_trims(void **state)
 	(void)state;
 	memset(&c, 0, sizeof c);
 	/* two calls, one of which moved the break back 1 MiB */
-	mt_count_malloc_trim(&c, 1 << 20);
-	mt_count_malloc_trim(&c, 0);
-	assert_int_equal(c.trim_calls, 2);
+	mt_count_malloc_trim(&c, 1 << 20, 0);
+	mt_count_malloc_trim(&c, 0, 8192);
+	mt_count_malloc_trim(&c, 0, 0);
+	assert_int_equal(c.trim_calls, 3);
 	assert_int_equal(c.trim_shrinks, 1);
 	assert_int_equal(c.trim_shrink_bytes, 1 << 20);
+	assert_int_equal(c.trim_purges, 1);
+	assert_int_equal(c.trim_purged_bytes, 8192);
 	/* the last fields, after 1.15's layout (a baseline's prefix) */
 	assert_true(offsetof(struct mt_counters, trim_calls) >
 		    offsetof(struct mt_counters, remap_shrink_bytes));
-	assert_int_equal(offsetof(struct mt_counters, trim_shrink_bytes) +
+	assert_int_equal(offsetof(struct mt_counters, trim_purged_bytes) +
 				 sizeof(uint64_t),
 			 sizeof c);
 }
