@@ -734,9 +734,12 @@ MT_EXPORT int malloc_trim(size_t pad)
 	if (mt_break_moved())
 		mt_glibc_break_moved(t);
 	/* (what else it gives back, glibc madvises out of sight: told by
-	 * the resident memory it took away) */
+	 * the resident memory it took away; on another allocator it trims
+	 * glibc's unused heap, and what another thread gives back meanwhile
+	 * is not its doing) */
 	uint64_t anon_before = 0, anon_after = 0;
-	bool resident = trim_looked_at() && mt_rss_anon_now(&anon_before);
+	bool resident = mt_glibc_chunks && trim_looked_at() &&
+			mt_rss_anon_now(&anon_before);
 	uintptr_t before = *mt_break_watch;
 	int result = mt_real.malloc_trim(pad);
 	uintptr_t after = *mt_break_watch;
