@@ -22,9 +22,22 @@ static void threshold_fix(struct mt_finding *x, const struct mt_rule_input *in,
 	unsigned long long trim =
 		mt_pow2_at_least(fmax(2 * per_shrink, in->f->peak_live));
 	char b1[32], b2[32];
-	struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
+	/* (the program's own mallopt comes after any setting: the
+	 * thresholds go in its call; glibc_fixes.c) */
+	bool by_mallopt = in->f->thresholds_by_mallopt;
+	struct mt_fix *fix = mt_fix_add(x, by_mallopt ? MT_FIX_CODE : MT_FIX_SETTING);
 	if (!fix)
 		return;
+	if (by_mallopt) {
+		snprintf(fix->text, sizeof fix->text,
+			 "the program sets glibc's thresholds itself (mallopt), "
+			 "which no GLIBC_TUNABLES setting undoes: in that call "
+			 "leave up to %s free at the top of each heap before "
+			 "giving it back (M_TRIM_THRESHOLD %llu), which thread "
+			 "heaps obey as the main heap does",
+			 mt_format_bytes((double)trim, b1, sizeof b1), trim);
+		return;
+	}
 	snprintf(fix->setting, sizeof fix->setting,
 		 "GLIBC_TUNABLES=glibc.malloc.trim_threshold=%llu:"
 		 "glibc.malloc.mmap_threshold=%.0f",
