@@ -78,7 +78,8 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 
 	/* (the program's own malloc_trim, not free, where it made nearly
 	 * every trim) */
-	bool by_trim_calls = f->trim_shrinks >= 0.9 * f->brk_shrink;
+	bool by_trim_calls = f->trim_shrinks > 0 &&
+			     f->trim_shrinks >= 0.9 * f->brk_shrink;
 	const char *mechanism =
 		by_trim_calls
 			? "The program's calls of malloc_trim give what is free at "
