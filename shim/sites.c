@@ -91,9 +91,9 @@ struct site {
 	uint64_t reallocs; /* of its blocks, those realloc made */
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
 	/* Small blocks sampled here (small_sites.c): how many, their bytes,
-	 * and the bytes they stand for. */
-	uint64_t small_samples, small_sampled_bytes;
-	double small_estimate;
+	 * and the bytes they stand for; added to without the lock, each a
+	 * whole 64-bit value to a reader. */
+	uint64_t small_samples, small_sampled_bytes, small_estimate;
 };
 
 struct block {
@@ -413,7 +413,8 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
 		memcpy(s->order, p->order, p->norder);
 		s->norder = p->norder;
 	}
-	*slot = id;
+	/* (published last: site_found reads the key without the lock) */
+	__atomic_store_n(slot, id, __ATOMIC_RELEASE);
 	return id;
 }
 
@@ -472,36 +473,89 @@ static void live_up(struct site *s)
 		s->max_live = s->live;
 }
 
+/* The site with this key, found without the lock: a slot goes from
+ * empty to its site once (add_site publishes it after writing the site's
+ * key, which never changes after), and sites are never taken out.  0: not
+ * there yet (or its slot is being filled: the caller takes the lock). */
+static unsigned site_found(uint64_t hash, const void *const *native,
+			   unsigned nn, const struct mt_pyframe *f, unsigned n,
+			   int region)
+{
+	for (unsigned i = (unsigned)hash % SITE_SLOTS;; i = (i + 1) % SITE_SLOTS) {
+		unsigned id = __atomic_load_n(&tab->site_slots[i], __ATOMIC_ACQUIRE);
+		if (!id)
+			return 0;
+		if (same(&tab->sites[id], hash, native, nn, f, n, region))
+			return id;
+	}
+}
+
+/* A site found whose function's entry is known too: its id, and that
+ * entry's in *fid; 0 otherwise. */
+static unsigned site_and_function_found(uint64_t hash,
+					const void *const *native, unsigned nn,
+					const struct mt_pyframe *f, unsigned n,
+					int region, unsigned *fid)
+{
+	unsigned id = site_found(hash, native, nn, f, n, region);
+	*fid = id ? __atomic_load_n(&tab->sites[id].function, __ATOMIC_ACQUIRE)
+		  : 0;
+	return *fid ? id : 0;
+}
+
 /* The site of the calling thread's stack now, and its function's entry
- * (*fid), found or added while the table holds fewer than `limit`:
- * returned with the lock held.  0 when it is that full. */
+ * (*fid), found or added while the table holds fewer than `limit`; 0 when
+ * it is that full.  A site seen before (nearly every call) is found
+ * without the lock and without naming a frame: small blocks' samples on
+ * two threads came to some 300 ns each, most of it the lock's cache line
+ * and the table's going from core to core. */
 static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 {
 	struct mt_pyframe f[MAX_PY_FRAMES];
 	struct pending names;
 	unsigned n = (unsigned)mt_python_frames(f, MAX_PY_FRAMES);
-	/* Frames read under the interpreter's lock (python_frames.h): named
-	 * and kept at once, and the lock given back before the native
-	 * frames are walked and named (the unwinder and dladdr take the
-	 * loader's lock, whose holder may be waiting for the interpreter's);
-	 * such a site has no native frames between its Python ones. */
-	bool named = n && mt_python_frames_held();
-	if (named) {
-		name_python(&names, f, n);
-		take();
-		for (unsigned i = 0; i < n; i++) {
-			names.names[i].file = keep_name(names.names[i].file);
-			names.names[i].function =
-				keep_name(names.names[i].function);
-		}
-		give();
-	}
-	mt_python_frames_done();
+	struct mt_thread *t = mt_tls.thread;
+	/* The same code in two regions is two sites: a region's findings
+	 * name the code that ran in it. */
+	int region = t ? (int)t->region_now - 1 : -1;
+	names.region_name = t ? t->region_name_now : NULL;
 	/* With Python frames, the address that called the allocator; without,
 	 * the native stack from there. */
 	const void *native[MAX_NATIVE] = {caller};
 	uintptr_t function = (uintptr_t)caller;
-	unsigned nn = n ? 1 : mt_native_stack(caller, native, MAX_NATIVE, &function);
+	unsigned nn = 1, id = 0;
+	uint64_t h = 0;
+	/* Frames read under the interpreter's lock (python_frames.h): a new
+	 * site's named and kept at once, and the lock given back before the
+	 * native frames are walked and named (the unwinder and dladdr take
+	 * the loader's lock, whose holder may be waiting for the
+	 * interpreter's); such a site has no native frames between its
+	 * Python ones. */
+	bool named = false;
+	if (n) {
+		h = hash_of(native, nn, f, n, region);
+		id = site_and_function_found(h, native, nn, f, n, region, fid);
+		if (!id && mt_python_frames_held()) {
+			named = true;
+			name_python(&names, f, n);
+			take();
+			for (unsigned i = 0; i < n; i++) {
+				names.names[i].file = keep_name(names.names[i].file);
+				names.names[i].function =
+					keep_name(names.names[i].function);
+			}
+			give();
+		}
+	}
+	mt_python_frames_done();
+	if (!n) {
+		nn = mt_native_stack(caller, native, MAX_NATIVE, &function);
+		h = hash_of(native, nn, f, n, region);
+		id = site_and_function_found(h, native, nn, f, n, region, fid);
+	}
+	if (id)
+		return id;
+
 	/* The innermost function's own entry: its code, at no line, and no
 	 * native frame; without Python frames, where the innermost native
 	 * function begins and where it was called from (a helper that
@@ -509,14 +563,7 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	struct mt_pyframe fn = {n ? f[0].code : NULL, 0};
 	const void *fnative[2] = {(const void *)function, nn > 1 ? native[1] : NULL};
 	unsigned nf = n ? 1 : 0, fnn = n ? 0 : nn > 1 ? 2 : 1;
-
-	/* The same code in two regions is two sites: a region's findings
-	 * name the code that ran in it. */
-	struct mt_thread *t = mt_tls.thread;
-	int region = t ? (int)t->region_now - 1 : -1;
-	names.region_name = t ? t->region_name_now : NULL;
-	uint64_t h = hash_of(native, nn, f, n, region),
-		 hf = hash_of(fnative, fnn, &fn, nf, region);
+	uint64_t hf = hash_of(fnative, fnn, &fn, nf, region);
 	take();
 	unsigned *slot = slot_of(h, native, nn, f, n, region);
 	unsigned *fslot = slot_of(hf, fnative, fnn, &fn, nf, region);
@@ -542,23 +589,25 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 		/* (another thread may have added either meanwhile) */
 		slot = slot_of(h, native, nn, f, n, region);
 	}
-	unsigned id = *slot ? *slot
-		      : adding ? add_site(slot, h, native, nn, f, n, region,
-					  &names, true, limit)
-			       : 0;
+	id = *slot ? *slot
+		   : adding ? add_site(slot, h, native, nn, f, n, region,
+				       &names, true, limit)
+			    : 0;
 	*fid = 0;
-	if (!id)
-		return 0;
-	if (adding) {
-		/* (the whole stack's site may have taken the slot the
-		 * function's was to go in) */
-		fslot = slot_of(hf, fnative, fnn, &fn, nf, region);
-		if (!*fslot)
-			add_site(fslot, hf, fnative, fnn, &fn, nf, region,
-				 &names, false, MAX_SITES);
+	if (id) {
+		if (adding) {
+			/* (the whole stack's site may have taken the slot the
+			 * function's was to go in) */
+			fslot = slot_of(hf, fnative, fnn, &fn, nf, region);
+			if (!*fslot)
+				add_site(fslot, hf, fnative, fnn, &fn, nf,
+					 region, &names, false, MAX_SITES);
+		}
+		*fid = *fslot;
+		__atomic_store_n(&tab->sites[id].function, *fid,
+				 __ATOMIC_RELEASE);
 	}
-	*fid = *fslot;
-	tab->sites[id].function = *fid;
+	give();
 	return id;
 }
 
@@ -593,6 +642,7 @@ static unsigned site_alloc(const void *p, size_t requested, size_t usable,
 {
 	unsigned fid;
 	unsigned id = site_here(caller, &fid, MAX_SITES);
+	take();
 	struct block *b = block_of((uintptr_t)p);
 	if (id && !b->addr && tab->nblocks < BLOCK_SLOTS * 3 / 4) {
 		struct site *s = &tab->sites[id];
@@ -663,23 +713,87 @@ void mt_site_alloc(const void *p, size_t requested, size_t usable,
 	mt_tls.in_sites = false;
 }
 
+/* A tally's samples added to its site's (without the lock: whoever
+ * writes the sites adds up under it). */
+static void tally_to_site(const struct mt_small_tally *y)
+{
+	struct site *s = &tab->sites[y->site];
+	__atomic_add_fetch(&s->small_samples, y->samples, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s->small_sampled_bytes, y->bytes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s->small_estimate, y->estimate, __ATOMIC_RELAXED);
+}
+
+/* A small block's sample, tallied on its thread first: two threads
+ * sampling one site took turns at its cache line, some 100 ns a sample.
+ * A tally goes to the table when another site needs its place;
+ * mt_sites_json adds the ones still held. */
 void mt_site_sample(const void *p, size_t usable, const void *caller,
 		    double stands_for)
 {
 	unsigned fid;
-	if (!mt_sites_on || !p || mt_tls.in_sites)
+	struct mt_thread *t = mt_tls.thread;
+	if (!mt_sites_on || !p || !t || mt_tls.in_sites)
 		return;
 	mt_tls.in_sites = true;
 	/* (half the table at most, as the program's own mappings) */
 	unsigned id = site_here(caller, &fid, MAX_SITES / 2);
 	if (id) {
-		struct site *s = &tab->sites[id];
-		s->small_samples++;
-		s->small_sampled_bytes += usable;
-		s->small_estimate += stands_for;
+		struct mt_small_tally *y =
+			&t->small_tally[id % (sizeof t->small_tally /
+					      sizeof *t->small_tally)];
+		if (y->site != id) {
+			if (y->site)
+				tally_to_site(y);
+			/* (site last: a reader takes a tally with a site as
+			 * whole) */
+			__atomic_store_n(&y->site, 0, __ATOMIC_RELEASE);
+			y->samples = y->bytes = y->estimate = 0;
+			__atomic_store_n(&y->site, id, __ATOMIC_RELEASE);
+		}
+		__atomic_store_n(&y->samples, y->samples + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&y->bytes, y->bytes + usable, __ATOMIC_RELAXED);
+		__atomic_store_n(&y->estimate,
+				 y->estimate + (uint64_t)(stands_for + 0.5),
+				 __ATOMIC_RELAXED);
 	}
-	give();
 	mt_tls.in_sites = false;
+}
+
+/* The tallies the threads hold added to (sign 1) or taken back from (-1)
+ * the sites, with the lock held, while they are written out.  A tally its
+ * thread moves to the table meanwhile may count twice, or not at all, in
+ * that one write. */
+static void held_tallies(int sign)
+{
+	static struct mt_small_tally held[MAX_SITES + 1];
+	if (sign > 0) {
+		memset(held, 0, sizeof held);
+		for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
+			for (size_t k = 0; k < sizeof t->small_tally /
+						       sizeof *t->small_tally;
+			     k++) {
+				const struct mt_small_tally *y = &t->small_tally[k];
+				unsigned id = __atomic_load_n(&y->site,
+							      __ATOMIC_ACQUIRE);
+				if (!id || id > tab->nsites)
+					continue;
+				held[id].site = id;
+				held[id].samples += __atomic_load_n(&y->samples, __ATOMIC_RELAXED);
+				held[id].bytes += __atomic_load_n(&y->bytes, __ATOMIC_RELAXED);
+				held[id].estimate += __atomic_load_n(&y->estimate, __ATOMIC_RELAXED);
+			}
+	}
+	for (unsigned id = 1; id <= MAX_SITES; id++) {
+		struct mt_small_tally y = held[id];
+		if (!y.site)
+			continue;
+		if (sign < 0) {
+			y.samples = -y.samples;
+			y.bytes = -y.bytes;
+			y.estimate = -y.estimate;
+		}
+		tally_to_site(&y);
+	}
 }
 
 void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
@@ -691,6 +805,7 @@ void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
 	mt_tls.in_sites = true;
 	/* (half the table at most: the sites of large blocks come first) */
 	unsigned id = site_here(caller, &fid, MAX_SITES / 2);
+	take();
 	if (id) {
 		tab->sites[id].count[cause]++;
 		tab->sites[id].caused_bytes[cause] += bytes;
@@ -1110,7 +1225,7 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 		struct mt_json_obj small = mt_json_nested(j, "small");
 		mt_json_u64(&small, "samples", s->small_samples);
 		mt_json_u64(&small, "sampled_bytes", s->small_sampled_bytes);
-		mt_json_u64(&small, "bytes", (uint64_t)(s->small_estimate + 0.5));
+		mt_json_u64(&small, "bytes", s->small_estimate);
 		mt_json_u64(&small, "rate", mt_opt.small_sample_bytes);
 		mt_json_end(&small);
 	}
@@ -1222,12 +1337,14 @@ size_t mt_sites_json(char *buf, size_t len, bool wait, unsigned *nodes)
 		take();
 	else if (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
 		return 0;
+	held_tallies(1);
 	unsigned n = 0;
 	for (unsigned id = 1; id <= tab->nsites; id++)
 		if (written(&tab->sites[id]))
 			order[n++] = id;
 	sort(order, n);
 	if (nodes && !n) { /* (a trace has nothing to say: "[]" it had) */
+		held_tallies(-1);
 		__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
 		return 0;
 	}
@@ -1255,6 +1372,7 @@ size_t mt_sites_json(char *buf, size_t len, bool wait, unsigned *nodes)
 		mt_json_put(&o, "}");
 	}
 	/* (read, not changed) */
+	held_tallies(-1);
 	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
 	if (o.overflow)
 		return 0;
@@ -1277,6 +1395,8 @@ void mt_sites_reset_after_fork(void)
 		s->small_samples = s->small_sampled_bytes = 0;
 		s->small_estimate = 0;
 	}
+	for (struct mt_thread *t = mt_threads_first(); t; t = t->next)
+		memset(t->small_tally, 0, sizeof t->small_tally);
 	memset(tab->blocks, 0, sizeof tab->blocks);
 	tab->nblocks = 0;
 	memset(mt_large_filter, 0, sizeof mt_large_filter);

@@ -24,6 +24,15 @@ struct mt_thread {
 	 * sampled (small_sites.c); 0: not drawn yet */
 	uint64_t sample_at;
 	uint64_t sample_rng;
+	/* the bytes the last size sampled stood for */
+	size_t sample_weight_of;
+	double sample_weight;
+	/* small blocks' samples of a few sites, by site id, not yet added
+	 * to the sites' table (sites.c) */
+	struct mt_small_tally {
+		unsigned site; /* 0: none */
+		uint64_t samples, bytes, estimate;
+	} small_tally[4];
 	/* the freed bytes at which small frees next look whether resident
 	 * memory is due a sample; and the thread's live bytes at its last
 	 * sample, a fall below which is sampled at once (rss.h) */

@@ -483,6 +483,27 @@ def test_small_blocks_sampled_by_the_bytes_of_their_sites(backend, tmp_path):
     assert f"nodes (small_sites.c:{nodes})" in r.stdout, r.stdout
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_small_samples_of_threads_are_all_counted(backend, tmp_path):
+    """Each thread keeps its samples' tallies until another site needs
+    their place (two threads sampling one site took turns at its cache
+    line, 55 ns a 64 KiB pair against 16 on one thread); the summary adds
+    the ones still held, by threads that have ended too.  4 threads, some
+    10,000 samples: the estimate within 8% of the exact small bytes, and
+    split 3 to 1 as the program does."""
+    s = live_summary([program("small_sites"), "10", "4"], backend, tmp_path,
+                     MEMTRACE_SITES="sample:64K")
+    small = [x for x in s["sites"] if "small" in x]
+    exact = s["bytes"]["allocated"] - s["large"]["bytes"]
+    estimated = sum(x["small"]["bytes"] for x in small)
+    assert 0.92 * exact < estimated < 1.08 * exact, (estimated, exact)
+    samples = sum(x["small"]["samples"] for x in small)
+    assert samples > 0.9 * exact / 65536, (samples, exact)
+    # (the summary's native frames are named by the CLI: the larger site)
+    nodes = max(x["small"]["bytes"] for x in small)
+    assert 0.68 * estimated < nodes < 0.82 * estimated, (nodes, estimated)
+
+
 def test_small_blocks_are_not_sampled_with_large_only(tmp_path):
     s = live_summary([program("small_sites"), "2"], "glibc", tmp_path,
                      MEMTRACE_SITES="large")

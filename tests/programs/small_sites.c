@@ -1,15 +1,17 @@
-/* `small_sites ROUNDS`: two functions allocate small blocks, one three
- * times the bytes of the other (nodes: 3 x 40,000 blocks of 96 B; names:
- * 40,000 of 96 B), and both are freed each round; no block is large.
- * Which code the small blocks come from, by their bytes: 75% nodes, 25%
- * names. */
+/* `small_sites ROUNDS [THREADS]`: two functions allocate small blocks, one
+ * three times the bytes of the other (nodes: 3 x 40,000 blocks of 96 B;
+ * names: 40,000 of 96 B), and both are freed each round; no block is
+ * large.  Which code the small blocks come from, by their bytes: 75%
+ * nodes, 25% names.  With THREADS, that many threads do the rounds at
+ * once, each with blocks of its own, and end before main does. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { COUNT = 40000, SIZE = 96 };
+enum { COUNT = 40000, SIZE = 96, MAX_THREADS = 16 };
 
-static void *blocks[4 * COUNT];
+static int rounds = 10;
 
 static __attribute__((noinline)) void nodes(void **out)
 {
@@ -27,9 +29,9 @@ static __attribute__((noinline)) void names(void **out)
 	}
 }
 
-int main(int argc, char **argv)
+static void *run_rounds(void *arg)
 {
-	int rounds = argc > 1 ? atoi(argv[1]) : 10;
+	void **blocks = arg;
 	unsigned long sum = 0;
 	for (int r = 0; r < rounds; r++) {
 		nodes(blocks);
@@ -38,6 +40,33 @@ int main(int argc, char **argv)
 			sum += ((unsigned char *)blocks[i])[r % SIZE];
 		for (int i = 0; i < 4 * COUNT; i++)
 			free(blocks[i]);
+	}
+	return (void *)sum;
+}
+
+static void *blocks[MAX_THREADS][4 * COUNT];
+
+int main(int argc, char **argv)
+{
+	rounds = argc > 1 ? atoi(argv[1]) : 10;
+	int threads = argc > 2 ? atoi(argv[2]) : 0;
+	if (threads < 0 || threads > MAX_THREADS) {
+		fprintf(stderr, "small_sites: THREADS is 0 to %d\n", MAX_THREADS);
+		return 2;
+	}
+	unsigned long sum = 0;
+	if (!threads)
+		sum = (unsigned long)run_rounds(blocks[0]);
+	pthread_t tid[MAX_THREADS];
+	for (int k = 0; k < threads; k++)
+		if (pthread_create(&tid[k], NULL, run_rounds, blocks[k])) {
+			perror("pthread_create");
+			return 1;
+		}
+	for (int k = 0; k < threads; k++) {
+		void *part;
+		pthread_join(tid[k], &part);
+		sum += (unsigned long)part;
 	}
 	printf("%lu\n", sum);
 	return 0;
