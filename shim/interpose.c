@@ -18,7 +18,6 @@
 #include <linux/seccomp.h>
 #include <unistd.h>
 
-#include "allocator_counters.h"
 #include "crash.h"
 #include "lifecycle.h"
 #include "probe.h"
@@ -40,77 +39,6 @@
 /* The allocator's entry for a block of n bytes: its malloc, or its C++
  * operator new (cxx_new.c), which is the same call but for the failure. */
 typedef void *alloc_entry(size_t n);
-
-static __attribute__((noinline)) void *
-malloc_counted_slow(size_t n, const void *caller, alloc_entry *real)
-{
-	bool counted = mt_program_call(caller);
-	if (counted)
-		mt_site_expect(n);
-	void *p = real(n);
-	if (!mt_tls.counters_fetched && mt_tls.hidden == 0)
-		mt_alloc_counters_fetch();
-	return counted ? mt_probe_alloc(MT_CALL_MALLOC, n, p, caller) : p;
-}
-
-/* What malloc_counted_body did not write inline. */
-static __attribute__((noinline)) void *
-malloc_counted_traced_rest(struct mt_thread *t, size_t n, void *p,
-			   size_t usable, const void *caller,
-			   enum mt_inline_left left)
-{
-	if (left == MT_INLINE_FLUSH)
-		mt_trace_flush(t->trace);
-	else
-		mt_trace_alloc(t, MT_CALL_MALLOC, 0, n, p, usable);
-	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
-}
-
-/* An allocator with counters of its own (allocator_counters.h): the
- * block's usable size is what the thread's allocated bytes grew by.  A
- * large block (asked for: its site waits for what the allocator does
- * inside the call), a failure, or a thread whose counters are not fetched
- * yet takes the general way.  The caller's tests before the call, and no
- * call after it but tail calls: little to keep across it.  `traced`: the
- * event written inline too, as glibc's is. */
-static inline __attribute__((always_inline)) void *
-malloc_counted_body(size_t n, const void *caller, alloc_entry *real,
-		    bool traced)
-{
-	const volatile uint64_t *ctr = mt_tls.allocated_ctr;
-	if (__builtin_expect(!ctr || !mt_tls.thread || n >= MT_LARGE_BYTES ||
-				     !mt_program_malloc(caller) ||
-				     mt_is_loader_code(caller),
-			     0))
-		return malloc_counted_slow(n, caller, real);
-	uint64_t from = *ctr - mt_tls.allocated_counted;
-	void *p = real(n);
-	struct mt_thread *t = mt_tls.thread;
-	uint64_t usable = *mt_tls.allocated_ctr - mt_tls.allocated_counted - from;
-	mt_tls.allocated_counted += usable;
-	if (__builtin_expect(!p || usable - 1 >= MT_LARGE_BYTES - 1, 0))
-		return mt_probe_alloc(MT_CALL_MALLOC, n, p, caller);
-	if (traced) {
-		enum mt_inline_left left =
-			mt_trace_alloc_inline(t, MT_CALL_MALLOC, n, p, usable);
-		if (__builtin_expect(left != MT_INLINE_DONE, 0))
-			return malloc_counted_traced_rest(t, n, p, usable,
-							  caller, left);
-	}
-	return mt_count_alloc_of(t, MT_CALL_MALLOC, n, p, usable, caller);
-}
-
-static __attribute__((noinline)) void *
-malloc_counted(size_t n, const void *caller, alloc_entry *real)
-{
-	return malloc_counted_body(n, caller, real, false);
-}
-
-static __attribute__((noinline)) void *
-malloc_counted_traced(size_t n, const void *caller, alloc_entry *real)
-{
-	return malloc_counted_body(n, caller, real, true);
-}
 
 /* An allocator whose size classes give the usable sizes (size_classes.h):
  * a small block's is a load from their table, its step already filled,
@@ -153,7 +81,9 @@ static inline __attribute__((always_inline)) void *
 malloc_classed_body(size_t n, const void *caller, alloc_entry *real,
 		    bool traced)
 {
-	if (__builtin_expect(!mt_program_malloc(caller) || n >= MT_LARGE_BYTES, 0))
+	if (__builtin_expect(!mt_program_malloc(caller) || n >= MT_LARGE_BYTES ||
+				     mt_keeps_loader_blocks(caller),
+			     0))
 		return malloc_classed_slow(n, caller, real);
 	void *p = real(n);
 	struct mt_thread *t = mt_tls.thread;
@@ -189,10 +119,8 @@ malloc_classed_traced(size_t n, const void *caller, alloc_entry *real)
 /* The ways of another allocator than glibc's, by mt_fast (NULL: none). */
 typedef void *malloc_way(size_t n, const void *caller, alloc_entry *real);
 static malloc_way *const other_ways[] = {
-	[MT_FAST_COUNTED] = malloc_counted,
 	[MT_FAST_OTHER] = malloc_classed,
 	[MT_FAST_OTHER_TRACING] = malloc_classed_traced,
-	[MT_FAST_COUNTED_TRACING] = malloc_counted_traced,
 };
 
 void *mt_malloc_through(alloc_entry *real, size_t n, const void *caller)
@@ -213,14 +141,10 @@ MT_EXPORT void *malloc(size_t n)
 {
 	/* (one test on glibc's way, as before the others had theirs) */
 	if (__builtin_expect(!mt_fast_is_glibc(mt_fast), 0)) {
-		if (mt_fast == MT_FAST_COUNTED)
-			return malloc_counted(n, CALLER, mt_real.malloc);
 		if (mt_fast == MT_FAST_OTHER)
 			return malloc_classed(n, CALLER, mt_real.malloc);
 		if (mt_fast == MT_FAST_OTHER_TRACING)
 			return malloc_classed_traced(n, CALLER, mt_real.malloc);
-		if (mt_fast == MT_FAST_COUNTED_TRACING)
-			return malloc_counted_traced(n, CALLER, mt_real.malloc);
 	}
 	if (__builtin_expect(__atomic_load_n(&mt_rss_falls_armed,
 					     __ATOMIC_RELAXED), 0))
@@ -342,65 +266,6 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 		mt_real.free(p);
 }
 
-static __attribute__((noinline)) void free_counted_large(struct mt_thread *t,
-							 size_t usable)
-{
-	mt_count_free_of(t, usable);
-	mt_rss_after_large_free(t, usable);
-}
-
-static __attribute__((noinline)) void
-free_counted_site(struct mt_thread *t, void *p, bool site)
-{
-	const volatile uint64_t *ctr = mt_tls.freed_ctr;
-	if (site)
-		mt_site_free(p);
-	uint64_t before = *ctr, nested = mt_tls.freed_counted;
-	mt_real.free(p);
-	uint64_t usable = *ctr - before - (mt_tls.freed_counted - nested);
-	mt_tls.freed_counted += usable;
-	mt_count_free_of(t, usable);
-	if (site)
-		mt_site_done();
-	if (usable >= MT_LARGE_BYTES)
-		mt_rss_after_large_free(t, usable);
-	else if (mt_small_frees_due(t))
-		mt_rss_after_small_frees(t);
-}
-
-/* An allocator with counters of its own: the usable size is what the
- * thread's freed bytes grew by across the call (less the frees a signal
- * handler made meanwhile, which counted themselves).  A block that may be
- * a followed large one has its site taken first, as free_other does.  In
- * the common case: before the call, what its bytes will be measured from;
- * after it, no call but a tail call. */
-static __attribute__((noinline)) void free_counted(struct mt_thread *t, void *p,
-						  const void *caller)
-{
-	const volatile uint64_t *ctr = mt_tls.freed_ctr;
-	if (__builtin_expect(!ctr || mt_is_loader_code(caller), 0)) {
-		free_other(t, p, caller);
-		return;
-	}
-	if (__builtin_expect(mt_sites_on && mt_site_may_follow(p), 0)) {
-		free_counted_site(t, p, true);
-		return;
-	}
-	uint64_t from = *ctr - mt_tls.freed_counted;
-	mt_real.free(p);
-	t = mt_tls.thread;
-	uint64_t usable = *mt_tls.freed_ctr - mt_tls.freed_counted - from;
-	mt_tls.freed_counted += usable;
-	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0)) {
-		free_counted_large(t, usable);
-		return;
-	}
-	mt_count_call(&t->c, MT_CALL_FREE);
-	mt_count_free(&t->c, usable);
-	if (mt_small_frees_due(t))
-		mt_rss_after_small_frees(t);
-}
-
 /* The rest of a free's event that free_not_glibc did not write inline. */
 static __attribute__((noinline)) void
 free_traced_other_rest(struct mt_thread *t, enum mt_inline_left left, void *p,
@@ -416,19 +281,9 @@ free_traced_other_rest(struct mt_thread *t, enum mt_inline_left left, void *p,
  * written inline, then the free (a function of its own: free_not_glibc's
  * common case keeps no frame). */
 static __attribute__((noinline)) void
-free_traced_not_glibc(struct mt_thread *t, void *p, const void *caller,
-		      unsigned char fast)
+free_traced_not_glibc(struct mt_thread *t, void *p, const void *caller)
 {
-	size_t usable = 0;
-	if (fast == MT_FAST_OTHER_TRACING)
-		usable = mt_block_size_get(p);
-	else if (!mt_is_loader_code(caller) && !(mt_sites_on && mt_site_may_follow(p))) {
-		/* (jemalloc's counters tell the size after the free, and the
-		 * event must be written before it: asked) */
-		usable = mt_real.malloc_usable_size(p);
-		if (usable >= MT_LARGE_BYTES)
-			usable = 0;
-	}
+	size_t usable = mt_block_size_get(p);
 	if (__builtin_expect(!usable, 0)) {
 		free_slow(p, true, caller);
 		return;
@@ -443,14 +298,15 @@ free_traced_not_glibc(struct mt_thread *t, void *p, const void *caller,
 		mt_real.free(p);
 }
 
-/* free on an allocator other than glibc's.  The common case (tcmalloc or
- * mimalloc, a small block whose page's size is known) is counted here and
+/* free on an allocator other than glibc's.  The common case (a small
+ * block whose page's size is known) is counted here and
  * ends in a jump to free. */
 static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller)
 {
 	struct mt_thread *t = mt_tls.thread;
 	unsigned char fast = mt_fast;
-	bool ours = t && p && mt_program_free(caller) && !mt_in_boot_arena(p);
+	bool ours = t && p && mt_program_free(caller) && !mt_in_boot_arena(p) &&
+		    !mt_keeps_loader_blocks(caller);
 	if (__builtin_expect(fast == MT_FAST_OTHER && ours, 1)) {
 		size_t usable = mt_block_size_get(p);
 		if (__builtin_expect(usable != 0, 1)) {
@@ -464,13 +320,8 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 		free_other(t, p, caller);
 		return;
 	}
-	if (fast == MT_FAST_COUNTED && ours) {
-		free_counted(t, p, caller);
-		return;
-	}
-	if ((fast == MT_FAST_OTHER_TRACING || fast == MT_FAST_COUNTED_TRACING) &&
-	    ours) {
-		free_traced_not_glibc(t, p, caller, fast);
+	if (fast == MT_FAST_OTHER_TRACING && ours) {
+		free_traced_not_glibc(t, p, caller);
 		return;
 	}
 	free_slow(p, mt_program_call(caller), caller);

@@ -145,9 +145,10 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 	mt_diag_start();
 	mt_symbols_resolve();
 	/* (an allocator without counters of its own: its size classes) */
-	if (!mt_glibc_chunks && !mt_alloc_counters && mt_size_classes_probe()) {
+	if (!mt_glibc_chunks && mt_size_classes_probe()) {
 		mt_block_sizes_start();
 		mt_fast_update();
+		mt_loader_blocks_kept = mt_size_classes_of_jemalloc;
 	}
 	active = getauxval(AT_SECURE) == 0;
 	if (active) {

@@ -2,6 +2,7 @@
 #include "rawsys.h"
 
 uintptr_t mt_loader_lo, mt_loader_hi;
+bool mt_loader_blocks_kept = true;
 
 /* Open addressing with linear probing, in memory of the shim's own.  The
  * loader makes a few blocks per thread and module, so a lock is cheap. */

@@ -20,6 +20,10 @@
 #define MT_HIDDEN __attribute__((visibility("hidden")))
 
 extern MT_HIDDEN uintptr_t mt_loader_lo, mt_loader_hi;
+/* Whether the allocator's lookup must not be asked of the loader's blocks
+ * (jemalloc's, above): then they are kept here.  Until the allocator is
+ * known, they are. */
+extern MT_HIDDEN bool mt_loader_blocks_kept;
 
 /* Is pc in the dynamic loader (ld.so)? */
 static inline bool mt_is_loader_code(const void *pc)

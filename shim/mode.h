@@ -25,22 +25,15 @@ extern MT_HIDDEN bool mt_tracing;
  * (set once, when the symbols are resolved). */
 extern MT_HIDDEN bool mt_glibc_chunks;
 
-/* True when the allocator keeps per-thread counts of the bytes allocated
- * and freed where the shim can read them (allocator_counters.h). */
-extern MT_HIDDEN bool mt_alloc_counters;
-
 /* Which fast path the hot functions may take: one byte to test. */
 enum mt_fast_path {
 	MT_FAST_NONE = 0,
 	MT_FAST_GLIBC = 1,
 	MT_FAST_OTHER = 2,
 	MT_FAST_GLIBC_TRACING = 3, /* glibc, each event inline into the trace */
-	MT_FAST_COUNTED = 4, /* another allocator whose own counters give the
-				usable sizes (allocator_counters.h) */
-	MT_FAST_OTHER_TRACING = 6, /* tcmalloc or mimalloc (block_sizes.h),
-				      each event inline into the trace */
-	MT_FAST_COUNTED_TRACING = 8, /* jemalloc, each event inline into the
-					trace (a free's size asked first) */
+	MT_FAST_OTHER_TRACING = 6, /* jemalloc, tcmalloc or mimalloc
+				      (block_sizes.h), each event inline
+				      into the trace */
 };
 extern MT_HIDDEN unsigned char mt_fast;
 

@@ -32,11 +32,10 @@ static inline size_t mt_usable(void *p)
 /* Are the blocks of code at caller kept apart (loader_blocks.h)?  Those
  * of the loader, on jemalloc and allocators the shim does not know; not on
  * glibc, whose sizes are read inline, nor on tcmalloc and mimalloc, whose
- * small blocks' sizes are in the map of pages (block_sizes.h) and whose
- * lookups, for the rest, touch no state of the thread. */
+ * lookups touch no state of the thread. */
 static inline bool mt_keeps_loader_blocks(const void *caller)
 {
-	return !mt_glibc_chunks && !mt_block_sizes_on && mt_is_loader_code(caller);
+	return !mt_glibc_chunks && mt_loader_blocks_kept && mt_is_loader_code(caller);
 }
 
 /* The usable size of a block another allocator than glibc's made, freed
@@ -144,8 +143,7 @@ mt_probe_alloc(enum mt_call call, size_t requested, void *p, const void *caller)
 		return call == MT_CALL_MALLOC
 			       ? mt_malloc_traced(t, requested, p, caller)
 			       : mt_alloc_traced(t, call, requested, p, caller);
-	} else if ((mt_fast == MT_FAST_OTHER || mt_fast == MT_FAST_COUNTED) &&
-		   t && p) {
+	} else if (mt_fast == MT_FAST_OTHER && t && p) {
 		return mt_alloc_other(t, call, requested, p, caller);
 	}
 	return mt_probe_alloc_slow(call, requested, p, caller);

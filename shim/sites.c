@@ -145,7 +145,6 @@ struct tables {
 };
 
 bool mt_sites_on;
-uint8_t mt_large_filter[MT_LARGE_FILTER_SLOTS];
 /* The main program's path, absolute (dladdr names it as it was run:
  * "build/tests/churn", even ""), for whoever reads the sites elsewhere. */
 static char exe_path[512];
@@ -682,10 +681,6 @@ static unsigned site_alloc(const void *p, size_t requested, size_t usable,
 		b->bytes = usable;
 		b->site = id;
 		tab->nblocks++;
-		/* (saturates: a slot at 255 stays, never falsely 0) */
-		uint8_t *slot = &mt_large_filter[mt_large_filter_slot(p)];
-		if (*slot < 255)
-			__atomic_store_n(slot, (uint8_t)(*slot + 1), __ATOMIC_RELAXED);
 	} else {
 		tab->untracked++;
 		id = 0;
@@ -882,9 +877,6 @@ static void block_freed(struct block *b)
 		tab->thread_live[b->thread_live - 1].live--;
 	if (b->thread != (uintptr_t)&mt_tls)
 		s->freed_elsewhere++;
-	uint8_t *slot = &mt_large_filter[mt_large_filter_slot((const void *)b->addr)];
-	if (*slot < 255)
-		__atomic_store_n(slot, (uint8_t)(*slot - 1), __ATOMIC_RELAXED);
 	block_remove(b);
 }
 
@@ -919,9 +911,6 @@ static unsigned block_kept(struct block *b, const void *p, size_t usable)
 	s->bytes += usable;
 	if ((uintptr_t)p != b->addr) {
 		struct block moved = *b;
-		uint8_t *slot = &mt_large_filter[mt_large_filter_slot((const void *)b->addr)];
-		if (*slot < 255)
-			__atomic_store_n(slot, (uint8_t)(*slot - 1), __ATOMIC_RELAXED);
 		block_remove(b);
 		b = block_of((uintptr_t)p);
 		/* (an entry there already is one whose free was not seen) */
@@ -929,9 +918,6 @@ static unsigned block_kept(struct block *b, const void *p, size_t usable)
 			tab->nblocks++;
 		*b = moved;
 		b->addr = (uintptr_t)p;
-		slot = &mt_large_filter[mt_large_filter_slot(p)];
-		if (*slot < 255)
-			__atomic_store_n(slot, (uint8_t)(*slot + 1), __ATOMIC_RELAXED);
 	}
 	b->bytes = usable;
 	return b->site;
@@ -1399,7 +1385,6 @@ void mt_sites_reset_after_fork(void)
 		memset(t->small_tally, 0, sizeof t->small_tally);
 	memset(tab->blocks, 0, sizeof tab->blocks);
 	tab->nblocks = 0;
-	memset(mt_large_filter, 0, sizeof mt_large_filter);
 	memset(tab->thread_live, 0, sizeof tab->thread_live);
 	memset(tab->ledgers, 0, sizeof tab->ledgers);
 	tab->nthread_live = 0;

@@ -51,22 +51,6 @@ _Static_assert(MT_SITE_CAUSES <= sizeof mt_tls.pending_count / sizeof mt_tls.pen
 
 extern MT_HIDDEN bool mt_sites_on;
 
-/* How many followed large blocks each slot's addresses have live: a
- * block whose slot is 0 is certainly not one, so that a free whose size
- * is known only after it (allocator_counters.h) asks the tables only for
- * those that may be. */
-#define MT_LARGE_FILTER_SLOTS (1u << 14)
-extern MT_HIDDEN uint8_t mt_large_filter[MT_LARGE_FILTER_SLOTS];
-static inline unsigned mt_large_filter_slot(const void *p)
-{
-	uintptr_t a = (uintptr_t)p >> 4;
-	return (unsigned)((a ^ (a >> 14) ^ (a >> 28)) & (MT_LARGE_FILTER_SLOTS - 1));
-}
-static inline bool mt_site_may_follow(const void *p)
-{
-	return mt_large_filter[mt_large_filter_slot(p)] != 0;
-}
-
 void mt_sites_init(void);
 /* A large block p was allocated by code that returns to `caller` (by
  * realloc: `resized`): its site becomes the thread's current one (until

@@ -7,6 +7,7 @@
 #include "thread.h"
 
 size_t (*mt_good_size)(size_t);
+bool mt_size_classes_of_jemalloc;
 uint32_t mt_size_table[MT_SIZE_STEPS];
 
 _Static_assert(MT_SIZE_STEPS - 1 == MT_SIZE_FINE_MAX / 8 +
@@ -18,6 +19,12 @@ static size_t (*nallocx)(size_t, int);
 static size_t tcmalloc_good_size(size_t n)
 {
 	return nallocx(n, 0);
+}
+
+/* (jemalloc's nallocx of 0 is not malloc(0)'s block: that is one byte's) */
+static size_t jemalloc_good_size(size_t n)
+{
+	return nallocx(n ? n : 1, 0);
 }
 
 /* The same object serves malloc and fn (a library linked to another
@@ -36,11 +43,16 @@ bool mt_size_classes_probe(void)
 	mt_tls.hidden++;
 	void *mi = dlsym(RTLD_DEFAULT, "mi_good_size");
 	void *tc = dlsym(RTLD_DEFAULT, "tc_nallocx");
+	void *je = dlsym(RTLD_DEFAULT, "nallocx");
 	if (same_object(mi))
 		good = (size_t (*)(size_t))mi;
 	else if (same_object(tc)) {
 		nallocx = (size_t (*)(size_t, int))tc;
 		good = tcmalloc_good_size;
+	} else if (same_object(je)) {
+		nallocx = (size_t (*)(size_t, int))je;
+		good = jemalloc_good_size;
+		mt_size_classes_of_jemalloc = true;
 	}
 	mt_good_size = good;
 	mt_tls.hidden--;

@@ -21,6 +21,7 @@
 #define MT_SIZE_STEPS (MT_SIZE_FINE_MAX / 8 + 1 + (MT_LARGE_BYTES - MT_SIZE_FINE_MAX) / 512)
 
 /* The allocator's function, NULL when it has none that is exact. */
+extern MT_HIDDEN bool mt_size_classes_of_jemalloc;
 extern MT_HIDDEN size_t (*mt_good_size)(size_t);
 extern MT_HIDDEN uint32_t mt_size_table[MT_SIZE_STEPS];
 

@@ -9,7 +9,6 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "allocator_counters.h"
 #include "diag.h"
 #include "glibc_heap.h"
 #include "loader_blocks.h"
@@ -570,12 +569,6 @@ void mt_symbols_resolve(void)
 	mt_real = r;
 	mt_tls.resolving = false;
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-	/* Only now: asking jemalloc starts it, and it maps memory through
-	 * the interposed mmap, which must find the symbols resolved (asked
-	 * during the resolution, it resolved again and waited for ever on
-	 * jemalloc's own start-up lock). */
-	if (!mt_glibc_chunks && mt_alloc_counters_probe())
-		mt_fast_update();
 }
 
 uintptr_t mt_libc_curbrk(void)

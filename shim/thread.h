@@ -88,14 +88,6 @@ struct mt_tls {
 	bool in_lttng;		  /* inside lttng-ust, emitting an event */
 	bool seen;		  /* counted in threads_seen (once: a thread
 				     attaches again in its teardown) */
-	/* The allocator's own counts of this thread's bytes allocated and
-	 * freed (allocator_counters.h), NULL until fetched; and the bytes of
-	 * the mallocs and frees counted from them, so that one a signal
-	 * handler makes inside another is taken out of the outer one's
-	 * change. */
-	const volatile uint64_t *allocated_ctr, *freed_ctr;
-	uint64_t allocated_counted, freed_counted;
-	bool counters_fetched;
 };
 extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 

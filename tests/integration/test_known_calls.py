@@ -188,9 +188,9 @@ def test_cxx_bad_alloc_passes_through(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_freed_sizes_follow_pages_that_change_class(backend):
-    """On tcmalloc and mimalloc a small block's size at free is read from
-    the shim's map of pages (shim/block_sizes.h), not asked of the
-    allocator: pages that change size class from round to round, aligned
+    """On jemalloc, tcmalloc and mimalloc a small block's size at free is
+    read from the shim's map of pages (shim/block_sizes.h), not asked of
+    the allocator: pages that change size class from round to round, aligned
     blocks (mimalloc's are interior addresses of bigger ones), calloc and
     realloc among them, every block freed in a scattered order.  Every
     byte counted allocated is counted freed, exactly."""
