@@ -22,7 +22,7 @@
 extern MT_HIDDEN uintptr_t mt_loader_lo, mt_loader_hi;
 /* Whether the allocator's lookup must not be asked of the loader's blocks
  * (jemalloc's, above): then they are kept here.  Until the allocator is
- * known, they are. */
+ * known, they are; never on glibc, whose sizes are read inline. */
 extern MT_HIDDEN bool mt_loader_blocks_kept;
 
 /* Is pc in the dynamic loader (ld.so)? */

@@ -35,7 +35,7 @@ static inline size_t mt_usable(void *p)
  * lookups touch no state of the thread. */
 static inline bool mt_keeps_loader_blocks(const void *caller)
 {
-	return !mt_glibc_chunks && mt_loader_blocks_kept && mt_is_loader_code(caller);
+	return mt_loader_blocks_kept && mt_is_loader_code(caller);
 }
 
 /* The usable size of a block another allocator than glibc's made, freed

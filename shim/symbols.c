@@ -556,6 +556,7 @@ void mt_symbols_resolve(void)
 		libc_brk = same_object(r.sbrk, dlsym(libc, "sbrk"));
 		bool glibc = same_object(r.malloc, dlsym(libc, "malloc"));
 		mt_glibc_chunks = glibc && glibc_chunks_readable(&r);
+		mt_loader_blocks_kept = !mt_glibc_chunks;
 		mt_allocator_nests = !glibc;
 		if (mt_glibc_chunks)
 			mt_glibc_heap_init(libc_curbrk);
