@@ -230,11 +230,8 @@ static void one_glibc_setting(struct mt_finding **x, size_t n)
 				continue;
 			}
 			/* said once, the fix dropped */
-			size_t at = strlen(x[i]->explanation);
 			if (!strstr(x[i]->explanation, "The glibc setting of ["))
-				snprintf(x[i]->explanation + at,
-					 sizeof x[i]->explanation - at,
-					 " The glibc setting of %s is the one to "
+				mt_finding_append(x[i], " The glibc setting of %s is the one to "
 					 "try: the environment holds one.",
 					 where);
 			memmove(fix, fix + 1,
@@ -556,14 +553,11 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 				k++;
 				continue;
 			}
-			size_t at = strlen(x->explanation);
 			if (same)
-				snprintf(x->explanation + at, sizeof x->explanation - at,
-					 " %s is not proposed: its runs here have "
+				mt_finding_append(x, " %s is not proposed: its runs here have "
 					 "a %s finding.", b, same->id);
 			else
-				snprintf(x->explanation + at, sizeof x->explanation - at,
-					 " %s is not proposed: its runs here took "
+				mt_finding_append(x, " %s is not proposed: its runs here took "
 					 "more CPU (%.3f s against %.3f s%s).",
 					 b, there, here,
 					 bare ? ", without the shim" : "");
@@ -770,9 +764,7 @@ static bool allocator_time(struct findings *all, json_t *undecided,
 		/* (beyond 2 us a call: the bytes the calls wrote) */
 		if (gap > 2e-6 * x->allocations) {
 			char b1[32], b2[32];
-			size_t len = strlen(a->explanation);
-			snprintf(a->explanation + len, sizeof a->explanation - len,
-				 " Its calls also wrote bytes: calloc asked for %s "
+			mt_finding_append(a, " Its calls also wrote bytes: calloc asked for %s "
 				 "in all, which an allocator must zero when it takes "
 				 "the block from memory it used before (glibc does, "
 				 "from its heap, where fresh pages from the kernel "
@@ -1022,9 +1014,7 @@ static void check_by_fixes(const struct context *cx, struct findings *all,
 		}
 		if (x->check_by_fix) {
 			json_t *v = fix->verified;
-			size_t at = strlen(x->explanation);
-			snprintf(x->explanation + at, sizeof x->explanation - at,
-				 " With the setting the command took %.3f s of "
+			mt_finding_append(x, " With the setting the command took %.3f s of "
 				 "system time instead of %.3f s, %.3f s of CPU "
 				 "instead of %.3f s (page faults %.0f instead of "
 				 "%.0f; over %lld runs): the memory given back was "

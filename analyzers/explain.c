@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,15 @@ static double large_blocks_bound(const struct mt_call_figures *f,
 	return moved > through ? through / moved : 1;
 }
 
+void mt_finding_append(struct mt_finding *x, const char *fmt, ...)
+{
+	size_t at = strlen(x->explanation);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(x->explanation + at, sizeof x->explanation - at, fmt, ap);
+	va_end(ap);
+}
+
 /* From a trace with fault samples: the faults that fell in the site's
  * blocks, measured, against the run's. */
 static void say_site_faults(struct mt_finding *x, json_t *site,
@@ -103,11 +113,9 @@ static void say_site_faults(struct mt_finding *x, json_t *site,
 	json_t *n = json_object_get(site, "faults");
 	if (!n || f->faults < 1)
 		return;
-	size_t at = strlen(x->explanation);
 	double faults = (double)json_integer_value(n);
 	char label[512];
-	snprintf(x->explanation + at, sizeof x->explanation - at,
-		 " The blocks allocated at %s took %.0f of the run's %.0f page "
+	mt_finding_append(x, " The blocks allocated at %s took %.0f of the run's %.0f page "
 		 "faults (%.0f%%, from the faults sampled in the trace, each put "
 		 "on the block it fell in).",
 		 mt_site_label(json_object_get(site, "stack"), label, sizeof label),
@@ -122,17 +130,14 @@ enum { SMALL_SAMPLES_ENOUGH = 20 };
 void mt_finding_small_sites(struct mt_finding *x, json_t *sites)
 {
 	double rate, n = mt_sites_small_samples(sites, &rate);
-	size_t at = strlen(x->explanation);
 	char r[32], label[512];
 	if (n <= 0) {
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " Their call sites were not sampled (MEMTRACE_SITES="
+		mt_finding_append(x, " Their call sites were not sampled (MEMTRACE_SITES="
 			 "large or off, or recorded before memtrace sampled them).");
 		return;
 	}
 	if (n < SMALL_SAMPLES_ENOUGH) {
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " Only %.0f small blocks were sampled for their call "
+		mt_finding_append(x, " Only %.0f small blocks were sampled for their call "
 			 "sites: too few to say where they come from.", n);
 		return;
 	}
@@ -160,17 +165,13 @@ void mt_finding_small_sites(struct mt_finding *x, json_t *sites)
 		if (!strcmp(this, other))
 			other_share += s;
 	}
-	snprintf(x->explanation + at, sizeof x->explanation - at,
-		 " Sampled (about once in every %s of allocations, %.0f "
+	mt_finding_append(x, " Sampled (about once in every %s of allocations, %.0f "
 		 "samples), %.0f%% of the small blocks' bytes were allocated "
 		 "at %s",
 		 mt_format_bytes(rate, r, sizeof r), n, share * 100, label);
-	at = strlen(x->explanation);
 	if (*other)
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 ", %.0f%% at %s", other_share * 100, other);
-	at = strlen(x->explanation);
-	snprintf(x->explanation + at, sizeof x->explanation - at, ".");
+		mt_finding_append(x, ", %.0f%% at %s", other_share * 100, other);
+	mt_finding_append(x, ".");
 }
 
 /* "less than 1%", or "<qualifier> 45%". */
@@ -218,29 +219,24 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 			    json_array_get(x->sites, i), "large"), "allocations")) < 2)
 			json_array_remove(x->sites, i);
 	json_t *top = json_array_get(x->sites, 0);
-	size_t at = strlen(x->explanation);
 	char part[32];
 	if (bound >= 0.5 && covered < 0.5) {
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " Of all of it, %s was done while a large block was "
+		mt_finding_append(x, " Of all of it, %s was done while a large block was "
 			 "allocated or freed, where memtrace knows the code: the "
 			 "allocator did the rest on its own time (a purge "
 			 "decided later, a trim after small frees)%s",
 			 percent_words(covered, "only", part, sizeof part),
 			 top ? "; " : ".");
-		at = strlen(x->explanation);
 		if (!top)
 			return;
 		mt_site_label(json_object_get(top, "stack"), label, sizeof label);
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 "%.0f%% at %s.",
+		mt_finding_append(x, "%.0f%% at %s.",
 			 json_number_value(json_object_get(top, "share")) * 100, label);
 		return;
 	}
 	if (bound < 0.5) {
 		x->small_blocks = true;
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " Blocks of 128 KiB or more, whose call sites memtrace "
+		mt_finding_append(x, " Blocks of 128 KiB or more, whose call sites memtrace "
 			 "records, went through the allocator for %s of that "
 			 "memory: the rest is smaller blocks, many of them freed "
 			 "and allocated again together.",
@@ -251,8 +247,7 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	if (!top)
 		return;
 	if (own) {
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " %.0f%% of the mapping and unmapping is done at %s.",
+		mt_finding_append(x, " %.0f%% of the mapping and unmapping is done at %s.",
 			 json_number_value(json_object_get(top, "share")) * 100,
 			 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
 		return;
@@ -288,8 +283,7 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 			memcpy(labels[j], labels[j - 1], sizeof swap);
 			memcpy(labels[j - 1], swap, sizeof swap);
 		}
-	snprintf(x->explanation + at, sizeof x->explanation - at,
-		 " %.0f%% of it comes from the blocks allocated at %s",
+	mt_finding_append(x, " %.0f%% of it comes from the blocks allocated at %s",
 		 shares[0] * 100, labels[0]);
 	/* and the next sites, up to two, when they weigh as much or nearly:
 	 * naming one of equal causes would send the reader to part of the
@@ -297,20 +291,15 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	for (size_t k = 1; k < 3 && k < nlabels; k++) {
 		if (shares[k] < 0.5 * shares[0])
 			break;
-		at = strlen(x->explanation);
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 ", %.0f%% from those at %s", shares[k] * 100, labels[k]);
+		mt_finding_append(x, ", %.0f%% from those at %s", shares[k] * 100, labels[k]);
 	}
-	at = strlen(x->explanation);
-	snprintf(x->explanation + at, sizeof x->explanation - at, ".");
+	mt_finding_append(x, ".");
 	say_site_faults(x, top, in->f);
 	if (!mt_site_grows(top))
 		return;
 	json_t *large = json_object_get(top, "large");
 	char lo[32], hi[32];
-	at = strlen(x->explanation);
-	snprintf(x->explanation + at, sizeof x->explanation - at,
-		 " The blocks there grow: %.0f of its %.0f large allocations "
+	mt_finding_append(x, " The blocks there grow: %.0f of its %.0f large allocations "
 		 "were larger than the one before, from %s to %s, a buffer "
 		 "grown step by step (realloc, a vector's push_back, a list, "
 		 "string or array appended to), each step a new block for the allocator "
@@ -327,9 +316,7 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	json_t *reallocs = json_object_get(large, "reallocs");
 	bool by_realloc = !reallocs || json_number_value(reallocs) >= 1;
 	if (in->f->realloc_moves >= 1 && by_realloc) {
-		at = strlen(x->explanation);
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " Over the run realloc moved %.0f blocks to a new place, "
+		mt_finding_append(x, " Over the run realloc moved %.0f blocks to a new place, "
 			 "the allocator copying %s for them%s.",
 			 in->f->realloc_moves,
 			 mt_format_bytes(in->f->realloc_copied_bytes, lo, sizeof lo),

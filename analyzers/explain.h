@@ -48,6 +48,11 @@ struct mt_finding {
 	bool check_by_fix;
 };
 
+/* Text added to the end of x's explanation, as printf writes it (cut
+ * where it no longer fits). */
+void mt_finding_append(struct mt_finding *x, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* What a rule looks at. */
 struct mt_rule_input {
 	const char *backend;

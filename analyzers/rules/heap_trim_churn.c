@@ -21,9 +21,7 @@ static void malloc_trim_part(struct mt_finding *x,
 			    json_real(f->trim_calls));
 	json_object_set_new(e, "shrinks_by_malloc_trim_per_call",
 			    json_real(f->trim_shrinks));
-	size_t len = strlen(x->explanation);
-	snprintf(x->explanation + len, sizeof x->explanation - len,
-		 " %.0f%% of the trims (%.*f of %.*f%s) were made by the "
+	mt_finding_append(x, " %.0f%% of the trims (%.*f of %.*f%s) were made by the "
 		 "program's own calls of malloc_trim (%.*f calls), which give "
 		 "back what is free at the top of the heap whatever the trim "
 		 "threshold says.",

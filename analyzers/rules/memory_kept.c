@@ -309,9 +309,7 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 				 mt_format_bytes(pinned, b3, sizeof b3), tail);
 	}
 	if (in->churns && !fragmented) {
-		size_t at = strlen(x->explanation);
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " Giving it back sooner is not proposed: this run also "
+		mt_finding_append(x, " Giving it back sooner is not proposed: this run also "
 			 "churns (the finding above: memory given back and "
 			 "faulted in again), and sooner would make more of that.");
 	}

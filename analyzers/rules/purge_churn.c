@@ -105,10 +105,8 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 				    json_real(f->trim_purges));
 		json_object_set_new(e, "bytes_purged_by_malloc_trim_per_call",
 				    json_real(f->trim_purged_bytes));
-		size_t len = strlen(x->explanation);
 		char b[32];
-		snprintf(x->explanation + len, sizeof x->explanation - len,
-			 " %.*f of the purges%s were the program's own calls of "
+		mt_finding_append(x, " %.*f of the purges%s were the program's own calls of "
 			 "malloc_trim (%s given back by them, free pages inside "
 			 "the heap, which glibc gives back only when asked).",
 			 f->whole ? 0 : 2, f->trim_purges,

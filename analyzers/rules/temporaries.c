@@ -45,7 +45,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 	json_object_set_new(e, "large_per_call", json_real(f->large_allocs));
 	json_object_set_new(e, "frees_per_call", json_real(f->large_frees));
 	json_object_set_new(e, "min_size", json_integer(128 * 1024));
-	int at = snprintf(x->explanation, sizeof x->explanation,
+	snprintf(x->explanation, sizeof x->explanation,
 			  "Over the run, the program allocated %.0f large blocks "
 			  "and freed %.0f of them. Where most are made, and the "
 			  "most of them one thread had live at once in the "
@@ -90,9 +90,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 					       "(its function is inlined into "
 					       "another):"
 					     : "at most live at once in its function:";
-		if (at > 0 && (size_t)at < sizeof x->explanation)
-			at += snprintf(x->explanation + at, sizeof x->explanation - at,
-				       "%s %s, %.0f blocks of about %s%s, %s %lld",
+		mt_finding_append(x, "%s %s, %.0f blocks of about %s%s, %s %lld",
 				       i ? ";" : "",
 				       mt_site_label(json_object_get(site, "stack"),
 						     label, sizeof label),
@@ -103,15 +101,13 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 					      : live_in,
 				       (long long)(handed ? elsewhere : live));
 	}
-	if (at > 0 && (size_t)at < sizeof x->explanation)
-		at += snprintf(x->explanation + at, sizeof x->explanation - at, ".%s",
+	mt_finding_append(x, ".%s",
 			       two ? " Where two are live at once, the function needs "
 				     "that much more memory than one buffer: the "
 				     "allocator must find room for each anew."
 				   : "");
-	if (kept && at > 0 && (size_t)at < sizeof x->explanation)
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 " Where %lld are live at once, the blocks outlive the "
+	if (kept)
+		mt_finding_append(x, " Where %lld are live at once, the blocks outlive the "
 			 "call that makes them (a cache, a pool, a queue): each "
 			 "one freed and made again is what the allocator turns "
 			 "over.",
@@ -170,9 +166,7 @@ struct mt_finding *mt_rule_temporaries(const struct mt_rule_input *in)
 		json_t *site = json_array_get(x->sites, k);
 		if (!site)
 			break;
-		size_t at = strlen(x->explanation);
-		snprintf(x->explanation + at, sizeof x->explanation - at,
-			 "%s %s (%.0f%%%s)%s", k ? "," : " They are made at",
+		mt_finding_append(x, "%s %s (%.0f%%%s)%s", k ? "," : " They are made at",
 			 mt_site_label(json_object_get(site, "stack"), label,
 				       sizeof label),
 			 json_number_value(json_object_get(site, "share")) * 100,
