@@ -99,8 +99,10 @@ static void say_end(const struct mt_recording *r, char *out, size_t len)
 			 r->exec_path[0] ? " of " : "", r->exec_path);
 		break;
 	case MT_END_EXIT_NOW:
-		snprintf(out, len, "left by _exit(%d), which writes no closing record",
-			 r->value);
+		/* (the shim writes its closing record on _exit as on exit,
+		 * but in a vfork child, whose memory is its parent's) */
+		snprintf(out, len, "left by _exit(%d)%s", r->value,
+			 r->closed ? "" : ", which wrote no closing record");
 		break;
 	case MT_END_SIGNAL:
 		sig = r->value > 0 && r->value < 65 ? sigabbrev_np(r->value) : NULL;

@@ -263,12 +263,16 @@ bool mt_lifecycle_killed(int sig)
 
 void mt_lifecycle_exit_now(int status)
 {
-	/* A forked child leaving by _exit, as a server's workers, a pool's
-	 * processes (Python's os._exit) and a shell's children do: its
-	 * summary all the same, as exit writes it, or its figures are lost
-	 * to explain and stat.  Not in a vfork child, whose memory is its
-	 * parent's. */
-	if (active && forked_child && forked_child == getpid()) {
+	/* A process leaving by _exit, as a server's workers, a pool's
+	 * processes (Python's os._exit) and a shell's children do, or a
+	 * program that ends itself so from a thread: its summary all the
+	 * same, as exit writes it, or its figures are lost to explain and
+	 * stat ("no run succeeded" for os._exit(7) from a thread: new-user
+	 * trial 16).  Not in a vfork child, whose memory is its parent's
+	 * (its pid is neither). */
+	pid_t pid = getpid();
+	if (active && (pid == started || (forked_child && forked_child == pid))) {
+		mt_trace_ended_by_exit_now(status);
 		mt_fini();
 		active = false;
 		return;

@@ -1050,10 +1050,19 @@ static void trace_crash(int sig)
 }
 
 static int ending_signal;
+/* _exit's status where it ended the process (ending_now_by_exit). */
+static bool ending_by_exit_now;
+static int exit_now_status;
 
 void mt_trace_ended_by(int sig)
 {
 	ending_signal = sig;
+}
+
+void mt_trace_ended_by_exit_now(int status)
+{
+	exit_now_status = status;
+	ending_by_exit_now = true;
 }
 
 static void trace_finish(const struct mt_closing *record)
@@ -1091,8 +1100,13 @@ static void trace_finish(const struct mt_closing *record)
 	/* (the status is not known to a destructor; a signal that ends
 	 * the process wrote the summary on its way: mt_trace_ended_by) */
 	if (writing_own_file())
-		write_status(ending_signal ? MT_END_SIGNAL : MT_END_EXIT,
-			     ending_signal ? ending_signal : -1, 0);
+		write_status(ending_signal	  ? MT_END_SIGNAL
+			     : ending_by_exit_now ? MT_END_EXIT_NOW
+						  : MT_END_EXIT,
+			     ending_signal	  ? ending_signal
+			     : ending_by_exit_now ? exit_now_status
+						  : -1,
+			     0);
 	mt_sink_off(MT_SINK_TRACE); /* the hot paths stop recording too */
 	if (trace_fd >= 0 && is_the_trace(trace_fd))
 		close(trace_fd);

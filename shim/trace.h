@@ -28,5 +28,7 @@ void mt_trace_free(struct mt_thread *t, const void *p, size_t usable);
 /* The closing record about to be written is a signal's that ends the
  * process (lifecycle.c), which the status says in place of exit. */
 void mt_trace_ended_by(int sig);
+/* The same for _exit(status), which writes the summary as exit does. */
+void mt_trace_ended_by_exit_now(int status);
 
 #endif

@@ -23,11 +23,11 @@ def test_same_output_and_status(backend, how, code):
     assert traced.stdout == bare.stdout
     assert traced.returncode == bare.returncode
     assert "error" not in traced.stderr
-    # A summary when the process exits through exit(), or a signal that
-    # ends it whole takes it (SIGTERM: the shim writes it on the way);
-    # none (and no crash) when it leaves by _exit or abort.
+    # A summary when the process exits through exit() or _exit (Python's
+    # os._exit), or a signal that ends it whole takes it (SIGTERM: the
+    # shim writes it on the way); none (and no crash) when it aborts.
     has_summary = "memtrace: pid" in traced.stderr
-    assert has_summary == (how in ("return", "exit", "thread", "signal"))
+    assert has_summary == (how in ("return", "exit", "_exit", "thread", "signal"))
 
 
 @pytest.mark.parametrize("extra", [{}, {"MEMTRACE_OUT": "trace.mt"},
