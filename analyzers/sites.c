@@ -280,8 +280,11 @@ long long mt_site_live_in_function(json_t *site)
 	json_int_t here = json_integer_value(json_object_get(large, "max_live"));
 	if (mt_site_holder(json_object_get(site, "stack")))
 		return here < live ? here : live;
-	/* (a site's first block is not in its function's count) */
-	return here > live ? here : live;
+	/* (a site's first block is not in its function's count; more than
+	 * one above it, the site's blocks were several threads' together:
+	 * 4 threads with 4 each were "16 live at once in its function",
+	 * new-user trial 16) */
+	return here > live + 1 || here < live ? live : here;
 }
 
 double mt_site_larger(json_t *site)

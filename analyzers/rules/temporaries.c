@@ -53,6 +53,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 			  "while it lives):",
 			  f->large_allocs, f->large_frees);
 	bool two = false;
+	json_int_t few = 0; /* the most live where two or three are */
 	json_int_t kept = 0; /* the most live where more than a call needs */
 	json_array_foreach(sites, i, site) {
 		json_t *large = json_object_get(site, "large");
@@ -68,7 +69,11 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		/* Blocks handed to another thread, which frees them: live
 		 * in a queue, not two in the function where one would do. */
 		bool handed = elsewhere >= 0.5 * freed;
-		two |= mt_in_place_fits((double)live) && !handed;
+		if (mt_in_place_fits((double)live) && !handed) {
+			two = true;
+			if (live > few)
+				few = live;
+		}
 		/* (more than an expression makes: each operation of a NumPy
 		 * expression is a temporary, with its operands live too, so a
 		 * call of a few lines has 4 or 5 at once; "outlive the call"
@@ -101,11 +106,12 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 					      : live_in,
 				       (long long)(handed ? elsewhere : live));
 	}
-	mt_finding_append(x, ".%s",
-			       two ? " Where two are live at once, the function needs "
-				     "that much more memory than one buffer: the "
-				     "allocator must find room for each anew."
-				   : "");
+	mt_finding_append(x, ".");
+	if (two)
+		mt_finding_append(x, " Where %lld are live at once, the function needs "
+				  "%lld times the memory of one buffer: the "
+				  "allocator must find room for each anew.",
+				  (long long)few, (long long)few);
 	if (kept)
 		mt_finding_append(x, " Where %lld are live at once, the blocks outlive the "
 			 "call that makes them (a cache, a pool, a queue): each "

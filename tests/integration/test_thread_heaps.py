@@ -120,3 +120,22 @@ def test_a_shrink_is_shared_by_the_blocks_it_gives_back(tmp_path):
         assert 0.25 < share < 0.42, (share, x["stack"][0])
     counted = [x for x in shrunk if x["caused"].get("thread_heap_shrink")]
     assert len(counted) == 1, shrunk
+
+
+def test_live_at_once_is_one_threads_not_all_threads_together():
+    """Two threads each keep their last two blocks of 1 MiB, made at one
+    line: four live there at once, two on each thread.  The temporaries
+    finding says what one thread had live in the function (2), not the
+    threads' sum (4 threads with 4 each were '16 live at once in its
+    function': new-user trial 16).  glibc's mmap threshold fixed at 128 KiB
+    makes each block a mapping of its own, so that the churn is found."""
+    env = clean_env()
+    env["GLIBC_TUNABLES"] = "glibc.malloc.mmap_threshold=131072"
+    r = run([CLI, "explain", "--json", "--backend", "glibc", "--",
+             program("thread_heaps"), "ring", "2000"], env)
+    temporaries = [f for f in json.loads(r.stdout)["findings"]
+                   if f["id"] == "temporaries"]
+    assert temporaries, r.stdout
+    text = temporaries[0]["explanation"]
+    assert "at most live at once in its function: 2." in text, text
+    assert "Where 2 are live at once" in text, text

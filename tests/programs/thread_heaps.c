@@ -11,7 +11,10 @@
  *   trio    each round allocates three blocks of 3 MiB, at three lines
  *           (input, work, output), touches them and frees them in that
  *           order: the shrink the last free sets off gives back all
- *           three's memory */
+ *           three's memory
+ *   ring    each thread keeps its last two blocks of 1 MiB, made at one
+ *           line: the oldest freed before the next is made (two live on
+ *           each thread, four at once at that line) */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +47,11 @@ static void *work(void *arg)
 
 enum { TRIO = 3 << 20 };
 
-static void *touched(char *p)
+static void *touched(char *p, size_t size)
 {
 	if (!p)
 		abort();
-	memset(p, 1, TRIO);
+	memset(p, 1, size);
 	__asm__ volatile("" : : "r"(p) : "memory");
 	return p;
 }
@@ -57,13 +60,28 @@ static void *trio(void *arg)
 {
 	(void)arg;
 	for (int r = 0; r < rounds; r++) {
-		char *in = touched(malloc(TRIO));
-		char *work = touched(malloc(TRIO));
-		char *out = touched(malloc(TRIO));
+		char *in = touched(malloc(TRIO), TRIO);
+		char *work = touched(malloc(TRIO), TRIO);
+		char *out = touched(malloc(TRIO), TRIO);
 		free(in);
 		free(work);
 		free(out);
 	}
+	return NULL;
+}
+
+enum { RING = 1 << 20 };
+
+static void *ring(void *arg)
+{
+	char *p[2] = {NULL, NULL};
+	(void)arg;
+	for (int r = 0; r < rounds; r++) {
+		free(p[r & 1]);
+		p[r & 1] = touched(malloc(RING), RING);
+	}
+	free(p[0]);
+	free(p[1]);
 	return NULL;
 }
 
@@ -73,7 +91,9 @@ int main(int argc, char **argv)
 		return 2;
 	churn = strcmp(argv[1], "churn") == 0;
 	rounds = atoi(argv[2]);
-	void *(*fn)(void *) = strcmp(argv[1], "trio") == 0 ? trio : work;
+	void *(*fn)(void *) = strcmp(argv[1], "trio") == 0   ? trio
+			      : strcmp(argv[1], "ring") == 0 ? ring
+							     : work;
 	pthread_t t[THREADS];
 	for (int i = 0; i < THREADS; i++)
 		if (pthread_create(&t[i], NULL, fn, NULL) != 0)
