@@ -159,11 +159,13 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 				json_integer_value(json_object_get(sum, add[k])) +
 				json_integer_value(json_object_get(large, add[k]))));
 		fold_sizes(sum, large);
-		/* (absent from recordings made before it was counted) */
-		if (json_object_get(large, "reallocs"))
-			json_object_set_new(sum, "reallocs", json_integer(
-				json_integer_value(json_object_get(sum, "reallocs")) +
-				json_integer_value(json_object_get(large, "reallocs"))));
+		/* (absent from recordings made before they were counted) */
+		const char *newer[] = {"reallocs", "requested_bytes"};
+		for (int k = 0; k < 2; k++)
+			if (json_object_get(large, newer[k]))
+				json_object_set_new(sum, newer[k], json_integer(
+					json_integer_value(json_object_get(sum, newer[k])) +
+					json_integer_value(json_object_get(large, newer[k]))));
 		/* (a summary before "larger": none, so mt_site_grows falls
 		 * back to "grows") */
 		for (int k = 0; k < 2; k++) {
@@ -271,6 +273,16 @@ bool mt_sites_share_shrinks(json_t *sites)
 		if (json_object_get(json_object_get(site, "large"), "reallocs"))
 			return true;
 	return false;
+}
+
+double mt_site_block_bytes(json_t *site, double usable)
+{
+	json_t *large = json_object_get(site, "large");
+	double n = json_number_value(json_object_get(large, "allocations"));
+	double asked = json_number_value(json_object_get(large, "requested_bytes"));
+	if (n <= 0)
+		return 0;
+	return asked > 0 ? asked / n : usable / n;
 }
 
 long long mt_site_live_in_function(json_t *site)

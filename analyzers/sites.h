@@ -55,6 +55,11 @@ bool mt_sites_share_shrinks(json_t *sites);
  * (whose count is of all the other's blocks) the least of that and the
  * site's own. */
 long long mt_site_live_in_function(json_t *site);
+/* A site's blocks' mean size as the program asked for them (the usable
+ * sizes round up to the allocator's size classes: the same NumPy array
+ * was 7.6 MiB on glibc and 8.0 on jemalloc); `usable` over its count
+ * where a recording has no such figure. */
+double mt_site_block_bytes(json_t *site, double usable);
 /* How many of its blocks were larger than the one before ("larger", or
  * in a summary without it "grows"). */
 double mt_site_larger(json_t *site);

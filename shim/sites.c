@@ -77,6 +77,7 @@ struct site {
 	int region;		     /* the innermost region open, -1: none */
 	const char *region_name;
 	uint64_t allocs, bytes, frees, live, max_live;
+	uint64_t requested; /* the bytes its blocks were asked for */
 	/* A function's entry: the most of its blocks one thread had live at
 	 * once.  A site: its blocks freed by another thread than the one
 	 * that allocated them (a producer's, freed by a consumer). */
@@ -648,6 +649,7 @@ static unsigned site_alloc(const void *p, size_t requested, size_t usable,
 		s->allocs++;
 		s->reallocs += resized;
 		s->bytes += usable;
+		s->requested += requested;
 		if (!s->min_bytes || usable < s->min_bytes)
 			s->min_bytes = usable;
 		if (usable > s->max_bytes)
@@ -902,13 +904,15 @@ void mt_site_free(const void *p)
  * stays its site's, counted as a block given up and one made there (as
  * the process counts it) but for its sizes, which stay those the code
  * asked for.  With the lock held; returns the site. */
-static unsigned block_kept(struct block *b, const void *p, size_t usable)
+static unsigned block_kept(struct block *b, const void *p, size_t requested,
+			   size_t usable)
 {
 	struct site *s = &tab->sites[b->site];
 	s->allocs++;
 	s->frees++;
 	s->reallocs++;
 	s->bytes += usable;
+	s->requested += requested;
 	if ((uintptr_t)p != b->addr) {
 		struct block moved = *b;
 		block_remove(b);
@@ -937,7 +941,7 @@ unsigned mt_site_realloc(const void *old, const void *p, size_t requested,
 		id = b->site;
 		mt_tls.site_bytes = b->bytes;
 		if (large && usable <= b->bytes)
-			kept = block_kept(b, p, usable);
+			kept = block_kept(b, p, requested, usable);
 		else
 			block_freed(b);
 	}
@@ -1178,6 +1182,7 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 	struct mt_json_obj large = mt_json_nested(j, "large");
 	mt_json_u64(&large, "allocations", s->allocs);
 	mt_json_u64(&large, "bytes", s->bytes);
+	mt_json_u64(&large, "requested_bytes", s->requested);
 	mt_json_u64(&large, "frees", s->frees);
 	mt_json_u64(&large, "max_live", s->max_live);
 	mt_json_u64(&large, "min_bytes", s->min_bytes);
@@ -1233,6 +1238,7 @@ static void add_to_rest(struct site *rest, const struct site *s)
 {
 	rest->allocs += s->allocs;
 	rest->bytes += s->bytes;
+	rest->requested += s->requested;
 	rest->frees += s->frees;
 	rest->reallocs += s->reallocs;
 	rest->freed_elsewhere += s->freed_elsewhere;
@@ -1375,6 +1381,7 @@ void mt_sites_reset_after_fork(void)
 	for (unsigned id = 1; id <= tab->nsites; id++) {
 		struct site *s = &tab->sites[id];
 		s->allocs = s->bytes = s->frees = s->live = s->max_live = 0;
+		s->requested = 0;
 		s->thread_max_live = s->freed_elsewhere = s->reallocs = 0;
 		memset(s->count, 0, sizeof s->count);
 		memset(s->caused_bytes, 0, sizeof s->caused_bytes);

@@ -99,7 +99,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 				       i ? ";" : "",
 				       mt_site_label(json_object_get(site, "stack"),
 						     label, sizeof label),
-				       n, mt_format_bytes(bytes / n, b1, sizeof b1),
+				       n, mt_format_bytes(mt_site_block_bytes(site, bytes), b1, sizeof b1),
 				       by_realloc,
 				       handed ? "freed by another thread than the "
 						"one that made them:"
