@@ -16,6 +16,11 @@ tell.  This counts, on each backend, bare, counting and tracing
   * the whole NumPy run of 30 calls of each, start-up included: its
     instructions against bare's.
 
+Tracing's per-call figures include what its threads do by the clock (a
+resident-memory sample every 20 ms, the writer's flushes), which
+callgrind's fiftyfold slower run multiplies: its pairs' figures, where the
+events dominate, are the ones to read.
+
 --baseline-shim OLD counts another build's pairs in the same table.
 A benchmark, not a test: prints the figures and exits 0.
 
@@ -43,6 +48,9 @@ def env_for(backend, shim, mode, tmp):
     shim goes before it, as `memtrace run` does."""
     e = {k: v for k, v in os.environ.items()
          if not k.startswith("MEMTRACE_") and k != "LD_PRELOAD"}
+    # (Python's hash seed changes its dicts' work from run to run: some
+    # 3% of a call's instructions)
+    e["PYTHONHASHSEED"] = "0"
     lib = backend_lib(backend)
     preload = ([shim] if mode != "bare" else []) + ([lib] if lib else [])
     if preload:
