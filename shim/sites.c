@@ -616,6 +616,10 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 static void credit_pending(unsigned id)
 {
 	for (int c = 0; c < MT_SITE_CAUSES; c++) {
+		/* (nothing pending, nothing written: a site's lines are
+		 * shared by the threads that allocate there) */
+		if (!mt_tls.pending_count[c] && !mt_tls.pending_bytes[c])
+			continue;
 		if (id) {
 			tab->sites[id].count[c] += mt_tls.pending_count[c];
 			tab->sites[id].caused_bytes[c] += mt_tls.pending_bytes[c];
