@@ -798,6 +798,63 @@ static bool allocator_time(struct findings *all, json_t *undecided,
 	return true;
 }
 
+/* A recording without its figures at exit (killed) analyses no whole
+ * run, so nothing is found there; what it recorded is still said where it
+ * shows a churn's pattern, with what the exit would have told (a trace of
+ * 6,536 heap grows and 3,251 trims of 6.3 GiB had "0 findings": new-user
+ * trial 17). */
+static void print_recorded_only(FILE *out, const struct measured *m, int nm)
+{
+	for (int i = 0; i < nm; i++) {
+		json_t *s = m[i].runs.n ? m[i].runs.summaries[0] : NULL;
+		if (!m[i].partial || !s || !json_is_null(json_object_get(s, "wall_s")))
+			continue;
+		json_t *brk = json_object_get(s, "brk");
+		double grow = json_number_value(json_object_get(brk, "grow")),
+		       trims = json_number_value(json_object_get(brk, "shrink")),
+		       trimmed = json_number_value(json_object_get(brk, "shrink_bytes")),
+		       unmaps = json_number_value(json_object_get(
+			       json_object_get(s, "syscalls"), "munmap")) +
+				json_number_value(json_object_get(
+					json_object_get(s, "syscalls_inferred"), "munmap")),
+		       purges = json_number_value(json_object_get(
+			       json_object_get(s, "madvise_by_advice"), "MADV_DONTNEED")) +
+				json_number_value(json_object_get(
+					json_object_get(s, "madvise_by_advice"), "MADV_FREE")),
+		       recorded = json_number_value(json_object_get(
+			       json_object_get(s, "recording"), "recorded_s"));
+		/* (ten of them at least: a pattern, not a moment) */
+		if (trims < 10 && unmaps < 10 && purges < 10)
+			continue;
+		char b[32], what[512];
+		size_t at = 0;
+		what[0] = '\0';
+		if (trims >= 10)
+			at += (size_t)snprintf(what + at, sizeof what - at,
+				"the heap grew %.0f times and was trimmed back "
+				"%.0f times (%s given back)", grow, trims,
+				mt_format_bytes(trimmed, b, sizeof b));
+		if (unmaps >= 10 && at < sizeof what)
+			at += (size_t)snprintf(what + at, sizeof what - at,
+					       "%s%.0f mappings were unmapped",
+					       at ? ", " : "", unmaps);
+		if (purges >= 10 && at < sizeof what)
+			snprintf(what + at, sizeof what - at,
+				 "%s%.0f purges (madvise) gave pages back",
+				 at ? ", " : "", purges);
+		fprintf(out, "\n[recorded, not measured] %s\n  The recording ended "
+			     "before the program did (%s), so its time, CPU and page "
+			     "faults, measured at exit, are not in it, and no finding "
+			     "about the whole run can be made.  In the %.1f s it "
+			     "recorded, %s: memory given back to the kernel over and "
+			     "over, the pattern of a churn.  Whether it cost time, a "
+			     "run to the end tells (or regions, "
+			     "memtrace_region_begin/end, each measured as it ends).\n",
+			m[i].source ? m[i].source : m[i].runs.backend, m[i].partial,
+			recorded, what);
+	}
+}
+
 /* What allocator-time left open: a difference the runs' spread could
  * have made by chance, with what it would take to decide. */
 static void print_undecided(FILE *out, const json_t *undecided)
@@ -1508,6 +1565,7 @@ int mt_cmd_explain(int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			print_finding(out, found[i]);
 		print_undecided(out, undecided);
+		print_recorded_only(out, m, nm);
 	}
 	json_decref(undecided);
 	for (size_t i = 0; i < n; i++)
