@@ -94,7 +94,7 @@ static json_t *shim_costs(FILE *out, const struct measured *m, int nm)
 					? " (the processes it started are "
 					  "measured apart)"
 					: "",
-				f.shim_share > MT_SHIM_COST_MARK
+				mt_shim_cost_moved(f.shim_share, f.shim_s)
 					? ": it may have moved the figures"
 					: "");
 	}

@@ -48,5 +48,14 @@ void mt_shim_cost_finish(struct mt_shim_cost *k, double cpu_s, double wall_s);
 /* Above this share, compare marks the backend: the shim may have moved
  * its figures. */
 #define MT_SHIM_COST_MARK 0.02
+/* ... and at least this much time (s): a process that only forks took 3
+ * ms of CPU, 29% of it the shim's start-up, and was said "may have moved
+ * the figures" though it has none worth a finding (new-user trial 17). */
+#define MT_SHIM_COST_MIN_S 0.005
+
+static inline bool mt_shim_cost_moved(double share, double shim_s)
+{
+	return share > MT_SHIM_COST_MARK && shim_s >= MT_SHIM_COST_MIN_S;
+}
 
 #endif
