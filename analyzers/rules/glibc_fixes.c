@@ -323,8 +323,14 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 					   "allocating them again"
 			  : "allocate the large buffers once and reuse them across "
 			    "calls",
-		 numpy ? " (with NumPy arrays: the out= argument, e.g. "
-			 "np.divide(x, y, out=x))"
+		 /* (np.fft and most of numpy.linalg take no out=: new-user
+		  * trial 17) */
+		 numpy ? " (with NumPy arrays: the out= argument of the "
+			 "ufuncs and of the functions that take one, e.g. "
+			 "np.divide(x, y, out=x), np.matmul(a, b, out=c); "
+			 "where a function takes none, as np.fft's do, fewer "
+			 "calls on larger arrays, such as one call on a 2-D "
+			 "array along an axis, make fewer blocks)"
 		 : in->python
 			 /* (bytes.join, bytes.replace: no out= there; new-user
 			  * trial 11) */
