@@ -792,3 +792,7 @@ def test_no_other_backend_for_blocks_that_glibc_grows_in_place():
     backends = [x["backend"] for f in found for x in f["fixes"]
                 if x["kind"] == "backend"]
     assert not backends, backends
+    # (the count of large blocks says they are a buffer's steps)
+    temps = [f for f in found if f["id"] == "temporaries"]
+    assert temps and "of them steps of buffers resized by realloc" in \
+        temps[0]["explanation"], temps
