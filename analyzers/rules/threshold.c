@@ -47,15 +47,21 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 	snprintf(where, sizeof where, "%s", f->whole ? "this run" : f->region);
 	snprintf(counts, sizeof counts, f->whole ? "%.0f of %.0f in all" : "%.2f of %.2f per call",
 		 mapped, f->large_allocs);
+	/* (how many came from the heap, said as counted: "are now below it"
+	 * of blocks that reached 45.8 MiB, past the 32 MiB the threshold can
+	 * reach, 123 of 255 mapped, read as a contradiction; new-user trial
+	 * 17) */
 	if (dynamic)
 		snprintf(x->explanation, sizeof x->explanation,
 			 "glibc raised its mmap threshold %.0f times, to %s: it "
 			 "does so each time the program frees a mapped block "
 			 "larger than the threshold, and sets the trim threshold "
-			 "to twice that, %s. Large blocks (%s on average), as in %s, are now "
-			 "below it, so they come from the heap (%s were "
-			 "mapped) and the heap is trimmed whenever more than %s "
-			 "is free at its top.",
+			 "to twice that, %s. Blocks below the threshold come from "
+			 "the heap: of the large blocks (%s on average), as in "
+			 "%s, %s were mapped (those larger than the threshold, "
+			 "which rises to 32 MiB at most, or made before it rose), "
+			 "the rest came from the heap, and the heap is trimmed "
+			 "whenever more than %s is free at its top.",
 			 raises, mt_format_bytes(mmap, b1, sizeof b1),
 			 mt_format_bytes(trim, b2, sizeof b2),
 			 mt_format_bytes(block, b3, sizeof b3), where, counts,
