@@ -144,7 +144,8 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 	mt_tls.hidden++;
 	mt_diag_start();
 	mt_symbols_resolve();
-	/* (an allocator without counters of its own: its size classes) */
+	/* (another allocator than glibc's: its size classes and the map of
+	 * pages, block_sizes.h) */
 	if (!mt_glibc_chunks && mt_size_classes_probe()) {
 		mt_block_sizes_start();
 		mt_fast_update();

@@ -575,7 +575,7 @@ static void sample_frees_end(struct mt_thread *self)
 		if (look > end)
 			end = look;
 	}
-	if (end && now > end + 2 * period)
+	if (end >= start_ns && end && now > end + 2 * period)
 		sample_stamped(self, false, 0, false, end);
 }
 

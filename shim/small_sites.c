@@ -97,9 +97,9 @@ static uint64_t interval(struct mt_thread *t)
 	return (uint64_t)(-log_of(u) * (double)rate);
 }
 
-/* The bytes a sampled block of s bytes stands for; the thread's last
- * size's kept (the rate is set once, at start) (a loop samples one size over and over, and the series
- * took some 130 instructions a sample). */
+/* The bytes a sampled block of s bytes stands for.  The thread keeps its
+ * last size's: a loop samples one size over and over, and the series took
+ * some 130 instructions a sample (the rate is set once, at start). */
 static double weight(struct mt_thread *t, size_t s)
 {
 	if (s == t->sample_weight_of)
