@@ -447,10 +447,10 @@ def test_system_time_of_other_work_is_not_the_churns():
     """Each round writes 1.2 GiB to /dev/null and maps a 40 MiB scratch
     buffer of which it touches 64 pages: the mappings churn, but their
     1,400 faults cost milliseconds, and the run's system time is its
-    writes'.  No churn is said to take a tenth of the system time (it took
+    writes'.  No churn is said to take a fifth of the system time (it took
     all of it: 56% of the run); the bound is twice the fault cost measured
-    on the machine, so a loaded one says more (6% of the run in CI, 3%
-    quiet).  Where a minor one is said, it says the rest went to other
+    on the machine, so a loaded one says more (6% of the run in CI, 10.5%
+    once, 3% quiet).  Where a minor one is said, it says the rest went to other
     work.  (Without
     meson's MALLOC_PERTURB_, with which glibc fills every block it hands
     out: the whole buffer faults in then, and the churn is real.)"""
@@ -461,7 +461,7 @@ def test_system_time_of_other_work_is_not_the_churns():
     for f in json.loads(r.stdout)["findings"]:
         if f["id"] in ("mmap-churn", "heap-trim-churn", "purge-churn"):
             e = f["evidence"]
-            assert e["system_s_explained"] < 0.1 * e["system_s_per_call"], f
+            assert e["system_s_explained"] < 0.2 * e["system_s_per_call"], f
             assert e["share_of_run"] < 0.15, f
             assert f["evidence"].get("system_s_capped_by_fault_cost"), f
             assert "went to other work" in f["explanation"], f
