@@ -11,7 +11,7 @@
  * Which code is runtime (allocates for its caller) is decided once per
  * address, by the name of the object that holds it, and kept in a small
  * table: the few distinct return addresses of large allocations each pay
- * one dladdr. */
+ * one look in the loader's (objects.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -19,6 +19,7 @@
 #include <unwind.h>
 
 #include "native_stack.h"
+#include "objects.h"
 #include "rawsys.h"
 #include "thread.h"
 
@@ -52,14 +53,13 @@ static enum kind classify(uintptr_t pc)
 					      "libgcc_s.so", "libc++.so",
 					      "libc++abi.so", "libtcmalloc",
 					      "libjemalloc.so", "libmimalloc.so"};
-	Dl_info shim, at;
-	if (!dladdr((void *)pc, &at) || !at.dli_fname)
+	struct mt_object shim, at;
+	if (!mt_object_of((void *)pc, &at))
 		return USER;
-	if (dladdr((void *)mt_native_stack, &shim) &&
-	    at.dli_fbase == shim.dli_fbase)
+	if (mt_object_of((void *)mt_native_stack, &shim) && at.base == shim.base)
 		return SHIM;
-	const char *slash = strrchr(at.dli_fname, '/');
-	const char *base = slash ? slash + 1 : at.dli_fname;
+	const char *slash = strrchr(at.path, '/');
+	const char *base = slash ? slash + 1 : at.path;
 	for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
 		if (starts(base, runtime[i]))
 			return RUNTIME;

@@ -15,6 +15,7 @@
 #include "mixed_stack.h"
 #include "mode.h"
 #include "native_stack.h"
+#include "objects.h"
 #include "python_frames.h"
 #include "rawsys.h"
 #include "options.h"
@@ -40,10 +41,11 @@ struct frame_name {
 	int line;
 };
 
+/* (its function is named offline, from the object and the offset:
+ * objects.h) */
 struct native_name {
-	const char *object, *symbol; /* (symbol: the nearest exported one
-					before the address) */
-	uintptr_t object_offset, symbol_offset;
+	const char *object;
+	uintptr_t object_offset;
 };
 
 /* A node of the tree of the sites' stacks: a frame, and the node of the
@@ -146,8 +148,8 @@ struct tables {
 };
 
 bool mt_sites_on;
-/* The main program's path, absolute (dladdr names it as it was run:
- * "build/tests/churn", even ""), for whoever reads the sites elsewhere. */
+/* The main program's path, absolute (the loader names it "", dladdr as
+ * it was run: "build/tests/churn"), for whoever reads the sites elsewhere. */
 static char exe_path[512];
 
 static struct tables *tab;
@@ -318,8 +320,9 @@ static unsigned intern_stack(const struct site *s)
 	return parent;
 }
 
-/* A new site's names, read before the lock is taken: dladdr takes the
- * loader's lock, whose holder may be waiting for ours. */
+/* A new site's names, read before the lock is taken (where glibc has no
+ * _dl_find_object, the loader's lock is taken, whose holder may be
+ * waiting for ours). */
 struct pending {
 	const char *region_name; /* (the thread's: thread.h) */
 	/* the site's native frames: the key's, then the mixed stack's */
@@ -327,7 +330,7 @@ struct pending {
 	unsigned nall, norder;
 	signed char order[MAX_PY_FRAMES + MAX_NATIVE];
 	struct frame_name names[MAX_PY_FRAMES];
-	Dl_info objects[MAX_NATIVE];
+	struct mt_object objects[MAX_NATIVE];
 	bool have[MAX_NATIVE];
 	const char *paths[MAX_NATIVE];
 };
@@ -348,8 +351,8 @@ static void name_site(struct pending *p, const void *const *native,
 	if (!python)
 		name_python(p, f, n);
 	for (unsigned k = 0; k < nn; k++) {
-		p->have[k] = dladdr(native[k], &p->objects[k]) != 0;
-		const char *name = p->have[k] ? p->objects[k].dli_fname : NULL;
+		p->have[k] = mt_object_of(native[k], &p->objects[k]);
+		const char *name = p->have[k] ? p->objects[k].path : NULL;
 		p->paths[k] = !name ? "?" : name[0] != '/' && exe_path[0] ? exe_path : name;
 	}
 }
@@ -397,16 +400,10 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
 	for (unsigned k = 0; k < nn; k++) {
 		struct native_name *nm = &s->natives[k];
 		s->native[k] = native[k];
-		if (!p->have[k] || !p->objects[k].dli_fname)
+		if (!p->have[k])
 			continue;
 		nm->object = keep_name(p->paths[k]);
-		nm->object_offset =
-			(uintptr_t)native[k] - (uintptr_t)p->objects[k].dli_fbase;
-		if (p->objects[k].dli_sname) {
-			nm->symbol = keep_name(p->objects[k].dli_sname);
-			nm->symbol_offset = (uintptr_t)native[k] -
-					    (uintptr_t)p->objects[k].dli_saddr;
-		}
+		nm->object_offset = (uintptr_t)native[k] - p->objects[k].base;
 	}
 	plain_order(s);
 	if (whole && p->norder) {
@@ -527,8 +524,8 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	uint64_t h = 0;
 	/* Frames read under the interpreter's lock (python_frames.h): a new
 	 * site's named and kept at once, and the lock given back before the
-	 * native frames are walked and named (the unwinder and dladdr take
-	 * the loader's lock, whose holder may be waiting for the
+	 * native frames are walked and named (the unwinder and the
+	 * loader's table may take the loader's lock, whose holder may be waiting for the
 	 * interpreter's); such a site has no native frames between its
 	 * Python ones. */
 	bool named = false;
@@ -1077,10 +1074,6 @@ static void write_native(struct mt_json_obj *f, const struct native_name *nm)
 	mt_json_str(f, "kind", "native");
 	mt_json_str(f, "object", nm->object ? nm->object : "?");
 	mt_json_u64(f, "offset", nm->object_offset);
-	if (nm->symbol) {
-		mt_json_str(f, "symbol", nm->symbol);
-		mt_json_u64(f, "symbol_offset", nm->symbol_offset);
-	}
 }
 
 static void write_python(struct mt_json_obj *f, const struct frame_name *py)
