@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "allocator_imports.h"
+#include "objects.h"
 
 #if __ELF_NATIVE_CLASS == 64
 #define RELA_SYM ELF64_R_SYM
@@ -62,11 +63,11 @@ static int find_dynamic(struct dl_phdr_info *info, size_t size, void *arg)
 
 void mt_allocator_imports_read(void *fn)
 {
-	Dl_info info;
+	struct mt_object o;
 	struct dynamic d = {0};
-	if (!dladdr(fn, &info))
+	if (!mt_object_of(fn, &o))
 		return;
-	d.base = (uintptr_t)info.dli_fbase;
+	d.base = o.base;
 	dl_iterate_phdr(find_dynamic, &d);
 	if (!d.seen)
 		return;

@@ -14,14 +14,20 @@
 #include "options.h"
 #include "rawsys.h"
 #include "symbols.h"
+#include "objects.h"
 
 struct mt_backend_id mt_backend_id;
 
 /* Set in the environment of the one re-execution, so it cannot loop. */
 #define REEXEC_MARK "MEMTRACE_REEXEC"
 
+/* (dladdr only for the main program, which the loader names "": it
+ * scans the object's symbols too) */
 static const char *object_of(void *fn)
 {
+	struct mt_object o;
+	if (mt_object_of(fn, &o) && o.path[0])
+		return o.path;
 	Dl_info info;
 	return dladdr(fn, &info) && info.dli_fname ? info.dli_fname : "?";
 }

@@ -14,6 +14,7 @@
 
 #include "probe.h"
 #include "visibility.h"
+#include "objects.h"
 
 #define CALLER __builtin_return_address(0)
 
@@ -47,10 +48,9 @@ static void *resolve(enum op op)
 		return fn;
 	mt_tls.hidden++;
 	fn = dlsym(RTLD_NEXT, names[op]);
-	Dl_info at;
-	bool runtime = fn && dladdr(fn, &at) && at.dli_fname &&
-		       (strstr(at.dli_fname, "libstdc++") ||
-			strstr(at.dli_fname, "libc++"));
+	struct mt_object at;
+	bool runtime = fn && mt_object_of(fn, &at) &&
+		       (strstr(at.path, "libstdc++") || strstr(at.path, "libc++"));
 	mt_tls.hidden--;
 	if (!fn) /* (no C++ runtime: whoever calls this is not C++) */
 		abort();

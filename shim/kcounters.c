@@ -1,5 +1,4 @@
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -15,6 +14,7 @@
 #include "rawsys.h"
 #include "tracefs.h"
 #include "tracepoint_hold.h"
+#include "objects.h"
 
 /* Two groups, each read with one read(2): the syscall tracepoints, and the
  * page faults (software page-fault events in a group led by a tracepoint
@@ -167,13 +167,13 @@ static void explain_missing(const struct failure *why)
 static void hold_tracepoints(void)
 {
 	static bool held;
-	Dl_info info;
+	struct mt_object shim;
 	char holder[4096];
 	if (held)
 		return;
 	held = true;
-	if (!dladdr((void *)mt_kcounters_open, &info) || !info.dli_fname ||
-	    !mt_holder_beside(info.dli_fname, holder, sizeof holder))
+	if (!mt_object_of((void *)mt_kcounters_open, &shim) ||
+	    !mt_holder_beside(shim.path, holder, sizeof holder))
 		return;
 	int fd = mt_tracepoints_hold(holder);
 	if (fd >= 0)

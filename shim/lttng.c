@@ -17,6 +17,7 @@
 #include "process_facts.h"
 #include "sink.h"
 #include "thread.h"
+#include "objects.h"
 
 static const struct mt_lttng_sink *provider;
 
@@ -25,12 +26,12 @@ static const struct mt_lttng_sink *provider;
 /* The provider is installed (and built) next to the shim. */
 static bool provider_path(char *out, size_t size)
 {
-	Dl_info info;
-	if (!dladdr((void *)mt_lttng_start, &info) || !info.dli_fname)
+	struct mt_object shim;
+	if (!mt_object_of((void *)mt_lttng_start, &shim))
 		return false;
-	const char *slash = strrchr(info.dli_fname, '/');
-	int dir = slash ? (int)(slash - info.dli_fname + 1) : 0;
-	int n = snprintf(out, size, "%.*s%s", dir, info.dli_fname, PROVIDER);
+	const char *slash = strrchr(shim.path, '/');
+	int dir = slash ? (int)(slash - shim.path + 1) : 0;
+	int n = snprintf(out, size, "%.*s%s", dir, shim.path, PROVIDER);
 	return n > 0 && (size_t)n < size;
 }
 

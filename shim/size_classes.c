@@ -5,6 +5,7 @@
 #include "size_classes.h"
 #include "symbols.h"
 #include "thread.h"
+#include "objects.h"
 
 size_t (*mt_good_size)(size_t);
 bool mt_size_classes_of_jemalloc;
@@ -31,9 +32,9 @@ static size_t jemalloc_good_size(size_t n)
  * allocator's nallocx is not the one in use). */
 static bool same_object(void *fn)
 {
-	Dl_info a, b;
-	return fn && dladdr(fn, &a) && dladdr((void *)mt_real.malloc, &b) &&
-	       a.dli_fbase == b.dli_fbase;
+	struct mt_object a, b;
+	return fn && mt_object_of(fn, &a) && mt_object_of((void *)mt_real.malloc, &b) &&
+	       a.base == b.base;
 }
 
 bool mt_size_classes_probe(void)

@@ -16,6 +16,7 @@
 #include "allocator_imports.h"
 #include "symbols.h"
 #include "thread.h"
+#include "objects.h"
 
 /* ---- bootstrap arena ------------------------------------------------ */
 
@@ -419,10 +420,9 @@ static void object_range(uintptr_t base, uintptr_t *lo, uintptr_t *hi)
 /* The loaded range of the object that defines fn. */
 static void allocator_range(void *fn)
 {
-	Dl_info info;
-	if (dladdr(fn, &info))
-		object_range((uintptr_t)info.dli_fbase, &mt_allocator_lo,
-			     &mt_allocator_hi);
+	struct mt_object o;
+	if (mt_object_of(fn, &o))
+		object_range(o.base, &mt_allocator_lo, &mt_allocator_hi);
 }
 
 /* glibc's chunk header holds the size (minus flag bits): usable is that
@@ -476,8 +476,8 @@ static void *next_symbol(const char *name)
 
 static bool same_object(void *a, void *b)
 {
-	Dl_info ia, ib;
-	return dladdr(a, &ia) && dladdr(b, &ib) && ia.dli_fbase == ib.dli_fbase;
+	struct mt_object oa, ob;
+	return mt_object_of(a, &oa) && mt_object_of(b, &ob) && oa.base == ob.base;
 }
 
 /* The optional entry point `name`, if the object serving malloc defines
