@@ -317,13 +317,98 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 	return ok;
 }
 
+/* What a process's findings say, to tell processes that did the same
+ * apart from the rest: each finding's rule and the stack of its first
+ * site, callers and all.  NULL when there is no room. */
+static char *findings_key(const struct findings *f, size_t from)
+{
+	char *key = NULL;
+	size_t len = 0;
+	FILE *k = open_memstream(&key, &len);
+	if (!k)
+		return NULL;
+	for (size_t i = from; i < f->n; i++) {
+		json_t *site = json_array_get(f->at[i]->sites, 0);
+		char *stack = site ? json_dumps(json_object_get(site, "stack"),
+						JSON_COMPACT | JSON_SORT_KEYS)
+				   : NULL;
+		fprintf(k, "%s@%s;", f->at[i]->id, stack ? stack : "");
+		free(stack);
+	}
+	if (fclose(k) != 0) {
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+/* Child processes with the same findings at the same code (a pool's
+ * workers): said once, with the first one's figures. */
+struct child_group {
+	char *key;
+	size_t first, n; /* its findings in out */
+	char pids[160];	 /* the others' */
+	char shares[160];
+	unsigned others;
+};
+
+/* The share of the run a finding found (its time, as the rules put it),
+ * or a negative value. */
+static double share_of(const struct mt_finding *x)
+{
+	json_t *v = json_object_get(x->evidence, "share_of_run");
+	if (!v)
+		v = json_object_get(x->evidence, "share_of_time");
+	return v ? json_number_value(v) : -1;
+}
+
+static void group_add(struct child_group *g, const struct findings *mine,
+		      long long pid)
+{
+	size_t used = strlen(g->pids);
+	snprintf(g->pids + used, sizeof g->pids - used, "%s%lld",
+		 used ? ", " : "", pid);
+	double share = mine->n ? share_of(mine->at[0]) : -1;
+	used = strlen(g->shares);
+	if (share >= 0)
+		snprintf(g->shares + used, sizeof g->shares - used, "%s%.0f%%",
+			 used ? ", " : "", share * 100);
+	g->others++;
+}
+
+/* Each finding of a group of several processes says so. */
+static bool group_said(const struct child_group *g, struct findings *out)
+{
+	for (size_t i = g->first; i < g->first + g->n; i++) {
+		struct mt_finding *x = out->at[i];
+		char *process = NULL;
+		if (asprintf(&process, "%s and %u more alike", x->process,
+			     g->others) < 0)
+			return false;
+		free(x->process);
+		x->process = process;
+		mt_finding_append(x, " %u more process%s the command started (%s) "
+				     "had this finding too, at the same code, "
+				     "with figures of %s own",
+				  g->others, g->others > 1 ? "es" : "", g->pids,
+				  g->others > 1 ? "their" : "its");
+		if (i == g->first && g->shares[0])
+			mt_finding_append(x, " (the part of %s run it took: %s)",
+					  g->others > 1 ? "their" : "its", g->shares);
+		mt_finding_append(x, ".");
+	}
+	return true;
+}
+
 /* The processes the command started (a fork's children, a pool's
  * workers), from its first run: whole runs each, where the work may be.
- * At most MAX_CHILDREN of them said, the rest counted. */
+ * Those alike are said once; at most MAX_CHILDREN groups are said, the
+ * rest counted. */
 static bool rules_on_children(const struct context *cx,
 			      const struct measured *m, struct findings *out)
 {
 	enum { MAX_CHILDREN = 4 };
+	struct child_group groups[MAX_CHILDREN] = {0};
 	size_t i, said = 0, more = 0;
 	json_t *s;
 	bool ok = true;
@@ -332,29 +417,47 @@ static bool rules_on_children(const struct context *cx,
 		if (json_is_null(json_object_get(s, "wall_s")) ||
 		    !mt_figures_of(s, MT_WHOLE_PROGRAM, &f))
 			continue; /* (left by _exit or exec: no whole figures) */
-		size_t before = out->n;
 		char process[160];
 		json_t *argv = json_object_get(s, "command");
-		snprintf(process, sizeof process, "child process %lld (%s)",
-			 (long long)json_integer_value(json_object_get(s, "pid")),
+		long long pid = (long long)json_integer_value(json_object_get(s, "pid"));
+		snprintf(process, sizeof process, "child process %lld (%s)", pid,
 			 json_string_value(json_array_get(argv, 0)) ?: "?");
-		if (said == MAX_CHILDREN) {
-			struct findings none = {0};
-			ok = rules_on(cx, m, s, &f, process, &none);
-			more += none.n > 0;
-			for (size_t k = 0; k < none.n; k++)
-				mt_finding_free(none.at[k]);
-			free(none.at);
-		} else {
-			ok = rules_on(cx, m, s, &f, process, out);
-			said += out->n > before;
+		struct findings mine = {0};
+		if (!(ok = rules_on(cx, m, s, &f, process, &mine)))
+			break;
+		char *key = mine.n ? findings_key(&mine, 0) : NULL;
+		struct child_group *alike = NULL;
+		for (size_t g = 0; key && g < said && !alike; g++)
+			if (!strcmp(groups[g].key, key))
+				alike = &groups[g];
+		size_t k = 0;
+		if (alike) {
+			group_add(alike, &mine, pid);
+		} else if (mine.n && said == MAX_CHILDREN) {
+			more++;
+		} else if (mine.n) {
+			groups[said++] = (struct child_group){.key = key, .first = out->n,
+							      .n = mine.n};
+			key = NULL;
+			while (k < mine.n && (ok = keep(out, mine.at[k])))
+				k++;
 		}
+		for (; k < mine.n; k++)
+			mt_finding_free(mine.at[k]);
+		free(mine.at);
+		free(key);
 		if (!ok)
 			break;
 	}
+	for (size_t g = 0; g < said; g++) {
+		if (ok && groups[g].others)
+			ok = group_said(&groups[g], out);
+		free(groups[g].key);
+	}
 	if (more)
 		fprintf(stderr, "memtrace: explain: %zu more child processes "
-				"have findings too (not said: the first %d are)\n",
+				"have findings too (not said: the first %d kinds "
+				"are)\n",
 			more, MAX_CHILDREN);
 	/* Each process counts the children it forked: those that left no
 	 * summary were killed before they could (a pool's workers sent

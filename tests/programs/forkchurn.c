@@ -1,8 +1,9 @@
 /* A parent that does nothing but fork: each of its children churns
  * (12 blocks of 48 MiB, each filled and freed) and leaves by _exit, as a
  * server's workers do, or by exit, or waits to be ended by the parent's
- * SIGTERM, as a pool's workers are.
- * `forkchurn CHILDREN _exit|exit|sigterm`. */
+ * SIGTERM, as a pool's workers are.  `apart`: every second child churns
+ * in another function, the same work at other code.
+ * `forkchurn CHILDREN _exit|exit|sigterm [apart]`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -10,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int churn(void)
+static __attribute__((noinline)) int churn(void)
 {
 	size_t n = (size_t)48 << 20;
 	long sum = 0;
@@ -26,11 +27,19 @@ static int churn(void)
 	return (int)(sum & 1);
 }
 
+static __attribute__((noinline)) int churn_elsewhere(void)
+{
+	int r = churn();
+	__asm__ volatile("" ::: "memory"); /* (not a tail call) */
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	int children = argc > 1 ? atoi(argv[1]) : 2;
 	int by_exit = argc > 2 && strcmp(argv[2], "exit") == 0;
 	int killed = argc > 2 && strcmp(argv[2], "sigterm") == 0;
+	int apart = argc > 3 && strcmp(argv[3], "apart") == 0;
 	long total = 0;
 	for (int c = 0; c < children; c++) {
 		int done[2];
@@ -40,7 +49,7 @@ int main(int argc, char **argv)
 		if (p < 0)
 			return 1;
 		if (p == 0) {
-			int r = churn();
+			int r = apart && c % 2 ? churn_elsewhere() : churn();
 			if (by_exit)
 				exit(r);
 			if (!killed)
