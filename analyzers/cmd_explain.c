@@ -906,9 +906,10 @@ static bool allocator_time(struct findings *all, json_t *undecided,
  * shows a churn's pattern, with what the exit would have told (a trace of
  * 6,536 heap grows and 3,251 trims of 6.3 GiB had "0 findings": new-user
  * trial 17). */
-static void print_recorded_only(FILE *out, const struct measured *m, int nm)
+static json_t *recorded_only(const struct measured *m, int nm)
 {
-	for (int i = 0; i < nm; i++) {
+	json_t *list = json_array();
+	for (int i = 0; list && i < nm; i++) {
 		json_t *s = m[i].runs.n ? m[i].runs.summaries[0] : NULL;
 		if (!m[i].partial || !s || !json_is_null(json_object_get(s, "wall_s")))
 			continue;
@@ -929,6 +930,26 @@ static void print_recorded_only(FILE *out, const struct measured *m, int nm)
 		/* (ten of them at least: a pattern, not a moment) */
 		if (trims < 10 && unmaps < 10 && purges < 10)
 			continue;
+		json_array_append_new(list, json_pack(
+			"{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}",
+			"source", m[i].source ? m[i].source : m[i].runs.backend,
+			"partial", m[i].partial, "recorded_s", recorded,
+			"brk_grow", grow, "brk_shrink", trims,
+			"brk_shrink_bytes", trimmed, "munmap", unmaps,
+			"purges", purges));
+	}
+	return list;
+}
+
+static void print_recorded_only(FILE *out, const json_t *recorded)
+{
+	size_t i;
+	const json_t *r;
+	json_array_foreach(recorded, i, r) {
+		double grow = json_number_value(json_object_get(r, "brk_grow")),
+		       trims = json_number_value(json_object_get(r, "brk_shrink")),
+		       unmaps = json_number_value(json_object_get(r, "munmap")),
+		       purges = json_number_value(json_object_get(r, "purges"));
 		char b[32], what[512];
 		size_t at = 0;
 		what[0] = '\0';
@@ -936,7 +957,9 @@ static void print_recorded_only(FILE *out, const struct measured *m, int nm)
 			at += (size_t)snprintf(what + at, sizeof what - at,
 				"the heap grew %.0f times and was trimmed back "
 				"%.0f times (%s given back)", grow, trims,
-				mt_format_bytes(trimmed, b, sizeof b));
+				mt_format_bytes(json_number_value(json_object_get(
+							r, "brk_shrink_bytes")),
+						b, sizeof b));
 		if (unmaps >= 10 && at < sizeof what)
 			at += (size_t)snprintf(what + at, sizeof what - at,
 					       "%s%.0f mappings were unmapped",
@@ -953,8 +976,9 @@ static void print_recorded_only(FILE *out, const struct measured *m, int nm)
 			     "over, the pattern of a churn.  Whether it cost time, a "
 			     "run to the end tells (or regions, "
 			     "memtrace_region_begin/end, each measured as it ends).\n",
-			m[i].source ? m[i].source : m[i].runs.backend, m[i].partial,
-			recorded, what);
+			json_string_value(json_object_get(r, "source")),
+			json_string_value(json_object_get(r, "partial")),
+			json_number_value(json_object_get(r, "recorded_s")), what);
 	}
 }
 
@@ -1628,6 +1652,7 @@ int mt_cmd_explain(int argc, char **argv)
 			order_fixes(found[i]);
 		}
 
+	json_t *recorded = recorded_only(m, nm);
 	if (json) {
 		json_t *list_json = json_array();
 		for (size_t i = 0; i < n; i++)
@@ -1648,6 +1673,8 @@ int mt_cmd_explain(int argc, char **argv)
 			json_object_set_new(top, "shim_cost", costs);
 		else
 			json_decref(costs);
+		if (json_array_size(recorded))
+			json_object_set(top, "recorded_not_measured", recorded);
 		json_dumpf(top, out, JSON_INDENT(2));
 		fputc('\n', out);
 		json_decref(top);
@@ -1668,8 +1695,9 @@ int mt_cmd_explain(int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			print_finding(out, found[i]);
 		print_undecided(out, undecided);
-		print_recorded_only(out, m, nm);
+		print_recorded_only(out, recorded);
 	}
+	json_decref(recorded);
 	json_decref(undecided);
 	for (size_t i = 0; i < n; i++)
 		mt_finding_free(found[i]);

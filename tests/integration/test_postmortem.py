@@ -356,3 +356,9 @@ def test_a_killed_recording_says_what_it_recorded(tmp_path):
     assert "[recorded, not measured]" in r.stdout, r.stdout
     assert f"was trimmed back {trims} times" in r.stdout, r.stdout
     assert "killed" in r.stdout, r.stdout
+    # --json says the same (it said nothing of it)
+    r = run([CLI, "explain", "--json", str(path)], clean_env())
+    (recorded,) = json.loads(r.stdout)["recorded_not_measured"]
+    assert recorded["brk_shrink"] == trims, recorded
+    assert recorded["brk_grow"] == s["brk"]["grow"], recorded
+    assert "killed" in recorded["partial"], recorded
