@@ -305,9 +305,10 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 {
 	struct mt_thread *t = mt_tls.thread;
 	unsigned char fast = mt_fast;
-	bool ours = t && p && mt_program_free(caller) && !mt_in_boot_arena(p) &&
-		    !mt_keeps_loader_blocks(caller);
+	bool ours = t && mt_program_free(caller) && !mt_keeps_loader_blocks(caller);
 	if (__builtin_expect(fast == MT_FAST_OTHER && ours, 1)) {
+		/* (NULL and the boot arena's blocks are in no page the map
+		 * knows: they are told apart only when it does not) */
 		size_t usable = mt_block_size_get(p);
 		if (__builtin_expect(usable != 0, 1)) {
 			mt_count_free_of(t, usable);
@@ -317,10 +318,12 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 				mt_real.free(p);
 			return;
 		}
-		free_other(t, p, caller);
-		return;
-	}
-	if (fast == MT_FAST_OTHER_TRACING && ours) {
+		if (p && !mt_in_boot_arena(p)) {
+			free_other(t, p, caller);
+			return;
+		}
+	} else if (fast == MT_FAST_OTHER_TRACING && ours && p &&
+		   !mt_in_boot_arena(p)) {
 		free_traced_not_glibc(t, p, caller);
 		return;
 	}
@@ -342,9 +345,8 @@ MT_EXPORT void free(void *p)
 	struct mt_thread *t = mt_tls.thread;
 	bool counted = mt_program_call(CALLER);
 
-	if (__builtin_expect(mt_fast == MT_FAST_GLIBC && t && counted && p &&
-				     !mt_in_boot_arena(p),
-			     1)) {
+	/* (the boot arena's blocks have a head marked mapped: symbols.c) */
+	if (__builtin_expect(mt_fast == MT_FAST_GLIBC && t && counted && p, 1)) {
 		size_t head = mt_chunk_head(p);
 		size_t usable = mt_chunk_usable(head);
 		if (__builtin_expect(!(head & MT_CHUNK_MMAPPED), 1)) {

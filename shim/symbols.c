@@ -23,10 +23,13 @@
 _Alignas(64) unsigned char mt_boot_arena[MT_BOOT_ARENA_SIZE];
 static size_t boot_used;
 
-/* Each block is preceded by its size, for realloc and malloc_usable_size. */
+/* Each block is preceded by its size, for realloc and malloc_usable_size,
+ * then by what a glibc chunk's head would be there: one marked mapped,
+ * which glibc's free in the shim takes the general way, where the arena's
+ * blocks are told apart (the common way need not test the address). */
 struct boot_header {
 	size_t size;
-	size_t pad;
+	size_t chunk_head;
 };
 
 static void *boot_alloc(size_t size, size_t align)
@@ -48,6 +51,7 @@ static void *boot_alloc(size_t size, size_t align)
 			struct boot_header *h =
 				(void *)(mt_boot_arena + start - sizeof *h);
 			h->size = size;
+			h->chunk_head = MT_CHUNK_MMAPPED;
 			return mt_boot_arena + start;
 		}
 	}
