@@ -19,10 +19,15 @@ struct mt_walk_cache;
 
 struct mt_thread {
 	struct mt_counters c;
-	int64_t live_mark;	/* next live-bytes level that checks the peak */
+	/* The marks every malloc or free compares with, in one cache line. */
+	_Alignas(64) int64_t live_mark; /* next live-bytes level that checks
+					   the peak */
 	/* the allocated bytes at which the next small block's site is
 	 * sampled (small_sites.c); 0: not drawn yet */
 	uint64_t sample_at;
+	/* the freed bytes at which small frees next look whether resident
+	 * memory is due a sample (rss.h) */
+	uint64_t rss_check_at;
 	uint64_t sample_rng;
 	/* the bytes the last size sampled stood for */
 	size_t sample_weight_of;
@@ -33,10 +38,8 @@ struct mt_thread {
 		unsigned site; /* 0: none */
 		uint64_t samples, bytes, estimate;
 	} small_tally[4];
-	/* the freed bytes at which small frees next look whether resident
-	 * memory is due a sample; and the thread's live bytes at its last
-	 * sample, a fall below which is sampled at once (rss.h) */
-	uint64_t rss_check_at;
+	/* the thread's live bytes at its last resident-memory sample, a
+	 * fall below which is sampled at once (rss.h) */
 	uint64_t rss_fall_from;
 	/* when the thread last looked after a free, and the gap before that
 	 * look: a pause in its frees (rss.c) */
