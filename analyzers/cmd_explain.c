@@ -708,11 +708,34 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
  * calloc's, which an allocator that takes the block from memory it used
  * before must zero (glibc, from its heap: 3000 callocs of 16 MiB took 1.1
  * s more than on jemalloc, whose fresh pages are zero already; new-user
- * trial 14), and realloc's copies. */
+ * trial 14), and realloc's copies.  With threads, a call can also wait
+ * for one of each other thread's, spinning on the lock that guards the
+ * allocator's heap (tcmalloc's page heap, for blocks past 256 KiB: 8
+ * threads of 200-600 KiB blocks took 1.2 s of CPU on it against 0.75 s
+ * on glibc, 5 us more a call; new-user trial 18): as many as the threads,
+ * up to 8. */
 static double allocator_calls_bound_s(const struct mt_call_figures *x)
 {
-	return 2e-6 * x->allocations +
+	double waits = fmin(fmax(x->threads, 1), 8);
+	return 2e-6 * waits * x->allocations +
 	       0.5e-9 * (x->calloc_bytes + x->realloc_copied_bytes);
+}
+
+/* Where the large blocks of a run that allocates mostly those are made,
+ * by their bytes. */
+static void large_sites(struct mt_finding *a, json_t *sites,
+			const struct mt_call_figures *x)
+{
+	a->sites = mt_sites_by_bytes(sites, 5);
+	json_t *top = json_array_get(a->sites, 0);
+	if (!top)
+		return;
+	char label[512];
+	mt_finding_append(a, " Most of the allocations are of large blocks (%.0f of "
+			     "%.0f): %.0f%% of their bytes were allocated at %s.",
+			  x->large_allocs, x->allocations,
+			  json_number_value(json_object_get(top, "share")) * 100,
+			  mt_site_label(json_object_get(top, "stack"), label, sizeof label));
 }
 
 /* allocator-time: where explain ran several backends, one that took the
@@ -744,16 +767,20 @@ static bool allocator_time(struct findings *all, json_t *undecided,
 		return true;
 	const struct mt_call_figures *y = &f[fastest];
 	const struct cpu_view *vy = &v[fastest];
-	/* how much the runs vary by chance: the largest ratio of a backend's
-	 * median run to its fastest, over every backend timed (the machine's
-	 * and the program's variation shows on each) */
-	double noise = 1;
-	for (int j = 0; j < n; j++)
-		if (v[j].least > 0)
-			noise = fmax(noise, v[j].median / v[j].least);
 	for (int j = 0; j < n; j++) {
 		const struct mt_call_figures *x = &f[j];
 		const struct cpu_view *vx = &v[j];
+		/* how much the runs vary by chance: the largest ratio of a
+		 * backend's median run to its fastest, over the other
+		 * backends timed (the machine's and the program's variation
+		 * shows on each, the runs interleaved; a backend's own beyond
+		 * that is its doing: tcmalloc's threads spinning on its lock
+		 * took 1.2 s to 1.7 s, every run past glibc's 0.75 s, which
+		 * its own spread had made undecided; new-user trial 18) */
+		double noise = 1;
+		for (int k = 0; k < n; k++)
+			if (k != j && v[k].least > 0)
+				noise = fmax(noise, v[k].median / v[k].least);
 		double gap = vx->least - vy->least;
 		bool churns = false;
 		for (size_t c = 0; c < all->n; c++)
@@ -864,8 +891,15 @@ static bool allocator_time(struct findings *all, json_t *undecided,
 			 bare ? "the fastest of each backend's runs without the shim"
 			      : "each less the shim's own estimated time",
 			 where, x->allocations, gap / x->allocations * 1e9);
-		/* (beyond 2 us a call: the bytes the calls wrote) */
-		if (gap > 2e-6 * x->allocations) {
+		/* (beyond 2 us a call: the calls' waits for each other's, with
+		 * threads, and the bytes they wrote) */
+		double written_s = 0.5e-9 * (x->calloc_bytes + x->realloc_copied_bytes);
+		if (gap > 2e-6 * x->allocations + written_s && x->threads > 1)
+			mt_finding_append(a, " That is more than a call takes alone (2 us "
+				 "at most): with %.0f threads, a call can also wait "
+				 "for the others', spinning on the lock that guards "
+				 "the allocator's heap (user time).", x->threads);
+		if (gap > 2e-6 * x->allocations && written_s >= 0.1 * gap) {
 			char b1[32], b2[32];
 			mt_finding_append(a, " Its calls also wrote bytes: calloc asked for %s "
 				 "in all, which an allocator must zero when it takes "
@@ -876,13 +910,17 @@ static bool allocator_time(struct findings *all, json_t *undecided,
 				 mt_format_bytes(x->realloc_copied_bytes, b2,
 						 sizeof b2));
 		}
-		/* (where the allocations are: the small blocks' sites) */
+		/* (where the allocations are: the large blocks' sites, where
+		 * most are large, else the small blocks' samples) */
 		for (size_t i = 0; i < m[j].runs.n; i++) {
 			json_t *sites = json_object_get(m[j].runs.summaries[i], "sites");
-			if (sites) {
+			if (!sites)
+				continue;
+			if (x->large_allocs >= 0.5 * x->allocations)
+				large_sites(a, sites, x);
+			else
 				mt_finding_small_sites(a, sites);
-				break;
-			}
+			break;
 		}
 		struct mt_fix *fix = mt_fix_add(a, MT_FIX_BACKEND);
 		if (fix) {
