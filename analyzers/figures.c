@@ -147,6 +147,7 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	json_t *bytes = json_object_get(r, "syscall_bytes");
 	json_t *inferred_bytes = json_object_get(r, "syscall_bytes_inferred");
 	json_t *interposed = json_object_get(r, "syscalls_interposed");
+	json_t *bytes_by = json_object_get(r, "syscall_bytes_by_allocator");
 	for (int i = 0; i < MT_SYS_COUNT; i++) {
 		f->syscalls[i] = num(sys, mt_sys_names[i]) / calls;
 		f->syscalls_by_allocator[i] = num(by, mt_sys_names[i]) / calls;
@@ -156,6 +157,11 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 		f->syscall_bytes[i] = (num(bytes, mt_sys_names[i]) +
 				       num(inferred_bytes, mt_sys_names[i])) /
 				      calls;
+		f->syscall_bytes_own[i] =
+			bytes_by ? fmax(0, num(bytes, mt_sys_names[i]) -
+						   num(bytes_by, mt_sys_names[i])) /
+					   calls
+				 : -1;
 	}
 	json_t *src = json_object_get(r, "sources");
 	const char *brk_source = json_string_value(

@@ -27,6 +27,9 @@ struct mt_call_figures {
 	 * after the allocator's first mappings; 0 in older summaries */
 	double syscalls_own[MT_SYS_COUNT];
 	double syscall_bytes[MT_SYS_COUNT]; /* interposed and inferred */
+	/* the program's own calls' bytes, as the interposers saw them; < 0
+	 * in summaries without the allocator's part */
+	double syscall_bytes_own[MT_SYS_COUNT];
 	double dontneed, free_advice;	/* madvise(MADV_DONTNEED/FREE) */
 	double hugepage_advice;		/* madvise(MADV_HUGEPAGE): NumPy's */
 	double purged_bytes;		/* the bytes of those */

@@ -472,6 +472,10 @@ def test_the_programs_own_mappings_are_counted_as_it_made_them(backend):
     (churn,) = [f for f in findings if f["id"] == "mmap-churn"]
     assert "the program itself mapped 40 blocks of memory and unmapped 40" \
         in churn["explanation"], churn["explanation"]
+    # each 50 MiB, the bytes as it unmapped them (in proportion to the
+    # counts, jemalloc's own unmaps made them less; new-user trial 18)
+    assert churn["evidence"]["bytes_per_mapping"] == 50 << 20, churn["evidence"]
+    assert "(50.0 MiB each on average" in churn["explanation"]
     # On the program's line on every backend: tcmalloc's mmap and munmap,
     # which wrap the program's own, were named instead ("mmap+0x66
     # (libtcmalloc_minimal.so.4)"; new-user trial 12).
