@@ -78,7 +78,7 @@ static const struct metric metrics[] = {
 	{"madv_free", "  MADV_FREE", COUNT, FIELD(free_advice), -1},
 	{"mprotect", "mprotect per call", COUNT, 0, MT_SYS_MPROTECT},
 	{"allocations", "allocations per call", COUNT, FIELD(allocations), -1},
-	{"bytes_allocated", "bytes allocated per call", BYTES,
+	{"bytes_allocated", "usable bytes allocated per call", BYTES,
 	 FIELD(bytes_allocated), -1},
 	{"large_allocations", "large blocks per call", COUNT, FIELD(large_allocs), -1},
 	{"large_max_live", "large live at once, 1 thread", COUNT,
