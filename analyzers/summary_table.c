@@ -91,7 +91,9 @@ static void print_bytes(FILE *out, json_t *s)
 	row(out, u64(b, "allocated"), "allocated",
 	    mt_format_bytes((double)u64(b, "allocated"), h, sizeof h));
 	row(out, u64(b, "freed"), "freed", mt_format_bytes((double)u64(b, "freed"), h, sizeof h));
-	row(out, u64(b, "live"), "live at exit",
+	/* (a recording that ended before the process did: killed) */
+	bool ended = !json_is_true(json_object_get(s, "partial"));
+	row(out, u64(b, "live"), ended ? "live at exit" : "live when recording ended",
 	    mt_format_bytes((double)u64(b, "live"), h, sizeof h));
 	char note[64];
 	snprintf(note, sizeof note, "%s%s",
@@ -125,7 +127,8 @@ static void print_syscalls(FILE *out, json_t *s)
 	json_t *brk = json_object_get(s, "brk");
 	json_t *adv = json_object_get(s, "madvise_by_advice");
 	json_t *inferred = json_object_get(s, "syscall_bytes_inferred");
-	char note[128], h1[32], h2[32];
+	json_t *inferred_calls = json_object_get(s, "syscalls_inferred");
+	char note[160], h1[32], h2[32], h3[40];
 
 	json_t *sources = json_object_get(s, "sources");
 	json_t *from = json_object_get(sources, "syscalls");
@@ -150,8 +153,10 @@ static void print_syscalls(FILE *out, json_t *s)
 				 mt_format_bytes((double)u64(brk, "shrink_bytes"), h2, sizeof h2));
 		else if (i != MT_SYS_MPROTECT && u64(inferred, name))
 			snprintf(note, sizeof note,
-				 "%s by interposed calls, %s by glibc's own (inferred)",
+				 "%s by interposed calls; glibc's own, inferred: %s "
+				 "of %s",
 				 mt_format_bytes((double)u64(bytes, name), h1, sizeof h1),
+				 mt_format_count(u64(inferred_calls, name), h3, sizeof h3),
 				 mt_format_bytes((double)u64(inferred, name), h2, sizeof h2));
 		else if (i != MT_SYS_MPROTECT)
 			snprintf(note, sizeof note, "%s by interposed calls",
@@ -268,8 +273,11 @@ static void print_resident(FILE *out, json_t *s)
 	if (peak)
 		row(out, peak, "peak resident (getrusage)",
 		    mt_format_bytes((double)peak, b, sizeof b));
-	row(out, u64(r, "anon_bytes_exit"), "anonymous at exit",
-	    mt_format_bytes((double)u64(r, "anon_bytes_exit"), b, sizeof b));
+	if (json_is_true(json_object_get(s, "partial")))
+		unknown_row(out, "anonymous at exit"); /* (killed) */
+	else
+		row(out, u64(r, "anon_bytes_exit"), "anonymous at exit",
+		    mt_format_bytes((double)u64(r, "anon_bytes_exit"), b, sizeof b));
 	row(out, u64(r, "kept_bytes_max"), "kept, worst point",
 	    mt_format_bytes((double)u64(r, "kept_bytes_max"), b, sizeof b));
 	snprintf(note, sizeof note, "%s, for %.2f s of %.2f s",

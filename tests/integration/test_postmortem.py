@@ -4,6 +4,7 @@ recorded, say how it ended (the status record of format 1.8, or inferred
 from the events of an older file), mark the figures partial and name the
 ones that are incomplete; anything lost is said (issue 11)."""
 import json
+import re
 import os
 import shutil
 import signal
@@ -42,10 +43,10 @@ def record(tmp_path, cmd, name="t.mt", **env):
     return path, r
 
 
-def killed_churn(tmp_path, seconds=1.0):
+def killed_churn(tmp_path, seconds=1.0, mode="trim"):
     """churn, killed with SIGKILL (as the OOM killer does) mid-run."""
     path = tmp_path / "killed.mt"
-    p = subprocess.Popen([program("churn"), "trim", "100000000"],
+    p = subprocess.Popen([program("churn"), mode, "100000000"],
                          env=shim_env("glibc", MEMTRACE_OUT=str(path)),
                          stdout=subprocess.DEVNULL)
     # From its first chunks on disk (a loaded machine starts it late),
@@ -362,3 +363,20 @@ def test_a_killed_recording_says_what_it_recorded(tmp_path):
     assert recorded["brk_shrink"] == trims, recorded
     assert recorded["brk_grow"] == s["brk"]["grow"], recorded
     assert "killed" in recorded["partial"], recorded
+
+
+def test_stat_of_a_killed_recording_says_what_exit_would_have_told(tmp_path):
+    """stat of a killed recording said "live at exit" and "anonymous at
+    exit 0 B" for a process that never exited, and "0 munmap" where
+    explain said 1,112 mappings were unmapped: glibc's own, inferred, had
+    their bytes and not their count (new-user trial 18)."""
+    path = killed_churn(tmp_path, 0.3, mode="mmap")
+    s, _ = stat(path)
+    unmaps = s["syscalls_inferred"]["munmap"]
+    assert unmaps >= 2, s["syscalls_inferred"]
+    r = run([CLI, "stat", str(path)], clean_env())
+    text = r.stdout + r.stderr
+    assert "live when recording ended" in text and "live at exit" not in text, text
+    assert re.search(r"not recorded\s+anonymous at exit", text), text
+    (row,) = [l for l in text.splitlines() if re.search(r"\smunmap\s+\(", l)]
+    assert f"glibc's own, inferred: {unmaps:,} of " in row, row
