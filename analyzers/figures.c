@@ -200,6 +200,9 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	json_t *trims = json_object_get(r, "malloc_trim");
 	f->trim_purges = num(trims, "purges") / calls;
 	f->trim_purged_bytes = num(trims, "purged_bytes") / calls;
+	json_t *zeroing = json_object_get(r, "calloc_purges");
+	f->calloc_purges = num(zeroing, "count") / calls;
+	f->calloc_purged_bytes = num(zeroing, "bytes") / calls;
 	f->dontneed += f->trim_purges;
 	f->purged_bytes += f->trim_purged_bytes;
 	f->syscalls_by_allocator[MT_SYS_MADVISE] += f->trim_purges;

@@ -56,6 +56,9 @@ struct mt_call_figures {
 	 * (glibc's madvise of free pages inside its heaps), and its bytes:
 	 * counted in dontneed, purged_bytes and the allocator's madvise */
 	double trim_purges, trim_purged_bytes;
+	/* the allocator's purges inside large callocs, of the blocks they
+	 * returned: its way of zeroing them (0 in older summaries) */
+	double calloc_purges, calloc_purged_bytes;
 	double large_max_live;		/* not per call: at once */
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two

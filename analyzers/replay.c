@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "counters.h"
 #include "fault_sites.h"
@@ -38,6 +39,13 @@ struct thread {
 	unsigned open, cap;
 	bool ending; /* a region end waits for its counters */
 	bool remapped; /* its realloc in progress mremapped a mapped chunk */
+	/* the allocator's purges since the thread's last call event, and
+	 * the range they covered: those of the call whose event comes next
+	 * (the shim writes it after the real call), counted as calloc's
+	 * zeroing where it is a large calloc whose block they covered, as
+	 * the shim counts them (probe.h) */
+	uint64_t purges_pending, purged_pending;
+	uint64_t purge_lo, purge_hi;
 };
 
 struct region {
@@ -319,19 +327,22 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 {
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
 	struct mt_counters c;
-	/* The counters, then the peak of live bytes.  Format 1.15's
-	 * counters are today's without the malloc_trim calls (the last
-	 * five fields), 1.14's also without the remaps (the four before),
+	/* The counters, then the peak of live bytes.  Format 1.16's
+	 * counters are today's without calloc's purges (the last two
+	 * fields), 1.15's also without the malloc_trim calls (the five
+	 * before), 1.14's also without the remaps (the four before),
 	 * 1.12's also without the unmapped bytes touched (the four before),
 	 * 1.11's also without the large blocks' freed bytes, 1.9's also
 	 * without the realloc moves (the two before), 1.8's also without
 	 * sys_bytes_by_allocator; older layouts differ inside, and are not
 	 * read. */
-	size_t before_1_16 = n - 5, before_1_15 = before_1_16 - 4,
+	size_t before_1_17 = n - 2, before_1_16 = before_1_17 - 5,
+	       before_1_15 = before_1_16 - 4,
 	       before_1_13 = before_1_15 - 4,
 	       before_1_12 = before_1_13 - 1, before_1_10 = before_1_12 - 2,
 	       before_1_9 = before_1_10 - MT_SYS_COUNT;
-	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_16 + 1 &&
+	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_17 + 1 &&
+	    (size_t)e->nv != before_1_16 + 1 &&
 	    (size_t)e->nv != before_1_15 + 1 &&
 	    (size_t)e->nv != before_1_13 + 1 &&
 	    (size_t)e->nv != before_1_12 + 1 &&
@@ -369,6 +380,12 @@ static bool on_event(const struct mt_event *e, void *arg)
 	mt_fault_sites_event(r->fault_sites, e);
 	switch (e->tag) {
 	case MT_EV_ALLOC:
+		if (e->alloc.entry == MT_CALL_CALLOC && e->alloc.size >= MT_LARGE_BYTES &&
+		    e->alloc.ptr && t->purge_lo < e->alloc.ptr + e->alloc.size &&
+		    t->purge_hi > e->alloc.ptr) {
+			mt_count_calloc_purges(counters(r, t), t->purges_pending,
+					       t->purged_pending);
+		}
 		alloc(r, t, (int)e->alloc.entry, e->alloc.size, e->alloc.usable);
 		break;
 	case MT_EV_FREE:
@@ -397,9 +414,22 @@ static bool on_event(const struct mt_event *e, void *arg)
 	case MT_EV_SYSCALL:
 		mt_count_sys_entry(counters(r, t), (enum mt_call)e->syscall.entry,
 				   e->syscall.by_allocator);
+		if (e->syscall.entry == MT_CALL_MADVISE && e->syscall.by_allocator &&
+		    (e->syscall.arg == MADV_DONTNEED || e->syscall.arg == MADV_FREE)) {
+			uint64_t lo = e->syscall.addr, hi = lo + e->syscall.len;
+			if (!t->purge_hi || lo < t->purge_lo)
+				t->purge_lo = lo;
+			if (hi > t->purge_hi)
+				t->purge_hi = hi;
+		}
 		break;
 	case MT_EV_SYS_COUNT: {
 		const struct mt_ev_sys *s = &e->sys;
+		if (s->sys == MT_SYS_MADVISE && s->by_allocator &&
+		    (s->advice == MADV_DONTNEED || s->advice == MADV_FREE)) {
+			t->purges_pending++;
+			t->purged_pending += s->bytes;
+		}
 		if (s->sys == MT_SYS_MADVISE)
 			mt_count_madvise(counters(r, t), (int)s->advice, s->bytes,
 					 s->by_allocator);
@@ -509,6 +539,9 @@ static bool on_event(const struct mt_event *e, void *arg)
 		break;
 	}
 	}
+	/* (a call's event ends what its purges could be) */
+	if (e->tag == MT_EV_ALLOC || e->tag == MT_EV_FREE || e->tag == MT_EV_REALLOC)
+		t->purges_pending = t->purged_pending = t->purge_lo = t->purge_hi = 0;
 	return !r->failed;
 }
 

@@ -63,6 +63,11 @@ struct mt_counters {
 	 * decide (1.16; last, as above) */
 	uint64_t trim_calls, trim_shrinks, trim_shrink_bytes;
 	uint64_t trim_purges, trim_purged_bytes;
+	/* The allocator's purges (madvise MADV_DONTNEED or MADV_FREE) made
+	 * inside a calloc of a large block, and their bytes: jemalloc zeroes
+	 * a block it reuses that way, which no decay setting stops (1.17;
+	 * last, as above) */
+	uint64_t calloc_purges, calloc_purged_bytes;
 };
 
 #define MT_LARGE_BYTES (128 * 1024)
@@ -214,6 +219,13 @@ static inline void mt_count_malloc_trim(struct mt_counters *c,
 		mt_add(&c->trim_purges, 1);
 		mt_add(&c->trim_purged_bytes, purged_bytes);
 	}
+}
+
+static inline void mt_count_calloc_purges(struct mt_counters *c, uint64_t n,
+					  uint64_t bytes)
+{
+	mt_add(&c->calloc_purges, n);
+	mt_add(&c->calloc_purged_bytes, bytes);
 }
 
 /* A brk that moved the program break from `from` to `to`. */

@@ -146,6 +146,10 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 	mt_json_u64(&trims, "purges", c->trim_purges);
 	mt_json_u64(&trims, "purged_bytes", c->trim_purged_bytes);
 	mt_json_end(&trims);
+	struct mt_json_obj zeroing = mt_json_nested(top, "calloc_purges");
+	mt_json_u64(&zeroing, "count", c->calloc_purges);
+	mt_json_u64(&zeroing, "bytes", c->calloc_purged_bytes);
+	mt_json_end(&zeroing);
 
 	by_advice(top, "madvise_by_advice", c->madvise_by_advice,
 		  c->madvise_by_advice);

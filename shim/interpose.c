@@ -386,7 +386,16 @@ MT_EXPORT void *calloc(size_t n, size_t size)
 	bool counted = mt_program_call(CALLER);
 	if (counted)
 		mt_site_expect(total);
+	/* (the purges the allocator makes to zero a large block: counters.h;
+	 * a calloc a signal handler makes meanwhile leaves it as found) */
+	bool large = total >= MT_LARGE_BYTES && total != SIZE_MAX, was = mt_tls.in_calloc;
+	if (large)
+		mt_tls.in_calloc = true;
 	void *p = mt_real.calloc(n, size);
+	if (large) {
+		mt_probe_calloc_done(p, total);
+		mt_tls.in_calloc = was;
+	}
 	return counted ? mt_probe_alloc(MT_CALL_CALLOC, total, p, CALLER) : p;
 }
 
@@ -680,7 +689,7 @@ MT_EXPORT int madvise(void *addr, size_t len, int advice)
 	int r = mt_real.madvise(addr, len, advice);
 	mt_probe_sys_entry(MT_CALL_MADVISE, (uintptr_t)addr, len, (uint64_t)advice, r);
 	if (!mt_sys_counted_since(mark))
-		mt_probe_madvise(advice, len);
+		mt_probe_madvise(addr, advice, len);
 	mt_sys_end();
 	return r;
 }
@@ -740,7 +749,7 @@ static long memory_syscall(void *caller, long nr, long a, long b, long c,
 			mt_probe_brk(before, (uintptr_t)r);
 		break;
 	case SYS_madvise:
-		mt_probe_madvise((int)c, (uint64_t)b);
+		mt_probe_madvise((const void *)a, (int)c, (uint64_t)b);
 		break;
 	case SYS_mmap:
 		mt_probe_sys(MT_SYS_MMAP, ok ? (uint64_t)b : 0);

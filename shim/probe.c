@@ -197,7 +197,7 @@ void mt_probe_sys(enum mt_sys sys, uint64_t bytes)
 	MT_EMIT(sys_count, t, sys, by_allocator(), bytes, 0);
 }
 
-void mt_probe_madvise(int advice, uint64_t bytes)
+void mt_probe_madvise(const void *addr, int advice, uint64_t bytes)
 {
 	mt_tls.sys_seen++;
 	if (shim_work(MT_SYS_MADVISE))
@@ -206,9 +206,31 @@ void mt_probe_madvise(int advice, uint64_t bytes)
 		mt_rss_huge_advised();
 	struct mt_thread *t = mt_self();
 	mt_count_madvise(&t->c, advice, bytes, by_allocator());
-	if ((advice == MADV_DONTNEED || advice == MADV_FREE) && by_allocator())
+	if ((advice == MADV_DONTNEED || advice == MADV_FREE) && by_allocator()) {
+		if (mt_tls.in_calloc) {
+			uintptr_t lo = (uintptr_t)addr, hi = lo + bytes;
+			if (!mt_tls.calloc_purges++ || lo < mt_tls.calloc_purge_lo)
+				mt_tls.calloc_purge_lo = lo;
+			if (hi > mt_tls.calloc_purge_hi)
+				mt_tls.calloc_purge_hi = hi;
+			mt_tls.calloc_purged += bytes;
+		}
 		mt_site_credit_purge(bytes);
+	}
 	MT_EMIT(sys_count, t, MT_SYS_MADVISE, by_allocator(), bytes, advice);
+}
+
+void mt_probe_calloc_done(const void *p, size_t total)
+{
+	/* (a decay purge that the call's tick set off covers other memory) */
+	uintptr_t lo = (uintptr_t)p, hi = lo + total;
+	if (p && mt_tls.calloc_purges && mt_tls.calloc_purge_lo < hi &&
+	    mt_tls.calloc_purge_hi > lo)
+		mt_count_calloc_purges(&mt_self()->c, mt_tls.calloc_purges,
+				       mt_tls.calloc_purged);
+	mt_tls.calloc_purges = 0;
+	mt_tls.calloc_purged = 0;
+	mt_tls.calloc_purge_hi = 0;
 }
 
 void mt_probe_brk(uintptr_t from, uintptr_t to)

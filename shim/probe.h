@@ -264,7 +264,11 @@ static inline bool mt_sys_counted_since(unsigned mark)
 void mt_probe_sys_entry(enum mt_call call, uint64_t addr, uint64_t len,
 			uint64_t arg, int64_t result);
 void mt_probe_sys(enum mt_sys sys, uint64_t bytes);
-void mt_probe_madvise(int advice, uint64_t bytes);
+void mt_probe_madvise(const void *addr, int advice, uint64_t bytes);
+/* The calloc of a large block of `total` bytes returned p: the purges the
+ * allocator made inside it that covered the block are its zeroing
+ * (counters.h). */
+void mt_probe_calloc_done(const void *p, size_t total);
 /* The program break moved from `from` to `to` (equal: no move). */
 void mt_probe_brk(uintptr_t from, uintptr_t to);
 /* The program break before a brk whose caller does not report it. */

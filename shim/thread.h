@@ -91,6 +91,13 @@ struct mt_tls {
 	bool in_lttng;		  /* inside lttng-ust, emitting an event */
 	bool seen;		  /* counted in threads_seen (once: a thread
 				     attaches again in its teardown) */
+	/* Inside the calloc of a large block: the allocator's purges made
+	 * meanwhile, and the range they covered, which tell its zeroing of
+	 * the block from a purge of other memory (mt_probe_calloc_done) */
+	bool in_calloc;
+	unsigned calloc_purges;
+	uint64_t calloc_purged;
+	uintptr_t calloc_purge_lo, calloc_purge_hi;
 };
 extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 

@@ -829,3 +829,40 @@ def test_no_other_backend_for_blocks_that_glibc_grows_in_place():
     temps = [f for f in found if f["id"] == "temporaries"]
     assert temps and "of them steps of buffers resized by realloc" in \
         temps[0]["explanation"], temps
+
+
+def test_calloc_zeroing_purges_are_counted_and_no_decay_setting_is_proposed():
+    """jemalloc zeroes a freed extent it reuses for calloc by purging it
+    (MADV_DONTNEED), whatever its decay: a hash table grown by calloc had
+    purge-churn with MALLOC_CONF=dirty_decay_ms:-1 as its fix, which
+    changed nothing (327k faults either way; new-user trial 18).  The shim
+    counts the purges made inside a large calloc on the block it returned:
+    2 MiB tables, each purged as calloc reuses it, every one, with decay
+    or without; 16 MiB tables, purged at their free by jemalloc's oversize
+    arena, none, until its pages are kept.  explain proposes no decay
+    setting there, and says to zero the memory itself."""
+    if "jemalloc" not in BACKENDS:
+        pytest.skip("jemalloc not installed")
+    rounds = 60
+    keep = {"MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1"}
+    for mib, extra, zeroing in ((2, {}, True), (2, keep, True),
+                                (16, {}, False), (16, keep, True)):
+        s = summary([program("calloc_tables"), str(rounds), str(mib)],
+                    "jemalloc", **extra)
+        got = s["calloc_purges"]
+        purges = s["madvise_by_advice"]["MADV_DONTNEED"]
+        if zeroing:
+            # (the first table is fresh memory, zero already)
+            assert rounds - 2 <= got["count"] <= purges, (mib, extra, s)
+            assert got["bytes"] >= (rounds - 2) * (mib << 20), (mib, extra, got)
+        else:
+            assert got["count"] <= 1, (mib, extra, got)
+    for mib, said in ((2, "were made inside calloc, each on the block it returned"),
+                      (16, "Its large blocks come from calloc")):
+        r = run([CLI, "explain", "--json", "--repeat", "1", "--backend", "jemalloc",
+                 "--", program("calloc_tables"), "150", str(mib), "touch"], clean_env())
+        (x,) = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "purge-churn"]
+        assert said in x["explanation"], x["explanation"]
+        assert not [f for f in x["fixes"] if "decay" in f.get("setting", "")], x["fixes"]
+        assert any("write the zeros yourself" in f["description"]
+                   and "dirty_decay_ms:-1" in f["description"] for f in x["fixes"]), x["fixes"]

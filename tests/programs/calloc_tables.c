@@ -2,15 +2,19 @@
  * used, and freed: an allocator that serves it from memory it used before
  * must zero all of it (glibc, once its mmap threshold rose past it, from
  * its heap), where fresh pages from the kernel are zero already and only
- * the few touched fault in.  `calloc_tables [ROUNDS]` */
+ * the few touched fault in.  `calloc_tables [ROUNDS [MIB [touch]]]`:
+ * tables of MIB MiB (16); `touch`: an entry of every page of each is
+ * read, then written. */
 #include <stdio.h>
 #include <stdlib.h>
-
-enum { ENTRIES = 2 << 20 }; /* of 8 bytes: 16 MiB */
+#include <string.h>
 
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 1000;
+	long mib = argc > 2 ? atol(argv[2]) : 16;
+	long ENTRIES = mib << 17; /* of 8 bytes */
+	int touch = argc > 3 && strcmp(argv[3], "touch") == 0;
 	long sum = 0;
 
 	for (int r = 0; r < rounds; r++) {
@@ -19,6 +23,8 @@ int main(int argc, char **argv)
 			return 1;
 		for (long k = 0; k < 8; k++)
 			t[(k * 262139 + r) % ENTRIES] += k;
+		for (long i = 0; touch && i < ENTRIES; i += 512)
+			t[i] += i;
 		for (long k = 0; k < 8; k++)
 			sum += t[(k * 262139 + r) % ENTRIES];
 		free(t);
