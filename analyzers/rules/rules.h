@@ -37,6 +37,7 @@ struct mt_repetition {
 	double refaults;	 /* faults beyond the peak resident pages */
 	double explained;	 /* refaults the cycles account for */
 	bool shared;		 /* with memory given back by other means */
+	double all_given_back_pages; /* by every means */
 	double system_s;	 /* the system time of those */
 	/* system_s is the faults' at their cost here, less than the run's
 	 * system time in proportion: the rest went to other work */

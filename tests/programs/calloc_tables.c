@@ -23,8 +23,13 @@ int main(int argc, char **argv)
 			return 1;
 		for (long k = 0; k < 8; k++)
 			t[(k * 262139 + r) % ENTRIES] += k;
-		for (long i = 0; touch && i < ENTRIES; i += 512)
-			t[i] += i;
+		/* (a load, then a store: an add to memory would fault once,
+		 * as a write) */
+		volatile long *v = t;
+		for (long i = 0; touch && i < ENTRIES; i += 512) {
+			long was = v[i];
+			v[i] = was + i;
+		}
 		for (long k = 0; k < 8; k++)
 			sum += t[(k * 262139 + r) % ENTRIES];
 		free(t);
