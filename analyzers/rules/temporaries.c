@@ -65,6 +65,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 			  f->large_allocs, steps, f->large_frees);
 	bool two = false;
 	json_int_t few = 0; /* the most live where two or three are */
+	char few_at[512] = ""; /* and where, among several sites */
 	json_int_t kept = 0; /* the most live where more than a call needs */
 	json_array_foreach(sites, i, site) {
 		json_t *large = json_object_get(site, "large");
@@ -82,8 +83,11 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		bool handed = elsewhere >= 0.5 * freed;
 		if (mt_in_place_fits((double)live) && !handed) {
 			two = true;
-			if (live > few)
+			if (live > few) {
 				few = live;
+				mt_site_label(json_object_get(site, "stack"), few_at,
+					      sizeof few_at);
+			}
 		}
 		/* (more than an expression makes: each operation of a NumPy
 		 * expression is a temporary, with its operands live too, so a
@@ -118,7 +122,15 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 				       (long long)(handed ? elsewhere : live));
 	}
 	mt_finding_append(x, ".");
-	if (two)
+	/* (which site, where several are listed: "at most 4 ... at most
+	 * 2. Where 2 are live at once" read as one figure taken for the
+	 * other; new-user trial 18) */
+	if (two && json_array_size(sites) > 1)
+		mt_finding_append(x, " At %s, where %lld are live at once, the function "
+				  "needs %lld times the memory of one buffer: the "
+				  "allocator must find room for each anew.",
+				  few_at, (long long)few, (long long)few);
+	else if (two)
 		mt_finding_append(x, " Where %lld are live at once, the function needs "
 				  "%lld times the memory of one buffer: the "
 				  "allocator must find room for each anew.",
