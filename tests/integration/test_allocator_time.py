@@ -12,7 +12,7 @@ import pytest
 from mt import BACKENDS, CLI, clean_env, line_of, program, run
 
 
-def allocator_time_of(cmd, backends="glibc,mimalloc", slow="glibc"):
+def allocator_time_of(cmd, backends="glibc,mimalloc", slow="glibc", env=None):
     """explain's findings on glibc and mimalloc, and its allocator-time
     ones: three runs each, the median by CPU (one run on a machine busy
     with something else took mimalloc's 0.07 s of CPU to 0.58 s), and a
@@ -23,7 +23,7 @@ def allocator_time_of(cmd, backends="glibc,mimalloc", slow="glibc"):
     machine ran glibc's runs from 0.74 s to 1.15 s of CPU)."""
     for repeat in ("3", "5"):
         r = run([CLI, "explain", "--json", "--backend", backends,
-                 "--repeat", repeat, "--", *cmd], clean_env())
+                 "--repeat", repeat, "--", *cmd], env or clean_env())
         out = json.loads(r.stdout)
         found = out["findings"]
         times = [f for f in found if f["id"] == "allocator-time"]
@@ -32,10 +32,11 @@ def allocator_time_of(cmd, backends="glibc,mimalloc", slow="glibc"):
     # (what the rule weighed, for a failure's message)
     found.insert(0, {"id": "(bare runs)", "runs": out.get("bare_runs")})
     if not times:
-        open_ = [u for u in out.get("undecided", [])
-                 if u["backend"] == slow and not u.get("below_bar")]
+        open_ = [u for u in out.get("undecided", []) if u["backend"] == slow]
         if open_:
-            check_spread(open_[0], out["bare_runs"])
+            # (below the bar: a difference narrowed, on a busy machine)
+            if not open_[0].get("below_bar"):
+                check_spread(open_[0], out["bare_runs"])
             pytest.skip("too busy a machine to time allocators on: %s"
                         % open_[0])
     return found, times
@@ -144,8 +145,12 @@ def test_allocator_time_of_threads_waiting_on_the_allocators_lock():
     backend's spread beyond the others' is its own."""
     if "tcmalloc" not in BACKENDS:
         pytest.skip("tcmalloc not installed")
+    # (meson test sets MALLOC_PERTURB_, which has glibc fill each block
+    # it hands out and gets back: 0.7 s of CPU for glibc's 0.22 here)
+    env = clean_env()
+    env.pop("MALLOC_PERTURB_", None)
     found, times = allocator_time_of([program("locked_heap"), "8", "4000"],
-                                     "glibc,tcmalloc", slow="tcmalloc")
+                                     "glibc,tcmalloc", slow="tcmalloc", env=env)
     assert [f["backend"] for f in times] == ["tcmalloc"], found
     x = times[0]
     assert x["evidence"]["other_backend"] == "glibc"
