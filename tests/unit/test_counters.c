@@ -138,7 +138,21 @@ static void counts_malloc_trims(void **state)
 	/* the last fields, after 1.15's layout (a baseline's prefix) */
 	assert_true(offsetof(struct mt_counters, trim_calls) >
 		    offsetof(struct mt_counters, remap_shrink_bytes));
-	assert_int_equal(offsetof(struct mt_counters, trim_purged_bytes) +
+	assert_true(offsetof(struct mt_counters, trim_purged_bytes) <
+		    offsetof(struct mt_counters, calloc_purges));
+}
+
+static void counts_purges_inside_calloc(void **state)
+{
+	struct mt_counters c;
+	(void)state;
+	memset(&c, 0, sizeof c);
+	mt_count_calloc_purges(&c, 2, 3 << 20);
+	mt_count_calloc_purges(&c, 1, 1 << 20);
+	assert_int_equal(c.calloc_purges, 3);
+	assert_int_equal(c.calloc_purged_bytes, 4 << 20);
+	/* the last fields, after 1.16's layout (a baseline's prefix) */
+	assert_int_equal(offsetof(struct mt_counters, calloc_purged_bytes) +
 				 sizeof(uint64_t),
 			 sizeof c);
 }
@@ -171,6 +185,7 @@ int main(void)
 		cmocka_unit_test(unmapped_memory_touched),
 		cmocka_unit_test(counts_remaps),
 		cmocka_unit_test(counts_malloc_trims),
+		cmocka_unit_test(counts_purges_inside_calloc),
 		cmocka_unit_test(sums_add_every_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
