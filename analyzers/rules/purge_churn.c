@@ -70,6 +70,51 @@ static void keep_dirty_fixes(struct mt_finding *x, const char *backend,
 	}
 }
 
+/* Where the purges are calloc's zeroing: said, and the fix that avoids
+ * them (keep_dirty_fixes then proposes none). */
+static void say_zeroing(struct mt_finding *x, const struct mt_rule_input *in,
+			double by_allocator)
+{
+	const struct mt_call_figures *f = in->f;
+	json_t *e = x->evidence;
+	char b1[32], b2[32];
+	json_object_set_new(e, "purges_in_calloc_per_call",
+			    json_real(f->calloc_purges));
+	if (f->calloc_purges >= 0.5 * by_allocator)
+		mt_finding_append(x, " %.*f of the purges%s (%s) were made inside "
+			 "calloc, each on the block it returned: %s hands the pages "
+			 "of a freed block back to the kernel to have them "
+			 "zeroed when calloc reuses it, so keeping freed "
+			 "pages does not stop those.",
+			 f->whole ? 0 : 2, f->calloc_purges,
+			 f->whole ? "" : " per call",
+			 mt_format_bytes(f->calloc_purged_bytes, b1, sizeof b1),
+			 in->backend);
+	else
+		mt_finding_append(x, " Its large blocks come from calloc (%s of the "
+			 "%s): jemalloc zeroes a freed block it reuses for "
+			 "calloc by handing its pages back to the kernel, so "
+			 "keeping freed pages (its decay settings) would move "
+			 "these purges into calloc, not stop them.",
+			 mt_format_bytes(f->calloc_bytes, b1, sizeof b1),
+			 mt_format_bytes(f->large_bytes, b2, sizeof b2));
+	struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
+	if (fix)
+		snprintf(fix->text, sizeof fix->text,
+			 "allocate these blocks with malloc and write the "
+			 "zeros yourself where they are needed%s, or keep "
+			 "the block and clear it in place instead of freeing "
+			 "it and asking calloc for another: a freed block is "
+			 "then reused as it is%s",
+			 in->numpy ? " (np.empty and then fill(0), or writing "
+				     "every element, instead of np.zeros)"
+				   : " (memset)",
+			 !strcmp(in->backend, "jemalloc")
+				 ? "; with that, MALLOC_CONF=dirty_decay_ms:-1,"
+				   "muzzy_decay_ms:-1 keeps the freed pages for it"
+				 : "");
+}
+
 struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
@@ -140,44 +185,8 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 				 "round faults in again");
 	}
 	bool zeroing = zeroing_purges(in->backend, f, by_allocator);
-	if (zeroing) {
-		char b1[32], b2[32];
-		json_object_set_new(e, "purges_in_calloc_per_call",
-				    json_real(f->calloc_purges));
-		if (f->calloc_purges >= 0.5 * by_allocator)
-			mt_finding_append(x, " %.*f of the purges%s (%s) were made inside "
-				 "calloc, each on the block it returned: %s hands the pages "
-				 "of a freed block back to the kernel to have them "
-				 "zeroed when calloc reuses it, so keeping freed "
-				 "pages does not stop those.",
-				 f->whole ? 0 : 2, f->calloc_purges,
-				 f->whole ? "" : " per call",
-				 mt_format_bytes(f->calloc_purged_bytes, b1, sizeof b1),
-				 in->backend);
-		else
-			mt_finding_append(x, " Its large blocks come from calloc (%s of the "
-				 "%s): jemalloc zeroes a freed block it reuses for "
-				 "calloc by handing its pages back to the kernel, so "
-				 "keeping freed pages (its decay settings) would move "
-				 "these purges into calloc, not stop them.",
-				 mt_format_bytes(f->calloc_bytes, b1, sizeof b1),
-				 mt_format_bytes(f->large_bytes, b2, sizeof b2));
-		struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
-		if (fix)
-			snprintf(fix->text, sizeof fix->text,
-				 "allocate these blocks with malloc and write the "
-				 "zeros yourself where they are needed%s, or keep "
-				 "the block and clear it in place instead of freeing "
-				 "it and asking calloc for another: a freed block is "
-				 "then reused as it is%s",
-				 in->numpy ? " (np.empty and then fill(0), or writing "
-					     "every element, instead of np.zeros)"
-					   : " (memset)",
-				 !strcmp(in->backend, "jemalloc")
-					 ? "; with that, MALLOC_CONF=dirty_decay_ms:-1,"
-					   "muzzy_decay_ms:-1 keeps the freed pages for it"
-					 : "");
-	}
+	if (zeroing)
+		say_zeroing(x, in, by_allocator);
 	static const char *const purged[] = {"purge_bytes", NULL};
 	mt_finding_sites(x, in, purged);
 	keep_dirty_fixes(x, in->backend, f, zeroing);
