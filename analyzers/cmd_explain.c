@@ -232,7 +232,9 @@ static void one_glibc_setting(struct mt_finding **x, size_t n)
 			/* said once, the fix dropped */
 			if (!strstr(x[i]->explanation, "The glibc setting of ["))
 				mt_finding_append(x[i], " The glibc setting of %s is the one to "
-					 "try: the environment holds one.",
+					 "try: GLIBC_TUNABLES holds one value for "
+					 "the whole process, and that one sets "
+					 "these tunables too.",
 					 where);
 			memmove(fix, fix + 1,
 				(size_t)(x[i]->nfixes - k - 1) * sizeof *fix);
