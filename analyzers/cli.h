@@ -20,6 +20,13 @@ int mt_cmd_export(int argc, char **argv);
 int mt_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Files read (no -- before them) followed by an option (memtrace report
+ * t.mt -o x.html): the options' place is before them, which a usage error
+ * says, naming the first such option; MT_EXIT_USAGE, or 0 when there is
+ * none. */
+int mt_options_after_files(const char *verb, const char *usage, int argc,
+			   char **argv, int first_file);
+
 /* Which process of a recording a verb reads (--pid PID[.N]: the image
  * after N execs, as native traces name their files). */
 struct mt_pick {

@@ -1650,6 +1650,10 @@ int mt_cmd_explain(int argc, char **argv)
 		return mt_usage_error(usage, "explain: give summary files or -- CMD");
 	if (do_verify && !with_cmd)
 		return mt_usage_error(usage, "explain: --verify needs -- CMD");
+	int misplaced = with_cmd ? 0 : mt_options_after_files("explain", usage, argc,
+							       argv, optind);
+	if (misplaced)
+		return misplaced;
 
 	int nm = 0, status;
 	if (with_cmd && !mt_command_check("explain", argv[optind], &status))

@@ -111,6 +111,9 @@ int mt_cmd_report(int argc, char **argv)
 		return mt_usage_error(usage, "report: give a trace or -- CMD");
 	bool with_cmd = strcmp(argv[optind - 1], "--") == 0;
 	if (!with_cmd) {
+		if ((status = mt_options_after_files("report", usage, argc, argv,
+						     optind)))
+			return status;
 		if (optind + 1 < argc)
 			return mt_usage_error(usage, "report: one trace at a time");
 		if (!mt_is_recording(argv[optind])) {

@@ -278,6 +278,12 @@ int mt_cmd_stat(int argc, char **argv)
 		return mt_usage_error(usage, "stat: no command given");
 	/* stat FILE: a recorded trace, not a command. */
 	bool with_cmd = strcmp(argv[optind - 1], "--") == 0;
+	/* (a trace, then options: a command's arguments they are not) */
+	int misplaced = !with_cmd && mt_is_recording(argv[optind])
+				? mt_options_after_files("stat", usage, argc, argv, optind)
+				: 0;
+	if (misplaced)
+		return misplaced;
 	int what = with_cmd || optind < argc - 1 ? A_COMMAND : classify(argv[optind]);
 	if (what == A_TRACE)
 		return stat_trace(argv[optind], pick, as_json, salvage, output);

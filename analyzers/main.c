@@ -32,6 +32,19 @@ int mt_usage_error(const char *verb_usage, const char *fmt, ...)
 	return MT_EXIT_USAGE;
 }
 
+int mt_options_after_files(const char *verb, const char *usage, int argc,
+			   char **argv, int first_file)
+{
+	for (int i = first_file + 1; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1])
+			return mt_usage_error(usage, "%s: option '%s' after the file "
+						     "%s: options go before the files "
+						     "(memtrace %s %s ... %s)",
+					      verb, argv[i], argv[first_file], verb,
+					      argv[i], argv[first_file]);
+	return 0;
+}
+
 static bool parse_pick(const char *text, struct mt_pick *pick)
 {
 	char *end;

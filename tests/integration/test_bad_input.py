@@ -118,3 +118,23 @@ def test_a_bad_depth_is_a_usage_error(depth):
             clean_env(), check=False)
     assert r.returncode == 2, r
     assert f"--depth '{depth}' is not a number of frames" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("verb", ["report", "explain", "stat"])
+def test_an_option_after_the_trace_says_where_it_goes(verb, tmp_path):
+    """`memtrace report t.mt -o t.html` said "one trace at a time", and
+    `explain t.mt -o x` "-o: no such file" (new-user trial 18): an option
+    after the files is a usage error that says options go before them,
+    and nothing is written."""
+    trace = tmp_path / "t.mt"
+    run([CLI, "run", "--quiet", "-o", str(trace), "--", program("known_calls"), "5"],
+        clean_env())
+    out = tmp_path / "out"
+    r = run([CLI, verb, str(trace), "-o", str(out)], clean_env(), check=False)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert f"option '-o' after the file {trace}: options go before the files" \
+        in r.stderr, r.stderr
+    assert not out.exists()
+    # before it, as usage says, it is read
+    r = run([CLI, verb, "-o", str(out), str(trace)], clean_env(), check=False)
+    assert r.returncode == 0 and out.exists(), r.stderr
