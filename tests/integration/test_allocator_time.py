@@ -185,3 +185,22 @@ def test_allocator_time_of_threads_waiting_in_the_kernel():
     gap = e["cpu_s"] - e["other_cpu_s"]
     assert e["user_s"] - e["other_user_s"] < gap, e
     assert x["fixes"][0]["backend"] == "mimalloc"
+
+
+def test_one_backend_says_what_it_cannot_compare():
+    """explain on glibc alone said "0 findings" for threads whose frees
+    wait on each other's arena locks, 40% of the CPU in the kernel
+    (new-user trial 19): with one backend run, system time the page
+    faults cannot account for, with threads, is said not compared, with
+    how to compare; a program of one thread is not."""
+    env = clean_env()
+    env.pop("MALLOC_PERTURB_", None)
+    r = run([CLI, "explain", "--json", "--", program("small_handoff"), "20000"], env)
+    (u,) = [u for u in json.loads(r.stdout).get("undecided", []) if u.get("one_backend")]
+    assert u["backend"] == "glibc" and u["threads"] >= 3, u
+    assert u["system_s"] - u["faults_s"] >= 0.1, u
+    r = run([CLI, "explain", "--", program("small_handoff"), "20000"], env)
+    assert "Not compared (allocator-time): on glibc" in r.stdout, r.stdout
+    assert "explain --backend glibc,mimalloc" in r.stdout
+    r = run([CLI, "explain", "--json", "--", program("msgqueue"), "1000000"], env)
+    assert not json.loads(r.stdout).get("undecided"), r.stdout
