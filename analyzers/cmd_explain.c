@@ -15,7 +15,9 @@
 #include "measure.h"
 #include "replay_json.h"
 #include "rules/rules.h"
+#include "allocator_time.h"
 #include "bare_times.h"
+#include "explain_runs.h"
 #include "runs.h"
 #include "shim_cost.h"
 #include "sites.h"
@@ -57,12 +59,6 @@ struct context {
 	bool python;
 };
 
-/* Figures of each region under one backend: one run, or several combined. */
-struct measured {
-	struct mt_runs runs;
-	const char *source;  /* the file read, or NULL for runs made here */
-	const char *partial; /* a partial trace: why (owned by runs[0]) */
-};
 
 /* What the shim cost each run read or made, estimated (figures.h), beside
  * the run's CPU time: a line each, or (json) an array. */
@@ -120,25 +116,6 @@ static json_t *bare_runs_json(const struct mt_bare_times *bare, int nm)
 }
 
 /* The findings, as many as the rules make. */
-struct findings {
-	struct mt_finding **at;
-	size_t n, cap;
-};
-
-static bool keep(struct findings *f, struct mt_finding *x)
-{
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 16;
-		struct mt_finding **more = realloc(f->at, cap * sizeof *more);
-		if (!more)
-			return false;
-		f->at = more;
-		f->cap = cap;
-	}
-	f->at[f->n++] = x;
-	return true;
-}
-
 static bool is_python(char **argv)
 {
 	return argv && strstr(argv[0], "python") != NULL;
@@ -310,7 +287,7 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 			mt_finding_free(x);
 			return false;
 		}
-		if (!(ok = keep(out, x)))
+		if (!(ok = mt_findings_keep(out, x)))
 			mt_finding_free(x);
 	}
 	if (ok && process)
@@ -441,7 +418,7 @@ static bool rules_on_children(const struct context *cx,
 			groups[said++] = (struct child_group){.key = key, .first = out->n,
 							      .n = mine.n};
 			key = NULL;
-			while (k < mine.n && (ok = keep(out, mine.at[k])))
+			while (k < mine.n && (ok = mt_findings_keep(out, mine.at[k])))
 				k++;
 		}
 		for (; k < mine.n; k++)
@@ -511,16 +488,6 @@ static bool apply_rules(const struct context *cx, const struct measured *m,
 	return ok;
 }
 
-static bool churn_finding(const char *id)
-{
-	static const char *const churns[] = {"heap-trim-churn", "mmap-churn",
-					     "purge-churn", "thread-heap-churn"};
-	for (size_t i = 0; i < sizeof churns / sizeof *churns; i++)
-		if (!strcmp(id, churns[i]))
-			return true;
-	return false;
-}
-
 /* The command's own finding on backend b that is `id` or a churn, if
  * any: what rules b out as a fix for `id`. */
 static const struct mt_finding *finding_on(const struct findings *all,
@@ -528,101 +495,8 @@ static const struct mt_finding *finding_on(const struct findings *all,
 {
 	for (size_t i = 0; i < all->n; i++)
 		if (!all->at[i]->process && !strcmp(all->at[i]->backend, b) &&
-		    (!strcmp(all->at[i]->id, id) || churn_finding(all->at[i]->id)))
+		    (!strcmp(all->at[i]->id, id) || mt_churn_finding(all->at[i]->id)))
 			return all->at[i];
-	return NULL;
-}
-
-/* A run's CPU time less the shim's own, estimated (it costs some
- * backends more per call than others). */
-static double own_cpu(const struct mt_call_figures *f)
-{
-	double cpu = f->user_s + f->system_s;
-	return f->shim_known && f->shim_s < cpu ? cpu - f->shim_s : cpu;
-}
-
-/* The whole-run figures of the run that took the least CPU: what the
- * backend costs, where other jobs slow some runs (the median of three
- * put tcmalloc 36% faster in one explain and 20% in the next, for a
- * program it runs 36% faster bare every time; new-user trial 5). */
-static bool fastest_run(const struct mt_runs *r, struct mt_call_figures *out)
-{
-	bool found = false;
-	for (size_t i = 0; i < r->n; i++) {
-		struct mt_call_figures f;
-		if (mt_figures_of(r->summaries[i], MT_WHOLE_PROGRAM, &f) &&
-		    (!found || own_cpu(&f) < own_cpu(out))) {
-			*out = f;
-			found = true;
-		}
-	}
-	return found;
-}
-
-/* The median CPU of r's whole runs (less the shim's own; the lower of
- * the middle two): a slow spell of the machine in one run does not move
- * it. */
-static double median_cpu(const struct mt_runs *r)
-{
-	double v[MT_MAX_RUNS];
-	size_t n = 0;
-	for (size_t i = 0; i < r->n && n < MT_MAX_RUNS; i++) {
-		struct mt_call_figures f;
-		if (mt_figures_of(r->summaries[i], MT_WHOLE_PROGRAM, &f))
-			v[n++] = own_cpu(&f);
-	}
-	for (size_t i = 1; i < n; i++) /* (a few: insertion) */
-		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n ? v[(n - 1) / 2] : 0;
-}
-
-/* A backend's CPU time over its runs: the least (and that run's user
- * time) and the median. */
-struct cpu_view {
-	double least, user, median;
-};
-
-/* From the runs without the shim (bare_times.h), or where there are none
- * (summaries read), from the runs under it, each less the shim's own
- * estimated time. */
-static bool cpu_view_of(const struct measured *m, const struct mt_bare_times *bare,
-			struct mt_call_figures *f, struct cpu_view *out)
-{
-	if (!fastest_run(&m->runs, f))
-		return false;
-	if (!bare) {
-		*out = (struct cpu_view){own_cpu(f), f->user_s, median_cpu(&m->runs)};
-		return true;
-	}
-	int i = mt_bare_fastest(bare);
-	if (i < 0)
-		return false;
-	*out = (struct cpu_view){bare->cpu_s[i], bare->user_s[i],
-				 mt_bare_median(bare)};
-	return true;
-}
-
-/* A backend measured here, and the least CPU time of its whole runs:
- * without the shim where it was timed so (bare), else under it, less the
- * shim's estimated own.  CPU, not wall time: a busy machine doubled some
- * runs' wall time and a backend was proposed on it (new-user trial 11). */
-static const struct measured *measured_on(const struct measured *m,
-					  const struct mt_bare_times *bare,
-					  int nm, const char *b, double *time_s)
-{
-	for (int j = 0; j < nm; j++) {
-		struct mt_call_figures f;
-		struct cpu_view v;
-		if (!m[j].source && !strcmp(m[j].runs.backend, b) &&
-		    cpu_view_of(&m[j], bare ? &bare[j] : NULL, &f, &v)) {
-			*time_s = v.least;
-			return &m[j];
-		}
-	}
 	return NULL;
 }
 
@@ -637,9 +511,9 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 	for (size_t i = 0; i < all->n; i++) {
 		struct mt_finding *x = all->at[i];
 		double here, there;
-		if (x->process || !measured_on(m, bare, nm, x->backend, &here))
+		if (x->process || !mt_measured_on(m, bare, nm, x->backend, &here))
 			continue;
-		bool churn = churn_finding(x->id);
+		bool churn = mt_churn_finding(x->id);
 		/* (each said once) */
 		for (int k = 0; k < x->nfixes;) {
 			struct mt_fix *fix = &x->fixes[k];
@@ -652,7 +526,7 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 				b && strcmp(x->id, "allocator-time")
 					? finding_on(all, b, x->id)
 					: NULL;
-			bool slower = b && churn && measured_on(m, bare, nm, b, &there) &&
+			bool slower = b && churn && mt_measured_on(m, bare, nm, b, &there) &&
 				      there > here;
 			if (!same && !slower) {
 				k++;
@@ -681,8 +555,8 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 			for (size_t c = 0; c < all->n; c++)
 				churns |= !all->at[c]->process &&
 					  !strcmp(all->at[c]->backend, b) &&
-					  churn_finding(all->at[c]->id);
-			if (!churns && measured_on(m, bare, nm, b, &there) && there < best_s) {
+					  mt_churn_finding(all->at[c]->id);
+			if (!churns && mt_measured_on(m, bare, nm, b, &there) && there < best_s) {
 				best = b;
 				best_s = there;
 			}
@@ -704,286 +578,6 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 	}
 }
 
-/* The most CPU the allocator's calls can take in themselves: 2 us each (a
- * call and the cache misses of its block), and the bytes it writes inside
- * them, at 0.5 ns each (2 GB/s, slower than any memset or memcpy here):
- * calloc's, which an allocator that takes the block from memory it used
- * before must zero (glibc, from its heap: 3000 callocs of 16 MiB took 1.1
- * s more than on jemalloc, whose fresh pages are zero already; new-user
- * trial 14), and realloc's copies.  With threads, a call can also wait
- * for one of each other thread's, spinning on the lock that guards the
- * allocator's heap (tcmalloc's page heap, for blocks past 256 KiB: 8
- * threads of 200-600 KiB blocks took 1.2 s of CPU on it against 0.75 s
- * on glibc, 5 us more a call; new-user trial 18): as many as the threads,
- * up to 8. */
-static double allocator_calls_bound_s(const struct mt_call_figures *x)
-{
-	double waits = fmin(fmax(x->threads, 1), 8);
-	return 2e-6 * waits * x->allocations +
-	       0.5e-9 * (x->calloc_bytes + x->realloc_copied_bytes);
-}
-
-/* Where the large blocks of a run that allocates mostly those are made,
- * by their bytes. */
-static void large_sites(struct mt_finding *a, json_t *sites,
-			const struct mt_call_figures *x)
-{
-	a->sites = mt_sites_by_bytes(sites, 5);
-	json_t *top = json_array_get(a->sites, 0);
-	if (!top)
-		return;
-	char label[512];
-	mt_finding_append(a, " Most of the allocations are of large blocks (%.0f of "
-			     "%.0f): %.0f%% of their bytes were allocated at %s.",
-			  x->large_allocs, x->allocations,
-			  json_number_value(json_object_get(top, "share")) * 100,
-			  mt_site_label(json_object_get(top, "stack"), label, sizeof label));
-}
-
-/* With one backend run, what allocator-time cannot tell: system time
- * that the page faults do not account for, with threads, may be waiting
- * for the allocator's locks, which only another backend's run shows
- * (small messages passed between two threads: glibc 0.57 s of system
- * time, 175k futex calls, "0 findings"; new-user trial 19). */
-static void one_backend_kernel_time(json_t *undecided, const char *backend,
-				    const struct mt_call_figures *f,
-				    const struct cpu_view *v)
-{
-	double faults_s = f->faults * 2 * mt_fault_cost_s(false);
-	double kernel_s = f->system_s - faults_s;
-	if (f->threads < 2 || kernel_s < 0.1 || kernel_s < 0.2 * v->least)
-		return;
-	json_array_append_new(undecided, json_pack(
-		"{s:s, s:s, s:b, s:f, s:f, s:f, s:f}", "id", "allocator-time",
-		"backend", backend, "one_backend", 1, "cpu_s", v->least,
-		"system_s", f->system_s, "faults_s", faults_s, "threads",
-		f->threads));
-}
-
-/* allocator-time: where explain ran several backends, one that took the
- * command's whole run clearly less CPU (a quarter less, and 50 ms) than
- * another, the difference mostly user time, at most what its allocator
- * calls can take (allocator_calls_bound_s), and no churn on the slower
- * one to explain it: the allocator's own
- * work, in the program's process, is the cause (its code on every call,
- * and where it puts the blocks, which the program's accesses feel).
- * A difference that meets all that but not the runs' spread goes to
- * `undecided`. */
-static bool allocator_time(struct findings *all, json_t *undecided,
-			   const struct measured *m,
-			   const struct mt_bare_times *bare, int nm,
-			   long page_size)
-{
-	struct mt_call_figures f[16];
-	struct cpu_view v[16];
-	int n = 0, fastest = -1;
-	for (int j = 0; j < nm && n < 16; j++) {
-		if (m[j].source ||
-		    !cpu_view_of(&m[j], bare ? &bare[j] : NULL, &f[j], &v[j]))
-			return true; /* read from files, or no whole run */
-		n++;
-		if (fastest < 0 || v[j].least < v[fastest].least)
-			fastest = j;
-	}
-	if (n == 1)
-		one_backend_kernel_time(undecided, m[0].runs.backend, &f[0], &v[0]);
-	if (n < 2)
-		return true;
-	const struct mt_call_figures *y = &f[fastest];
-	const struct cpu_view *vy = &v[fastest];
-	for (int j = 0; j < n; j++) {
-		const struct mt_call_figures *x = &f[j];
-		const struct cpu_view *vx = &v[j];
-		/* how much the runs vary by chance: the largest ratio of a
-		 * backend's median run to its fastest, over the other
-		 * backends timed (the machine's and the program's variation
-		 * shows on each, the runs interleaved; a backend's own beyond
-		 * that is its doing: tcmalloc's threads spinning on its lock
-		 * took 1.2 s to 1.7 s, every run past glibc's 0.75 s, which
-		 * its own spread had made undecided; new-user trial 18) */
-		double noise = 1;
-		for (int k = 0; k < n; k++)
-			if (k != j && v[k].least > 0)
-				noise = fmax(noise, v[k].median / v[k].least);
-		double gap = vx->least - vy->least;
-		bool churns = false;
-		for (size_t c = 0; c < all->n; c++)
-			churns |= !all->at[c]->process &&
-				  !strcmp(all->at[c]->backend, m[j].runs.backend) &&
-				  churn_finding(all->at[c]->id);
-		/* and the allocations many enough to have taken it: at most
-		 * 2 us each (a call and the cache misses of its block; a
-		 * compute loop that allocates a few buffers and runs slower on
-		 * one backend for another reason is not the allocator's) */
-		/* and the faster backend's median run faster than every run
-		 * here, and the ratio of the two fastest runs past the square
-		 * of the largest ratio of any backend's median to its fastest
-		 * run: a program whose time varies by 40% from run to run (a
-		 * Python program's hashes are seeded anew each run; a loaded
-		 * machine) differs that much between backends by chance ("31%
-		 * less on mimalloc", then nothing, then "25% less on
-		 * jemalloc", in three explains: new-user trial 6; glibc 1.75 s
-		 * to 2.47 s, tcmalloc 2.49 s to 2.73 s in one explain, and
-		 * 1.34 s to 1.82 s against 1.55 s to 2.23 s in the next),
-		 * while one run slowed by the machine (mimalloc's 0.07 s to
-		 * 0.58 s beside CI) moves no median */
-		/* Where the kernel took a part of the difference the faults do
-		 * not account for, it is not said to be in the process alone
-		 * (two threads, one allocating and one freeing: glibc 1.06 s
-		 * against mimalloc 0.35 s, a third of the gap system time, 144k
-		 * futex calls from glibc's arena lock; new-user trial 11); with
-		 * threads, that is waiting for the allocator's locks, and the
-		 * difference need not be mostly user time (small messages
-		 * passed between threads: glibc's system time 0.36-0.57 s of
-		 * its 1.4 s, 175k futex calls, and the finding made in two
-		 * explains of four; new-user trial 19). */
-		if (j == fastest || churns || vy->least >= 0.85 * vx->least ||
-		    gap < 0.05 || gap > allocator_calls_bound_s(x))
-			continue;
-		double sys_gap = gap - (vx->user - vy->user);
-		double faults_s = fmax(0, x->faults - y->faults) * 2 *
-				  mt_fault_cost_s(false);
-		bool kernel_work = sys_gap - faults_s > 0.2 * gap;
-		bool lock_waits = kernel_work && x->threads > 1;
-		if (vx->user - vy->user < 0.5 * gap && !lock_waits)
-			continue;
-		/* Between 15% and a quarter less, past the runs' spread: said
-		 * as below the bar, not left out (mimalloc 25-28% less in four
-		 * explains of a program and nothing in the fifth; new-user
-		 * trial 18). */
-		if (vy->least >= 0.75 * vx->least) {
-			if (vy->median < vx->least && vx->least >= vy->least * noise * noise)
-				json_array_append_new(undecided, json_pack(
-					"{s:s, s:s, s:s, s:f, s:f, s:b}",
-					"id", "allocator-time", "backend",
-					m[j].runs.backend, "other_backend",
-					m[fastest].runs.backend, "cpu_s", vx->least,
-					"other_cpu_s", vy->least, "below_bar", 1));
-			continue;
-		}
-		if (vy->median >= vx->least || vx->least < vy->least * noise * noise) {
-			/* a difference the runs' spread leaves open: said as
-			 * such, so a reader knows to rerun, not that there
-			 * is none */
-			json_array_append_new(undecided, json_pack(
-				"{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f}",
-				"id", "allocator-time", "backend",
-				m[j].runs.backend, "other_backend",
-				m[fastest].runs.backend, "cpu_s", vx->least,
-				"other_cpu_s", vy->least, "other_median_cpu_s",
-				vy->median, "spread", noise, "ratio_needed",
-				noise * noise));
-			continue;
-		}
-		struct mt_rule_input in = {.backend = m[j].runs.backend, .f = x,
-					   .page_size = page_size};
-		struct mt_finding *a = mt_finding_new("allocator-time", &in);
-		if (!a)
-			return false;
-		json_t *e = a->evidence;
-		json_object_set_new(e, "cpu_s", json_real(vx->least));
-		json_object_set_new(e, "user_s", json_real(vx->user));
-		json_object_set_new(e, "other_backend", json_string(m[fastest].runs.backend));
-		json_object_set_new(e, "other_cpu_s", json_real(vy->least));
-		json_object_set_new(e, "other_user_s", json_real(vy->user));
-		json_object_set_new(e, "cpu_source",
-				    json_string(bare ? "runs without the shim"
-						     : "runs under the shim, less its estimated time"));
-		json_object_set_new(e, "page_faults", json_real(x->faults));
-		json_object_set_new(e, "other_page_faults", json_real(y->faults));
-		json_object_set_new(e, "allocations", json_real(x->allocations));
-		json_object_set_new(e, "ns_per_allocation", json_real(gap / x->allocations * 1e9));
-		json_object_set_new(e, "calloc_bytes", json_real(x->calloc_bytes));
-		json_object_set_new(e, "realloc_copied_bytes",
-				    json_real(x->realloc_copied_bytes));
-		char where[512];
-		if (kernel_work)
-			snprintf(where, sizeof where,
-				 "%.3f s of the difference is user time and %.3f s "
-				 "system time that the page faults (%.0f here, %.0f "
-				 "there) do not account for: the allocator's own "
-				 "work, in the process and in the kernel on its "
-				 "behalf%s",
-				 vx->user - vy->user, sys_gap, x->faults, y->faults,
-				 x->threads > 1
-					 ? " (with threads: waiting for the locks that "
-					   "guard its heaps, which a thread freeing "
-					   "blocks another allocated takes too)"
-					 : "");
-		else if (sys_gap > 0.2 * gap)
-			snprintf(where, sizeof where,
-				 "%.3f s of the difference is user time and %.3f s "
-				 "system time, which the more page faults here may "
-				 "account for (%.0f, against %.0f there): the "
-				 "allocator's own work, and the fresh memory it "
-				 "touches",
-				 vx->user - vy->user, sys_gap, x->faults, y->faults);
-		else
-			snprintf(where, sizeof where,
-				 "%.3f s of the difference is user time: the time "
-				 "is in the allocator's own work in the process, "
-				 "not in the kernel (page faults %.0f here, %.0f "
-				 "there)",
-				 vx->user - vy->user, x->faults, y->faults);
-		snprintf(a->explanation, sizeof a->explanation,
-			 "On %s the same command took %.3f s of CPU, against %.3f s "
-			 "here (%.0f%% less; %s), and %s, and no churn explains it. "
-			 "Spread over its %.0f "
-			 "allocations that is %.0f ns each (with their frees): the "
-			 "allocator's code on each call, and where it puts the "
-			 "blocks, which the program's reads and writes of them feel.",
-			 m[fastest].runs.backend, vy->least, vx->least,
-			 100 * gap / vx->least,
-			 bare ? "the fastest of each backend's runs without the shim"
-			      : "each less the shim's own estimated time",
-			 where, x->allocations, gap / x->allocations * 1e9);
-		/* (beyond 2 us a call: the calls' waits for each other's, with
-		 * threads, and the bytes they wrote) */
-		double written_s = 0.5e-9 * (x->calloc_bytes + x->realloc_copied_bytes);
-		if (gap > 2e-6 * x->allocations + written_s && x->threads > 1)
-			mt_finding_append(a, " That is more than a call takes alone (2 us "
-				 "at most): with %.0f threads, a call can also wait "
-				 "for the others', spinning on the lock that guards "
-				 "the allocator's heap (user time).", x->threads);
-		if (gap > 2e-6 * x->allocations && written_s >= 0.1 * gap) {
-			char b1[32], b2[32];
-			mt_finding_append(a, " Its calls also wrote bytes: calloc asked for %s "
-				 "in all, which an allocator must zero when it takes "
-				 "the block from memory it used before (glibc does, "
-				 "from its heap, where fresh pages from the kernel "
-				 "are zero already), and realloc copied %s.",
-				 mt_format_bytes(x->calloc_bytes, b1, sizeof b1),
-				 mt_format_bytes(x->realloc_copied_bytes, b2,
-						 sizeof b2));
-		}
-		/* (where the allocations are: the large blocks' sites, where
-		 * most are large, else the small blocks' samples) */
-		for (size_t i = 0; i < m[j].runs.n; i++) {
-			json_t *sites = json_object_get(m[j].runs.summaries[i], "sites");
-			if (!sites)
-				continue;
-			if (x->large_allocs >= 0.5 * x->allocations)
-				large_sites(a, sites, x);
-			else
-				mt_finding_small_sites(a, sites);
-			break;
-		}
-		struct mt_fix *fix = mt_fix_add(a, MT_FIX_BACKEND);
-		if (fix) {
-			fix->backend = m[fastest].runs.backend;
-			snprintf(fix->text, sizeof fix->text,
-				 "run on %s, measured here: %.3f s of CPU against "
-				 "%.3f s (memtrace run --backend %s)",
-				 m[fastest].runs.backend, vy->least, vx->least,
-				 m[fastest].runs.backend);
-		}
-		if (!keep(all, a)) {
-			mt_finding_free(a);
-			return false;
-		}
-	}
-	return true;
-}
 
 /* A recording without its figures at exit (killed) analyses no whole
  * run, so nothing is found there; what it recorded is still said where it
@@ -1066,63 +660,6 @@ static void print_recorded_only(FILE *out, const json_t *recorded)
 	}
 }
 
-/* What allocator-time left open: a difference the runs' spread could
- * have made by chance, with what it would take to decide. */
-static void print_undecided(FILE *out, const json_t *undecided)
-{
-	size_t i;
-	const json_t *u;
-	json_array_foreach(undecided, i, u) {
-		if (json_is_true(json_object_get(u, "one_backend"))) {
-			double sys = json_real_value(json_object_get(u, "system_s")),
-			       faults = json_real_value(json_object_get(u, "faults_s"));
-			fprintf(out,
-				"\nNot compared (allocator-time): on %s the run took "
-				"%.3f s of system time of its %.3f s of CPU, %.3f s "
-				"more than its page faults can account for, with "
-				"%.0f threads: part of it may be their waiting for "
-				"the allocator's locks, which only a run on another "
-				"allocator tells (explain --backend %s,mimalloc, or "
-				"memtrace compare).\n",
-				json_string_value(json_object_get(u, "backend")), sys,
-				json_real_value(json_object_get(u, "cpu_s")),
-				sys - faults,
-				json_real_value(json_object_get(u, "threads")),
-				json_string_value(json_object_get(u, "backend")));
-			continue;
-		}
-		if (json_is_true(json_object_get(u, "below_bar"))) {
-			double cpu = json_real_value(json_object_get(u, "cpu_s")),
-			       other = json_real_value(json_object_get(u, "other_cpu_s"));
-			fprintf(out,
-				"\nBelow the bar (allocator-time): on %s the command "
-				"took %.3f s of CPU at best, against %.3f s on %s "
-				"(%.0f%% less, past the runs' spread): a finding "
-				"needs a quarter less; compare them with memtrace "
-				"compare, or rerun with a larger --repeat.\n",
-				json_string_value(json_object_get(u, "other_backend")),
-				other, cpu,
-				json_string_value(json_object_get(u, "backend")),
-				100 * (1 - other / cpu));
-			continue;
-		}
-		fprintf(out,
-			"\nUndecided (allocator-time): %s took %.3f s of CPU at "
-			"best, against %.3f s on %s, but each backend's runs "
-			"varied by up to %.0f%% (median to fastest): a ratio "
-			"below %.2f, or a median on %s (%.3f s) not below every "
-			"run here, may be chance on this machine. Rerun with a "
-			"larger --repeat when the machine is quieter.\n",
-			json_string_value(json_object_get(u, "backend")),
-			json_real_value(json_object_get(u, "cpu_s")),
-			json_real_value(json_object_get(u, "other_cpu_s")),
-			json_string_value(json_object_get(u, "other_backend")),
-			100 * (json_real_value(json_object_get(u, "spread")) - 1),
-			json_real_value(json_object_get(u, "ratio_needed")),
-			json_string_value(json_object_get(u, "other_backend")),
-			json_real_value(json_object_get(u, "other_median_cpu_s")));
-	}
-}
 
 /* Runs made for --verify, kept: several findings propose the same fix. */
 struct trial {
@@ -1750,7 +1287,7 @@ int mt_cmd_explain(int argc, char **argv)
 			       mt_runs_command_ending(), cx.devnull);
 	}
 	json_t *undecided = json_array();
-	if (with_cmd && !allocator_time(&all, undecided, m, bare, nm,
+	if (with_cmd && !mt_allocator_time(&all, undecided, m, bare, nm,
 					sysconf(_SC_PAGESIZE))) {
 		fprintf(stderr, "memtrace: explain: out of memory\n");
 		return 1;
@@ -1815,7 +1352,7 @@ int mt_cmd_explain(int argc, char **argv)
 		shim_costs(out, m, nm);
 		for (size_t i = 0; i < n; i++)
 			print_finding(out, found[i]);
-		print_undecided(out, undecided);
+		mt_print_undecided(out, undecided);
 		print_recorded_only(out, recorded);
 	}
 	json_decref(recorded);
