@@ -341,17 +341,27 @@ static double share_of(const struct mt_finding *x)
 	return v ? json_number_value(v) : -1;
 }
 
+/* An item added to a list of a few, or where it is full, "..." once. */
+static void list_add(char *list, size_t size, const char *item)
+{
+	size_t used = strlen(list);
+	if (used + strlen(item) + 8 < size)
+		snprintf(list + used, size - used, "%s%s", used ? ", " : "", item);
+	else if (used < 4 || strcmp(list + used - 3, "..."))
+		snprintf(list + used, size - used, ", ...");
+}
+
 static void group_add(struct child_group *g, const struct findings *mine,
 		      long long pid)
 {
-	size_t used = strlen(g->pids);
-	snprintf(g->pids + used, sizeof g->pids - used, "%s%lld",
-		 used ? ", " : "", pid);
+	char item[32];
+	snprintf(item, sizeof item, "%lld", pid);
+	list_add(g->pids, sizeof g->pids, item);
 	double share = mine->n ? share_of(mine->at[0]) : -1;
-	used = strlen(g->shares);
-	if (share >= 0)
-		snprintf(g->shares + used, sizeof g->shares - used, "%s%.0f%%",
-			 used ? ", " : "", share * 100);
+	if (share >= 0) {
+		snprintf(item, sizeof item, "%.0f%%", share * 100);
+		list_add(g->shares, sizeof g->shares, item);
+	}
 	g->others++;
 }
 
