@@ -378,6 +378,20 @@ MT_EXPORT void free(void *p)
 	free_slow(p, counted, CALLER);
 }
 
+/* The real calloc of a large block, watched for the purges the allocator
+ * makes to zero it (counters.h); a calloc a signal handler makes meanwhile
+ * leaves the watch as it found it. */
+static __attribute__((noinline)) void *calloc_large(size_t n, size_t size,
+						    size_t total)
+{
+	bool was = mt_tls.in_calloc;
+	mt_tls.in_calloc = true;
+	void *p = mt_real.calloc(n, size);
+	mt_probe_calloc_done(p, total);
+	mt_tls.in_calloc = was;
+	return p;
+}
+
 MT_EXPORT void *calloc(size_t n, size_t size)
 {
 	size_t total;
@@ -386,16 +400,9 @@ MT_EXPORT void *calloc(size_t n, size_t size)
 	bool counted = mt_program_call(CALLER);
 	if (counted)
 		mt_site_expect(total);
-	/* (the purges the allocator makes to zero a large block: counters.h;
-	 * a calloc a signal handler makes meanwhile leaves it as found) */
-	bool large = total >= MT_LARGE_BYTES && total != SIZE_MAX, was = mt_tls.in_calloc;
-	if (large)
-		mt_tls.in_calloc = true;
-	void *p = mt_real.calloc(n, size);
-	if (large) {
-		mt_probe_calloc_done(p, total);
-		mt_tls.in_calloc = was;
-	}
+	void *p = __builtin_expect(total >= MT_LARGE_BYTES && total != SIZE_MAX, 0)
+			  ? calloc_large(n, size, total)
+			  : mt_real.calloc(n, size);
 	return counted ? mt_probe_alloc(MT_CALL_CALLOC, total, p, CALLER) : p;
 }
 
