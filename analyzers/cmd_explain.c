@@ -296,37 +296,30 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 	return ok;
 }
 
-/* What a process's findings say, to tell processes that did the same
- * apart from the rest: each finding's rule and the stack of its first
- * site, callers and all.  NULL when there is no room. */
-static char *findings_key(const struct findings *f, size_t from)
+/* What a finding says, to tell the same finding in other processes
+ * from the rest: its rule and the stack of its first site, callers and
+ * all.  NULL when there is no room. */
+static char *finding_key(const struct mt_finding *x)
 {
+	json_t *site = json_array_get(x->sites, 0);
+	char *stack = site ? json_dumps(json_object_get(site, "stack"),
+					JSON_COMPACT | JSON_SORT_KEYS)
+			   : NULL;
 	char *key = NULL;
-	size_t len = 0;
-	FILE *k = open_memstream(&key, &len);
-	if (!k)
-		return NULL;
-	for (size_t i = from; i < f->n; i++) {
-		json_t *site = json_array_get(f->at[i]->sites, 0);
-		char *stack = site ? json_dumps(json_object_get(site, "stack"),
-						JSON_COMPACT | JSON_SORT_KEYS)
-				   : NULL;
-		fprintf(k, "%s@%s;", f->at[i]->id, stack ? stack : "");
-		free(stack);
-	}
-	if (fclose(k) != 0) {
-		free(key);
-		return NULL;
-	}
+	if (asprintf(&key, "%s@%s", x->id, stack ? stack : "") < 0)
+		key = NULL;
+	free(stack);
 	return key;
 }
 
-/* Child processes with the same findings at the same code (a pool's
- * workers): said once, with the first one's figures. */
+/* A finding of child processes (a pool's workers) at the same code:
+ * said once, with the first one's figures.  Grouped finding by finding,
+ * not process by process, so that a finding near its bar in one worker
+ * only does not part the findings they all share. */
 struct child_group {
 	char *key;
-	size_t first, n; /* its findings in out */
-	char pids[160];	 /* the others' */
+	size_t at; /* the finding in out */
+	char pids[160]; /* the others' */
 	char shares[160];
 	unsigned others;
 };
@@ -351,13 +344,13 @@ static void list_add(char *list, size_t size, const char *item)
 		snprintf(list + used, size - used, ", ...");
 }
 
-static void group_add(struct child_group *g, const struct findings *mine,
+static void group_add(struct child_group *g, const struct mt_finding *x,
 		      long long pid)
 {
 	char item[32];
 	snprintf(item, sizeof item, "%lld", pid);
 	list_add(g->pids, sizeof g->pids, item);
-	double share = mine->n ? share_of(mine->at[0]) : -1;
+	double share = share_of(x);
 	if (share >= 0) {
 		snprintf(item, sizeof item, "%.0f%%", share * 100);
 		list_add(g->shares, sizeof g->shares, item);
@@ -365,40 +358,62 @@ static void group_add(struct child_group *g, const struct findings *mine,
 	g->others++;
 }
 
-/* Each finding of a group of several processes says so. */
-static bool group_said(const struct child_group *g, struct findings *out)
+/* A finding of several processes says so. */
+static bool group_said(const struct child_group *g, struct mt_finding *x)
 {
-	for (size_t i = g->first; i < g->first + g->n; i++) {
-		struct mt_finding *x = out->at[i];
-		char *process = NULL;
-		if (asprintf(&process, "%s and %u more alike", x->process,
-			     g->others) < 0)
-			return false;
-		free(x->process);
-		x->process = process;
-		mt_finding_append(x, " %u more process%s the command started (%s) "
-				     "had this finding too, at the same code, "
-				     "with figures of %s own",
-				  g->others, g->others > 1 ? "es" : "", g->pids,
-				  g->others > 1 ? "their" : "its");
-		if (i == g->first && g->shares[0])
-			mt_finding_append(x, " (the part of %s run it took: %s)",
-					  g->others > 1 ? "their" : "its", g->shares);
-		mt_finding_append(x, ".");
-	}
+	char *process = NULL;
+	if (asprintf(&process, "%s and %u more alike", x->process, g->others) < 0)
+		return false;
+	free(x->process);
+	x->process = process;
+	mt_finding_append(x, " %u more process%s the command started (%s) "
+			     "had this finding too, at the same code, "
+			     "with figures of %s own",
+			  g->others, g->others > 1 ? "es" : "", g->pids,
+			  g->others > 1 ? "their" : "its");
+	if (g->shares[0])
+		mt_finding_append(x, " (the part of %s run it took: %s)",
+				  g->others > 1 ? "their" : "its", g->shares);
+	mt_finding_append(x, ".");
 	return true;
+}
+
+/* x, a finding of child process pid: kept where it is the first of its
+ * kind (up to max kinds), else added to the group alike, else counted
+ * in *unsaid.  Frees x where it is not kept. */
+static bool child_finding(struct child_group *groups, size_t *kinds,
+			  size_t max, struct mt_finding *x, long long pid,
+			  struct findings *out, size_t *unsaid)
+{
+	char *key = finding_key(x);
+	struct child_group *alike = NULL;
+	for (size_t g = 0; key && g < *kinds && !alike; g++)
+		if (!strcmp(groups[g].key, key))
+			alike = &groups[g];
+	bool ok = true;
+	if (alike) {
+		group_add(alike, x, pid);
+	} else if (*kinds == max) {
+		++*unsaid;
+	} else if (key && (ok = mt_findings_keep(out, x))) {
+		groups[(*kinds)++] = (struct child_group){.key = key, .at = out->n - 1};
+		return true;
+	}
+	mt_finding_free(x);
+	free(key);
+	return ok;
 }
 
 /* The processes the command started (a fork's children, a pool's
  * workers), from its first run: whole runs each, where the work may be.
- * Those alike are said once; at most MAX_CHILDREN groups are said, the
- * rest counted. */
+ * A finding alike in several is said once; at most MAX_KINDS findings
+ * are said, the rest counted. */
 static bool rules_on_children(const struct context *cx,
 			      const struct measured *m, struct findings *out)
 {
-	enum { MAX_CHILDREN = 4 };
-	struct child_group groups[MAX_CHILDREN] = {0};
-	size_t i, said = 0, more = 0;
+	enum { MAX_KINDS = 12 };
+	struct child_group groups[MAX_KINDS] = {0};
+	size_t i, kinds = 0, unsaid = 0;
 	json_t *s;
 	bool ok = true;
 	json_array_foreach(m->runs.children, i, s) {
@@ -412,42 +427,26 @@ static bool rules_on_children(const struct context *cx,
 		snprintf(process, sizeof process, "child process %lld (%s)", pid,
 			 json_string_value(json_array_get(argv, 0)) ?: "?");
 		struct findings mine = {0};
-		if (!(ok = rules_on(cx, m, s, &f, process, &mine)))
-			break;
-		char *key = mine.n ? findings_key(&mine, 0) : NULL;
-		struct child_group *alike = NULL;
-		for (size_t g = 0; key && g < said && !alike; g++)
-			if (!strcmp(groups[g].key, key))
-				alike = &groups[g];
-		size_t k = 0;
-		if (alike) {
-			group_add(alike, &mine, pid);
-		} else if (mine.n && said == MAX_CHILDREN) {
-			more++;
-		} else if (mine.n) {
-			groups[said++] = (struct child_group){.key = key, .first = out->n,
-							      .n = mine.n};
-			key = NULL;
-			while (k < mine.n && (ok = mt_findings_keep(out, mine.at[k])))
-				k++;
-		}
-		for (; k < mine.n; k++)
-			mt_finding_free(mine.at[k]);
+		ok = rules_on(cx, m, s, &f, process, &mine);
+		for (size_t k = 0; k < mine.n; k++) /* (each owned by out, or freed) */
+			if (ok)
+				ok = child_finding(groups, &kinds, MAX_KINDS,
+						   mine.at[k], pid, out, &unsaid);
+			else
+				mt_finding_free(mine.at[k]);
 		free(mine.at);
-		free(key);
 		if (!ok)
 			break;
 	}
-	for (size_t g = 0; g < said; g++) {
+	for (size_t g = 0; g < kinds; g++) {
 		if (ok && groups[g].others)
-			ok = group_said(&groups[g], out);
+			ok = group_said(&groups[g], out->at[groups[g].at]);
 		free(groups[g].key);
 	}
-	if (more)
-		fprintf(stderr, "memtrace: explain: %zu more child processes "
-				"have findings too (not said: the first %d kinds "
-				"are)\n",
-			more, MAX_CHILDREN);
+	if (unsaid)
+		fprintf(stderr, "memtrace: explain: %zu more findings of child "
+				"processes are not said (the first %d kinds are)\n",
+			unsaid, MAX_KINDS);
 	/* Each process counts the children it forked: those that left no
 	 * summary were killed before they could (a pool's workers sent
 	 * SIGTERM), or exec'd what the shim cannot follow. */

@@ -186,7 +186,7 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted,
 		mt_probe_after_free();
 	}
 	mt_site_done();
-	mt_rss_after_large_free(t, usable);
+	mt_rss_large_freed(t, usable);
 }
 
 /* glibc's free of a chunk from a heap that may trim it; a large block's
@@ -199,7 +199,7 @@ static void free_heap_chunk(struct mt_thread *t, void *p, size_t usable)
 	mt_glibc_free_trimming(t, p, mt_real.free);
 	if (large) {
 		mt_site_done();
-		mt_rss_after_large_free(t, usable);
+		mt_rss_large_freed(t, usable);
 	}
 }
 
@@ -257,7 +257,7 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 		mt_site_free(p);
 		mt_real.free(p);
 		mt_site_done();
-		mt_rss_after_large_free(t, usable);
+		mt_rss_large_freed(t, usable);
 		return;
 	}
 	if (mt_small_frees_due(t))
@@ -445,6 +445,10 @@ static void *realloc_common(const void *caller, enum mt_call call, void *old,
 		size_t old_head = old && mt_glibc_chunks ? mt_chunk_head(old) : 0;
 		if (counted)
 			mt_site_expect(requested > old_usable ? requested : old_usable);
+		/* (a new block is copied into before it is counted: until
+		 * then, in flight) */
+		if (counted && requested >= MT_LARGE_BYTES)
+			mt_rss_large_request(mt_self(), requested);
 		p = forward(old, x, y);
 		/* On failure (NULL for a non-zero size) the old block stays. */
 		if (counted && old && (p || requested == 0)) {
@@ -473,6 +477,8 @@ static void *realloc_common(const void *caller, enum mt_call call, void *old,
 		}
 		if (old)
 			mt_site_pending_drop(); /* (a failure: the block stays) */
+		if (counted && !p)
+			mt_rss_large_request(mt_self(), 0);
 	}
 	return counted ? mt_probe_alloc(call, requested, p, caller) : p;
 }

@@ -35,6 +35,8 @@ alloc_slow(enum mt_call call, size_t align, size_t requested, void *p,
 		mt_glibc_chunk_mapped(t, mt_chunk_head(p), true);
 	if (large)
 		mt_large_alloc(t, usable);
+	else if (!p)
+		mt_rss_large_request(t, 0); /* (none came) */
 	if (large || !fresh)
 		mt_site_done();
 	if (fresh)

@@ -37,6 +37,7 @@
 #include "options.h"
 #include "rawsys.h"
 #include "rss.h"
+#include "symbols.h"
 
 uint64_t mt_rss_due_ns = UINT64_MAX;
 
@@ -311,11 +312,14 @@ static uint64_t last_time_ms;
 static bool sample_stamped(struct mt_thread *t, bool at_exit, uint64_t freed,
 			   bool fell, uint64_t at_ns)
 {
-	uint64_t anon, file;
-	if (!read_statm(&anon, &file))
-		return false;
+	/* The counters first, then the large blocks being freed, then the
+	 * pages: a block the sum saw freed is live here until its pages
+	 * went (mt_count_free_of). */
 	struct mt_counters c;
 	mt_threads_sum(&c);
+	uint64_t freeing = mt_threads_large_in_flight(), anon, file;
+	if (!read_statm(&anon, &file))
+		return false;
 	int64_t mapped = 0;
 	for (int sys = MT_SYS_MMAP; sys <= MT_SYS_MUNMAP; sys++) {
 		int64_t own = (int64_t)(c.sys_bytes[sys] - c.sys_bytes_by_allocator[sys]);
@@ -324,11 +328,11 @@ static bool sample_stamped(struct mt_thread *t, bool at_exit, uint64_t freed,
 	struct mt_ev_rss s = {
 		.anon_bytes = anon,
 		.file_bytes = file,
-		.live_bytes = minus(c.allocated, c.freed),
+		.live_bytes = minus(c.allocated, c.freed) + freeing,
 		.program_mapped_bytes = mapped > 0 ? (uint64_t)mapped : 0,
 		.at_exit = at_exit,
 		.freed_bytes = freed,
-		.large_live_bytes = minus(c.large_bytes, c.large_freed_bytes),
+		.large_live_bytes = minus(c.large_bytes, c.large_freed_bytes) + freeing,
 	};
 	bool locked = at_exit ? lock_at_exit() : try_lock();
 	if (!locked)
@@ -448,9 +452,15 @@ static void disarm(struct mt_thread *t)
 	__atomic_fetch_sub(&mt_rss_falls_armed, 1, __ATOMIC_RELAXED);
 }
 
+/* glibc fills the blocks it hands out (symbols.h): a large one's pages
+ * are resident before its malloc returns. */
+static bool glibc_fills;
+
 void mt_rss_before_malloc(size_t n)
 {
 	struct mt_thread *t = mt_tls.thread;
+	if (t && glibc_fills && n >= MT_LARGE_BYTES)
+		mt_rss_large_request(t, n);
 	/* (a smaller one is served from the bins, unsorted: not judged) */
 	if (!t || !t->rss_after_fall || t->rss_sampled_before || n < 1024 ||
 	    __atomic_load_n(&mt_rss_due_ns, __ATOMIC_RELAXED) == UINT64_MAX)
@@ -518,6 +528,9 @@ void mt_rss_start(void)
 	if (statm_fd < 0)
 		return;
 	open_pagemap();
+	glibc_fills = mt_glibc_chunks && mt_glibc_perturb_setting();
+	if (glibc_fills)
+		__atomic_fetch_add(&mt_rss_falls_armed, 1, __ATOMIC_RELAXED);
 	start_ns = coarse_ns();
 	sample(mt_self(), false, 0, false); /* the first, at start-up */
 	if (!mt_tracing)

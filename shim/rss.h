@@ -60,12 +60,21 @@ void mt_rss_after_small_frees(struct mt_thread *t);
  * arms): see rss.c. */
 void mt_rss_after_fall(struct mt_thread *t, size_t usable);
 
-/* Threads so armed: while there are any, glibc's malloc looks before its
- * call too (mt_rss_before_malloc), which it does of n bytes. */
+/* Threads so armed, and one more while glibc fills the blocks it hands
+ * out: while there are any, glibc's malloc looks before its call too
+ * (mt_rss_before_malloc), which it does of n bytes. */
 extern MT_HIDDEN int mt_rss_falls_armed;
 void mt_rss_before_malloc(size_t n);
 /* A thread that ends armed. */
 void mt_rss_thread_exit(struct mt_thread *t);
+
+/* A call asked for a large block of `bytes`, which it may touch before
+ * the block is counted allocated: realloc, copying into it, and glibc's
+ * malloc, filling it.  A sample meanwhile counts it live (thread.h). */
+static inline void mt_rss_large_request(struct mt_thread *t, size_t bytes)
+{
+	__atomic_store_n(&t->large_in_flight, bytes, __ATOMIC_RELAXED);
+}
 
 /* Just after a large block of `freed` usable bytes was freed. */
 static inline void mt_rss_after_large_free(struct mt_thread *t, size_t freed)
@@ -74,6 +83,14 @@ static inline void mt_rss_after_large_free(struct mt_thread *t, size_t freed)
 				     UINT64_MAX,
 			     0))
 		mt_rss_sample_after_free(t, freed);
+}
+
+/* free's real call of a large block returned: its pages are gone
+ * (mt_count_free_of marked it in flight), and a sample may be due. */
+static inline void mt_rss_large_freed(struct mt_thread *t, size_t freed)
+{
+	__atomic_store_n(&t->large_in_flight, 0, __ATOMIC_RELAXED);
+	mt_rss_after_large_free(t, freed);
 }
 
 #endif

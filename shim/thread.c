@@ -157,6 +157,16 @@ void mt_threads_sum(struct mt_counters *out)
 	mt_counters_add(out, &overflow_block.c);
 }
 
+uint64_t mt_threads_large_in_flight(void)
+{
+	uint64_t bytes = 0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* (mt_count_free_of's) */
+	for (struct mt_thread *t = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE);
+	     t; t = t->next)
+		bytes += __atomic_load_n(&t->large_in_flight, __ATOMIC_RELAXED);
+	return bytes;
+}
+
 uint64_t mt_threads_large_peak(void)
 {
 	int64_t peak = 0;

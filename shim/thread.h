@@ -51,6 +51,11 @@ struct mt_thread {
 	uint64_t rss_fall_ns, rss_fall_cpu_ns;
 	int64_t large_peak;	/* most large blocks live at once (this thread,
 				   since the innermost open region began) */
+	/* a large block whose pages may be resident though the counters
+	 * say it is not live: counted freed, its real free not returned; or
+	 * asked for, the real call (realloc's copy, glibc's fill) touching
+	 * it before it is counted.  A sample counts it live (rss.c). */
+	uint64_t large_in_flight;
 	struct mt_region_mark *marks; /* open regions (regions.c) */
 	unsigned open_regions;
 	/* the innermost open region measured: its index + 1 (0: none) and
@@ -120,6 +125,9 @@ static inline void mt_large_alloc(struct mt_thread *t, size_t usable)
 {
 	mt_add(&t->c.large_allocs, 1);
 	mt_add(&t->c.large_bytes, usable);
+	/* (before its bytes are counted allocated: a sample between the
+	 * two, nanoseconds, may miss it; a cost on every malloc would not) */
+	__atomic_store_n(&t->large_in_flight, 0, __ATOMIC_RELAXED);
 	int64_t live = (int64_t)(t->c.large_allocs - t->c.large_frees);
 	if (live > t->large_peak)
 		t->large_peak = live;
@@ -141,6 +149,10 @@ void mt_threads_init(void (*on_exit)(struct mt_thread *),
 		     mt_thread_create_fn *create);
 /* Sum of every block, and the peak of live bytes seen. */
 void mt_threads_sum(struct mt_counters *out);
+/* The threads' large blocks in flight (struct mt_thread), read after
+ * mt_threads_sum: a free it saw counted is here until its real call
+ * returned. */
+uint64_t mt_threads_large_in_flight(void);
 /* The most large blocks one thread had live at once. */
 uint64_t mt_threads_large_peak(void);
 uint64_t mt_peak_live(void);

@@ -369,9 +369,15 @@ def test_a_traces_children_are_explained_with_it(tmp_path, how):
     run([CLI, "run", "-o", trace, "--"] + cmd, clean_env())
     r = run([CLI, "explain", "--json", trace], clean_env())
     assert "left no summary" not in r.stderr, r.stderr
-    churns = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "mmap-churn"]
+    findings = json.loads(r.stdout)["findings"]
+    said = [(f["id"], f.get("process")) for f in findings]
+    churns = [f for f in findings if f["id"] == "mmap-churn"]
     # (the two alike are said once; the stray's churn would be a third)
-    assert len(churns) == 1, churns
+    assert len(churns) == 1, said
+    # A child's block counted freed before its pages went: a sample of
+    # the shim's thread between the two saw 48 MiB resident and nothing
+    # live, "memory kept" (1 run in 3 of this test on a loaded machine).
+    assert "memory-kept" not in [i for i, _ in said], said
     children = processes_of(churns[0])
     assert len(children) == 2, churns[0]
     # stat TRACE prints them too, one JSON line a process
