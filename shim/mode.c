@@ -6,6 +6,7 @@
 const struct mt_sink *mt_sinks[MT_SINK_COUNT];
 bool mt_tracing;
 bool mt_glibc_chunks;
+bool mt_glibc_fills_blocks;
 unsigned char mt_fast;
 
 void mt_fast_update(void)

@@ -24,6 +24,10 @@ extern MT_HIDDEN bool mt_tracing;
 /* True when malloc is glibc's and its chunk headers give usable sizes
  * (set once, when the symbols are resolved). */
 extern MT_HIDDEN bool mt_glibc_chunks;
+/* And it fills each block it hands out (MALLOC_PERTURB_, or the
+ * glibc.malloc.perturb tunable): a large block's pages are resident
+ * before its malloc returns. */
+extern MT_HIDDEN bool mt_glibc_fills_blocks;
 
 /* Which fast path the hot functions may take: one byte to test. */
 enum mt_fast_path {

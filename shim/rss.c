@@ -37,7 +37,6 @@
 #include "options.h"
 #include "rawsys.h"
 #include "rss.h"
-#include "symbols.h"
 
 uint64_t mt_rss_due_ns = UINT64_MAX;
 
@@ -452,14 +451,10 @@ static void disarm(struct mt_thread *t)
 	__atomic_fetch_sub(&mt_rss_falls_armed, 1, __ATOMIC_RELAXED);
 }
 
-/* glibc fills the blocks it hands out (symbols.h): a large one's pages
- * are resident before its malloc returns. */
-static bool glibc_fills;
-
 void mt_rss_before_malloc(size_t n)
 {
 	struct mt_thread *t = mt_tls.thread;
-	if (t && glibc_fills && n >= MT_LARGE_BYTES)
+	if (t && mt_glibc_fills_blocks && n >= MT_LARGE_BYTES)
 		mt_rss_large_request(t, n);
 	/* (a smaller one is served from the bins, unsorted: not judged) */
 	if (!t || !t->rss_after_fall || t->rss_sampled_before || n < 1024 ||
@@ -528,8 +523,7 @@ void mt_rss_start(void)
 	if (statm_fd < 0)
 		return;
 	open_pagemap();
-	glibc_fills = mt_glibc_chunks && mt_glibc_perturb_setting();
-	if (glibc_fills)
+	if (mt_glibc_fills_blocks)
 		__atomic_fetch_add(&mt_rss_falls_armed, 1, __ATOMIC_RELAXED);
 	start_ns = coarse_ns();
 	sample(mt_self(), false, 0, false); /* the first, at start-up */

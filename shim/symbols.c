@@ -438,7 +438,7 @@ static void allocator_range(void *fn)
  * MALLOC_PERTURB_, which meson test sets, glibc fills every block it hands
  * out, so the fill is turned off around the probe and set back, or the
  * process would have 64 MiB more resident from its first moment). */
-int mt_glibc_perturb_setting(void)
+static int perturb_setting(void)
 {
 	const char *t = getenv("GLIBC_TUNABLES");
 	const char *at = t ? strstr(t, "glibc.malloc.perturb=") : NULL;
@@ -454,7 +454,7 @@ static bool glibc_chunks_readable(const struct mt_real *r)
 	 * and its cache, as the program's own first one does).  The header's
 	 * format is the same for both kinds. */
 	static const size_t sizes[] = {64 << 20};
-	int perturb = mt_glibc_perturb_setting();
+	int perturb = perturb_setting();
 	bool same = true;
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
 		bool mapped = sizes[i] > (32 << 20);
@@ -560,6 +560,7 @@ void mt_symbols_resolve(void)
 		libc_brk = same_object(r.sbrk, dlsym(libc, "sbrk"));
 		bool glibc = same_object(r.malloc, dlsym(libc, "malloc"));
 		mt_glibc_chunks = glibc && glibc_chunks_readable(&r);
+		mt_glibc_fills_blocks = mt_glibc_chunks && perturb_setting();
 		mt_loader_blocks_kept = !mt_glibc_chunks;
 		mt_allocator_nests = !glibc;
 		if (mt_glibc_chunks)

@@ -70,10 +70,6 @@ static inline bool mt_is_allocator_code(const void *pc)
  * entry points through the PLT are then nested calls, not the program's. */
 extern MT_HIDDEN bool mt_allocator_nests;
 
-/* glibc fills each block it hands out with this byte's complement
- * (MALLOC_PERTURB_, or the glibc.malloc.perturb tunable): 0 when not. */
-int mt_glibc_perturb_setting(void);
-
 /* Resolve all symbols now (idempotent). */
 void mt_symbols_resolve(void);
 
