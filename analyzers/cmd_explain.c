@@ -17,6 +17,7 @@
 #include "rules/rules.h"
 #include "allocator_time.h"
 #include "bare_times.h"
+#include "children_alike.h"
 #include "explain_runs.h"
 #include "runs.h"
 #include "shim_cost.h"
@@ -296,124 +297,14 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 	return ok;
 }
 
-/* What a finding says, to tell the same finding in other processes
- * from the rest: its rule and the stack of its first site, callers and
- * all.  NULL when there is no room. */
-static char *finding_key(const struct mt_finding *x)
-{
-	json_t *site = json_array_get(x->sites, 0);
-	char *stack = site ? json_dumps(json_object_get(site, "stack"),
-					JSON_COMPACT | JSON_SORT_KEYS)
-			   : NULL;
-	char *key = NULL;
-	if (asprintf(&key, "%s@%s", x->id, stack ? stack : "") < 0)
-		key = NULL;
-	free(stack);
-	return key;
-}
-
-/* A finding of child processes (a pool's workers) at the same code:
- * said once, with the first one's figures.  Grouped finding by finding,
- * not process by process, so that a finding near its bar in one worker
- * only does not part the findings they all share. */
-struct child_group {
-	char *key;
-	size_t at; /* the finding in out */
-	char pids[160]; /* the others' */
-	char shares[160];
-	unsigned others;
-};
-
-/* The share of the run a finding found (its time, as the rules put it),
- * or a negative value. */
-static double share_of(const struct mt_finding *x)
-{
-	json_t *v = json_object_get(x->evidence, "share_of_run");
-	if (!v)
-		v = json_object_get(x->evidence, "share_of_time");
-	return v ? json_number_value(v) : -1;
-}
-
-/* An item added to a list of a few, or where it is full, "..." once. */
-static void list_add(char *list, size_t size, const char *item)
-{
-	size_t used = strlen(list);
-	if (used + strlen(item) + 8 < size)
-		snprintf(list + used, size - used, "%s%s", used ? ", " : "", item);
-	else if (used < 4 || strcmp(list + used - 3, "..."))
-		snprintf(list + used, size - used, ", ...");
-}
-
-static void group_add(struct child_group *g, const struct mt_finding *x,
-		      long long pid)
-{
-	char item[32];
-	snprintf(item, sizeof item, "%lld", pid);
-	list_add(g->pids, sizeof g->pids, item);
-	double share = share_of(x);
-	if (share >= 0) {
-		snprintf(item, sizeof item, "%.0f%%", share * 100);
-		list_add(g->shares, sizeof g->shares, item);
-	}
-	g->others++;
-}
-
-/* A finding of several processes says so. */
-static bool group_said(const struct child_group *g, struct mt_finding *x)
-{
-	char *process = NULL;
-	if (asprintf(&process, "%s and %u more alike", x->process, g->others) < 0)
-		return false;
-	free(x->process);
-	x->process = process;
-	mt_finding_append(x, " %u more process%s the command started (%s) "
-			     "had this finding too, at the same code, "
-			     "with figures of %s own",
-			  g->others, g->others > 1 ? "es" : "", g->pids,
-			  g->others > 1 ? "their" : "its");
-	if (g->shares[0])
-		mt_finding_append(x, " (the part of %s run it took: %s)",
-				  g->others > 1 ? "their" : "its", g->shares);
-	mt_finding_append(x, ".");
-	return true;
-}
-
-/* x, a finding of child process pid: kept where it is the first of its
- * kind (up to max kinds), else added to the group alike, else counted
- * in *unsaid.  Frees x where it is not kept. */
-static bool child_finding(struct child_group *groups, size_t *kinds,
-			  size_t max, struct mt_finding *x, long long pid,
-			  struct findings *out, size_t *unsaid)
-{
-	char *key = finding_key(x);
-	struct child_group *alike = NULL;
-	for (size_t g = 0; key && g < *kinds && !alike; g++)
-		if (!strcmp(groups[g].key, key))
-			alike = &groups[g];
-	bool ok = true;
-	if (alike) {
-		group_add(alike, x, pid);
-	} else if (*kinds == max) {
-		++*unsaid;
-	} else if (key && (ok = mt_findings_keep(out, x))) {
-		groups[(*kinds)++] = (struct child_group){.key = key, .at = out->n - 1};
-		return true;
-	}
-	mt_finding_free(x);
-	free(key);
-	return ok;
-}
-
 /* The processes the command started (a fork's children, a pool's
- * workers), from its first run: whole runs each, where the work may be.
- * A finding alike in several is said once; at most MAX_KINDS findings
- * are said, the rest counted. */
+ * workers), from its first run: whole runs each, where the work may be;
+ * a finding alike in several is said once (children_alike.h). */
 static bool rules_on_children(const struct context *cx,
 			      const struct measured *m, struct findings *out)
 {
-	enum { MAX_KINDS = 12 };
-	struct child_group groups[MAX_KINDS] = {0};
-	size_t i, kinds = 0, unsaid = 0;
+	struct mt_children_alike alike = {0};
+	size_t i;
 	json_t *s;
 	bool ok = true;
 	json_array_foreach(m->runs.children, i, s) {
@@ -430,23 +321,14 @@ static bool rules_on_children(const struct context *cx,
 		ok = rules_on(cx, m, s, &f, process, &mine);
 		for (size_t k = 0; k < mine.n; k++) /* (each owned by out, or freed) */
 			if (ok)
-				ok = child_finding(groups, &kinds, MAX_KINDS,
-						   mine.at[k], pid, out, &unsaid);
+				ok = mt_children_alike_add(&alike, mine.at[k], pid, out);
 			else
 				mt_finding_free(mine.at[k]);
 		free(mine.at);
 		if (!ok)
 			break;
 	}
-	for (size_t g = 0; g < kinds; g++) {
-		if (ok && groups[g].others)
-			ok = group_said(&groups[g], out->at[groups[g].at]);
-		free(groups[g].key);
-	}
-	if (unsaid)
-		fprintf(stderr, "memtrace: explain: %zu more findings of child "
-				"processes are not said (the first %d kinds are)\n",
-			unsaid, MAX_KINDS);
+	ok = mt_children_alike_said(&alike, ok ? out : NULL) && ok;
 	/* Each process counts the children it forked: those that left no
 	 * summary were killed before they could (a pool's workers sent
 	 * SIGTERM), or exec'd what the shim cannot follow. */
