@@ -48,7 +48,8 @@ static inline bool mt_break_moved(void)
 /* glibc puts a freed chunk of at most this many bytes (its fastbin limit)
  * in the thread's tcache or a fastbin, neither of which merges with the top
  * of the heap or trims it: freeing such a chunk cannot move the break, so
- * its free needs no look at the break after.  128 by default; a setting
+ * its free needs no look at the break after (with a trace; free() looks
+ * all the same: interpose.c).  128 by default; a setting
  * (M_MXFAST, glibc.malloc.mxfast) may only lower it here. */
 extern MT_HIDDEN size_t mt_glibc_no_trim_below;
 
