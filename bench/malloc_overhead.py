@@ -31,7 +31,7 @@ MAX_ADDED_NS = 3.0
 MAX_RATIO_16_GLIBC = 1.15
 
 
-def run(bench, threads, sizes, preload, extra_env):
+def run(bench, threads, sizes, preload, extra_env, mixed=False):
     env = dict(os.environ)
     for k in ('LD_PRELOAD', 'MEMTRACE_BACKEND', 'MEMTRACE_QUIET',
               'MEMTRACE_SUMMARY'):
@@ -39,7 +39,8 @@ def run(bench, threads, sizes, preload, extra_env):
     if preload:
         env['LD_PRELOAD'] = ':'.join(preload)
     env.update(extra_env)
-    out = subprocess.run([bench, '--threads', str(threads)] + sizes, env=env,
+    out = subprocess.run([bench, '--threads', str(threads)]
+                         + (['--mixed'] if mixed else []) + sizes, env=env,
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit('malloc_pairs failed (LD_PRELOAD=%s): %s'
@@ -68,6 +69,9 @@ def main():
     ap.add_argument('--threads', default='1,2')
     ap.add_argument('--repeats', type=int, default=7)
     ap.add_argument('--sizes', default='16,256,4096,65536,1048576')
+    ap.add_argument('--mixed', action='store_true',
+                    help='each pair of a size drawn from 16 to 15 + SIZE '
+                         '(rounded down to a power of two)')
     ap.add_argument('--json', metavar='FILE', help='save the numbers here')
     ap.add_argument('--baseline-shim', metavar='OLD',
                     help='another build of libmemtrace.so, measured in the '
@@ -105,7 +109,8 @@ def main():
                                 + bare_pre, shim_env))
             for _ in range(a.repeats):
                 for best, pre, env in configs:
-                    for size, ns in run(bench, nt, sizes, pre, env).items():
+                    for size, ns in run(bench, nt, sizes, pre, env,
+                                        a.mixed).items():
                         best[size] = min(ns, best.get(size, ns))
             for size in sorted(bare):
                 b, s = bare[size], inst[size]

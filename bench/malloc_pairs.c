@@ -2,7 +2,7 @@
  * malloc_pairs: time malloc(size)+free() pairs, optionally in several threads.
  *
  *   malloc_pairs [--threads N] [--iterations N] [--clock] [--mmap]
- *                [--depth N] [--new-stacks] SIZE...
+ *                [--depth N] [--new-stacks] [--mixed] SIZE...
  *
  * For each size, N threads (started together behind a barrier) each run a
  * tight loop of malloc, one byte written, free.  One line per size:
@@ -21,6 +21,11 @@
  * --mmap makes each pair an anonymous mmap(size) of the program's own, one
  * byte written, munmap: two memory system calls that the shim interposes
  * (bench/shim_cost.py measures what it adds to each).
+ *
+ * --mixed draws each pair's size at random from 16 to 15 + SIZE (SIZE
+ * rounded down to a power of two), as a program's blocks of mixed sizes
+ * are: a branch on the size, which a loop of one size always predicts,
+ * then goes the wrong way as often as it would there.
  *
  * --clock reads the TSC before each malloc and each free, as a trace
  * writer that timestamps every event must: no shim, just what the clock
@@ -58,6 +63,7 @@ static uint64_t now_ns(void)
 
 static bool with_clock;
 static bool with_mmap;
+static bool mixed;
 
 /* A timestamp, kept (so that it is really read). */
 static inline __attribute__((always_inline)) void stamp(void)
@@ -73,10 +79,16 @@ static inline __attribute__((always_inline)) void stamp(void)
 static inline __attribute__((always_inline)) void
 pairs_loop(size_t size, uint64_t n, bool clock)
 {
+	/* (a mask, not a modulo: a division would weigh on the bare run) */
+	size_t mask = mixed ? ((size_t)1 << (63 - __builtin_clzll(size))) - 1 : 0;
+	uint64_t x = 88172645463325252ull;
 	for (uint64_t i = 0; i < n; i++) {
 		if (clock)
 			stamp();
-		char *p = malloc(size);
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		char *p = malloc(mixed ? 16 + (x & mask) : size);
 
 		/* The pointer escapes, so -O2 cannot drop the pair. */
 		__asm__ volatile("" : : "r"(p) : "memory");
@@ -196,7 +208,7 @@ static uint64_t calibrate(size_t size, int nthreads)
 static int usage(void)
 {
 	fprintf(stderr, "usage: malloc_pairs [--threads N] [--iterations N] "
-			"[--clock] [--mmap] [--depth N] [--new-stacks] "
+			"[--clock] [--mmap] [--depth N] [--new-stacks] [--mixed] "
 			"SIZE...\n");
 	return 2;
 }
@@ -244,6 +256,8 @@ int main(int argc, char **argv)
 			with_clock = true;
 		} else if (!strcmp(a, "--mmap")) {
 			with_mmap = true;
+		} else if (!strcmp(a, "--mixed")) {
+			mixed = true;
 		} else if (!strcmp(a, "--new-stacks")) {
 			new_stacks = true;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
