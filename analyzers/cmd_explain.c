@@ -1228,20 +1228,28 @@ int mt_cmd_explain(int argc, char **argv)
 		fputc('\n', out);
 		json_decref(top);
 	} else {
-		/* first-touch says what the faults were, not a problem */
-		size_t notes = 0;
-		for (size_t i = 0; i < n; i++)
+		/* first-touch says what the faults were, not a problem; but
+		 * with one backend, a note below may say what is not compared */
+		size_t notes = 0, i;
+		for (i = 0; i < n; i++)
 			notes += !strcmp(found[i]->id, "first-touch");
+		bool compared = true;
+		json_t *u;
+		json_array_foreach(undecided, i, u)
+			compared &= !json_is_true(json_object_get(u, "one_backend"));
+		const char *then = compared ? ", nothing to fix"
+					    : "; the allocator's own time is "
+					      "not compared, see below";
 		fprintf(out, "memtrace explain: %zu finding%s", n, n == 1 ? "" : "s");
 		if (notes && notes == n)
 			fprintf(out, " (first-touch only: the faults of the "
-				     "working set, nothing to fix)");
+				     "working set%s)", then);
 		else if (notes)
 			fprintf(out, " (%zu of them first-touch: the faults of "
-				     "the working set, nothing to fix)", notes);
+				     "the working set%s)", notes, then);
 		fputc('\n', out);
 		shim_costs(out, m, nm);
-		for (size_t i = 0; i < n; i++)
+		for (i = 0; i < n; i++)
 			print_finding(out, found[i]);
 		mt_print_undecided(out, undecided);
 		print_recorded_only(out, recorded);

@@ -226,3 +226,28 @@ def test_one_backend_says_what_it_cannot_compare():
     for cmd in ([program("msgqueue"), "1000000"], [program("thread_reads"), "60000"]):
         r = run([CLI, "explain", "--json", "--"] + cmd, env)
         assert not json.loads(r.stdout).get("undecided"), (cmd, r.stdout)
+
+
+def test_one_backend_says_when_the_allocators_speed_is_not_compared():
+    """A linked list of 15M nodes took glibc 0.49 s of CPU and mimalloc
+    0.21; explain on glibc alone said "first-touch only, nothing to fix"
+    (new-user trial 20).  With one backend run, a program that allocates
+    so often that the least difference measured between allocators, 20 ns
+    a malloc and free, is a twentieth of its CPU is said not compared,
+    with the figures and how to compare; one that computes between a few
+    allocations is not."""
+    env = clean_env()
+    env.pop("MALLOC_PERTURB_", None)
+    r = run([CLI, "explain", "--json", "--", program("tiny_pairs"), "20000000"], env)
+    (u,) = [u for u in json.loads(r.stdout).get("undecided", []) if u.get("call_rate")]
+    assert u["backend"] == "glibc" and u["one_backend"], u
+    assert 20000000 <= u["allocations"] < 20001000, u
+    assert u["share_at_least"] == pytest.approx(
+        min(1, u["allocations"] * 20e-9 / u["cpu_s"]), rel=1e-6), u
+    r = run([CLI, "explain", "--", program("tiny_pairs"), "20000000"], env)
+    assert re.search(r"Not compared \(allocator-time\): on glibc the run made "
+                     r"200000\d\d allocations in [\d.]+ s of CPU, one every \d+ ns",
+                     r.stdout), r.stdout
+    assert "nothing to fix" not in r.stdout, r.stdout
+    r = run([CLI, "explain", "--json", "--", program("tiny_pairs"), "100000", "400"], env)
+    assert not [u for u in json.loads(r.stdout).get("undecided", []) if u.get("call_rate")], r.stdout
