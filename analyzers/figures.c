@@ -117,6 +117,18 @@ static void shim_cost(json_t *s, json_t *r, bool whole,
 	f->shim_share = of > 0 ? f->shim_s / of : 0;
 }
 
+/* struct mt_call_figures' mmap_threshold_ceiling, of the backend's
+ * version. */
+static double threshold_ceiling(const json_t *backend)
+{
+	const char *v = json_string_value(json_object_get(backend, "version"));
+	unsigned major, minor;
+	if (v && sscanf(v, "%u.%u", &major, &minor) == 2 &&
+	    (major > 2 || (major == 2 && minor >= 36)))
+		return 0;
+	return 32 << 20;
+}
+
 bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 {
 	bool whole = strcmp(name, MT_WHOLE_PROGRAM) == 0;
@@ -277,6 +289,7 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->threshold_raises = num(g, "raises");
 	f->thresholds_dynamic = json_is_true(json_object_get(g, "dynamic"));
 	f->thresholds_by_mallopt = json_is_true(json_object_get(g, "by_mallopt"));
+	f->mmap_threshold_ceiling = threshold_ceiling(json_object_get(s, "backend"));
 	shim_cost(s, r, whole, f);
 	return true;
 }

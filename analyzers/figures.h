@@ -95,6 +95,11 @@ struct mt_call_figures {
 	bool thresholds_by_mallopt; /* fixed by the program's own mallopt */
 	bool shim_known; /* the summary has "shim_cost" */
 	double mmap_threshold, trim_threshold, threshold_raises;
+	/* The most a setting of the mmap threshold is taken at: 32 MiB
+	 * (HEAP_MAX_SIZE / 2) before glibc 2.36, or where the version is not
+	 * known; none (0) from 2.36 (measured: 64 MiB to 1 GiB taken, and
+	 * blocks of 40 to 900 MiB kept on the heap). */
+	double mmap_threshold_ceiling;
 };
 
 /* The figures of region `name` in summary s (or of the whole program when

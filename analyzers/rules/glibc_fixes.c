@@ -9,16 +9,15 @@
 #include "rules.h"
 #include "sites.h"
 
-/* glibc refuses an mmap threshold above HEAP_MAX_SIZE / 2. */
-#define GLIBC_MMAP_THRESHOLD_MAX (32ull << 20)
 /* Its default, which setting the trim threshold alone pins. */
 #define GLIBC_MMAP_THRESHOLD_DEFAULT (128ull << 10)
 
-/* Blocks above the ceiling: no mapping at all puts them on the heap
- * (measured: 40 blocks of 64 MiB, 655,000 faults -> 16,000; a buffer
- * grown to 32 MiB, whose last chunk is just above it, helped where the
- * capped threshold hurt). */
-static void no_mapping_fix(struct mt_finding *x, unsigned long long trim)
+/* Blocks above the ceiling of a glibc before 2.36 (figures.h): no
+ * mapping at all puts them on the heap (measured: 40 blocks of 64 MiB,
+ * 655,000 faults -> 16,000; a buffer grown to 32 MiB, whose last chunk is
+ * just above it, helped where the capped threshold hurt). */
+static void no_mapping_fix(struct mt_finding *x, unsigned long long trim,
+			   double ceiling)
 {
 	char b[32];
 	struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
@@ -28,13 +27,15 @@ static void no_mapping_fix(struct mt_finding *x, unsigned long long trim)
 		 "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:"
 		 "glibc.malloc.trim_threshold=%llu",
 		 trim);
+	char c[32];
 	snprintf(fix->text, sizeof fix->text,
 		 "map no block at all (mmap max 0), so that every block, "
-		 "these above the 32 MiB no mmap threshold can reach "
-		 "included, comes from the heap, and leave up to %s free "
-		 "at its top before trimming (trim threshold); the heap "
-		 "then holds every large block, and one still live above "
-		 "freed ones keeps them from being given back",
+		 "these above the %s that this glibc takes for an mmap "
+		 "threshold included, comes from the heap, and leave up to "
+		 "%s free at its top before trimming (trim threshold); the "
+		 "heap then holds every large block, and one still live "
+		 "above freed ones keeps them from being given back",
+		 mt_format_bytes(ceiling, c, sizeof c),
 		 mt_format_bytes((double)trim, b, sizeof b));
 }
 
@@ -44,9 +45,9 @@ static void no_mapping_fix(struct mt_finding *x, unsigned long long trim)
  * 1,300,075 with the mmap threshold set to 512 KiB; new-user trial 14).
  * The same thresholds, then, in its call. */
 static void mallopt_fix(struct mt_finding *x, unsigned long long mmap,
-			unsigned long long trim, bool capped)
+			unsigned long long trim, bool capped, double ceiling)
 {
-	char b1[32], b2[32];
+	char b1[32], b2[32], c[32];
 	struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
 	if (!fix)
 		return;
@@ -54,11 +55,12 @@ static void mallopt_fix(struct mt_finding *x, unsigned long long mmap,
 		 "the program sets glibc's thresholds itself (mallopt), after "
 		 "the GLIBC_TUNABLES settings are read, so no setting changes "
 		 "them: in that call keep blocks up to %s on the heap "
-		 "(M_MMAP_THRESHOLD %llu%s) and leave up to %s free at its top "
-		 "before trimming (M_TRIM_THRESHOLD %llu), or remove the call "
-		 "and let glibc adapt them",
+		 "(M_MMAP_THRESHOLD %llu%s%s) and leave up to %s free at its "
+		 "top before trimming (M_TRIM_THRESHOLD %llu), or remove the "
+		 "call and let glibc adapt them",
 		 mt_format_bytes((double)mmap, b1, sizeof b1), mmap,
-		 capped ? ", or M_MMAP_MAX 0 for blocks above 32 MiB" : "",
+		 capped ? ", or M_MMAP_MAX 0 for blocks above " : "",
+		 capped ? mt_format_bytes(ceiling, c, sizeof c) : "",
 		 mt_format_bytes((double)trim, b2, sizeof b2), trim);
 }
 
@@ -99,11 +101,12 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 		at_top = f->brk_shrink_bytes / f->brk_shrink;
 	unsigned long long mmap = mt_pow2_at_least(block + (double)page_size);
 	unsigned long long trim = mt_pow2_at_least(2 * at_top);
-	bool capped = mmap > GLIBC_MMAP_THRESHOLD_MAX;
+	double ceiling = f->mmap_threshold_ceiling;
+	bool capped = ceiling > 0 && (double)mmap > ceiling;
 	if (capped)
-		mmap = GLIBC_MMAP_THRESHOLD_MAX;
+		mmap = (unsigned long long)ceiling;
 	if (f->thresholds_by_mallopt) {
-		mallopt_fix(x, mmap, trim, capped);
+		mallopt_fix(x, mmap, trim, capped, ceiling);
 		return;
 	}
 	/* Blocks that churn above the ceiling: no threshold keeps them on
@@ -113,9 +116,8 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 	 * blocks' mean is 13 MiB, but half its bytes are in the last one,
 	 * and the capped threshold left 772k faults at 768k). */
 	if (capped)
-		no_mapping_fix(x, trim);
-	if (capped && (f->large_bytes / fmax(f->large_allocs, 1) >
-				       (double)GLIBC_MMAP_THRESHOLD_MAX ||
+		no_mapping_fix(x, trim, ceiling);
+	if (capped && (f->large_bytes / fmax(f->large_allocs, 1) > ceiling ||
 		       f->large_share_32m >= 0.5))
 		return;
 
@@ -137,7 +139,7 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 			 mt_format_bytes((double)mmap, b1, sizeof b1),
 			 mt_format_bytes((double)trim, b2, sizeof b2),
 			 capped ? ". Larger blocks stay mapped whatever the "
-				  "threshold: glibc takes none above 32 MiB"
+				  "threshold: this glibc takes none above 32 MiB"
 				: "");
 	}
 	/* The trim threshold alone pins the mmap threshold at its default:

@@ -73,12 +73,44 @@ def test_quoted_faults_match_perf_stat():
     assert abs(quoted - perf) <= 0.01 * perf + 1, (quoted, perf)
 
 
-def test_mmap_churn_above_the_threshold_ceiling():
-    report = explain("--", program("churn"), "mmap", "10")
+def glibc_version():
+    return tuple(int(x) for x in os.confstr("CS_GNU_LIBC_VERSION").split()[1].split(".")[:2])
+
+
+def test_mmap_churn_above_the_threshold_ceiling(tmp_path):
+    """Blocks of 48 MiB, mapped and unmapped each call.  glibc before 2.36
+    took no mmap threshold above 32 MiB (HEAP_MAX_SIZE / 2), so the fix
+    was to map no block (mmap max 0), said to be because "no mmap threshold
+    can reach" them; 2.36 takes 64 MiB and more (new-user trial 20: 40 MB
+    blocks kept on the heap, munmap 27 -> 1).  The fix follows the
+    recorded glibc's version, and works: the setting proposed, run bare,
+    unmaps none of the blocks."""
+    cmd = [program("churn"), "mmap", "10"]
+    report = explain("--", *cmd)
     f = finding(report, "mmap-churn", "mmap")
     assert f["evidence"]["mmap_per_call"] == 1
     assert f["evidence"]["bytes_per_mapping"] >= 48 << 20
     assert f["evidence"]["mmap_by_allocator_per_call"] == 1
+    setting = next(x["setting"] for x in f["fixes"] if x["kind"] == "setting")
+    if glibc_version() >= (2, 36):
+        assert setting.startswith("GLIBC_TUNABLES=glibc.malloc.mmap_threshold=67108864:"), f["fixes"]
+        assert "mmap_max" not in json.dumps(f["fixes"])
+    env = clean_env()
+    env.pop("MALLOC_PERTURB_", None)
+    before = strace_counts(cmd, env)["munmap"]
+    after = strace_counts(cmd, dict(env, GLIBC_TUNABLES=setting.split("=", 1)[1]))["munmap"]
+    assert after <= before - 9, (before, after)  # (of the 10 blocks' munmaps)
+    # A summary of an older glibc's run: no threshold above 32 MiB
+    summary = tmp_path / "s.json"
+    run([CLI, "run", "--summary", str(summary), "--"] + cmd, clean_env())
+    s = json.loads(summary.read_text())
+    s["backend"]["version"] = "2.31"
+    summary.write_text(json.dumps(s))
+    old = json.loads(run([CLI, "explain", "--json", str(summary)], clean_env()).stdout)
+    f = finding(old, "mmap-churn", "mmap")
+    (fix,) = [x for x in f["fixes"] if x["kind"] == "setting"]
+    assert fix["setting"].startswith("GLIBC_TUNABLES=glibc.malloc.mmap_max=0:"), fix
+    assert "above the 32.0 MiB that this glibc takes" in fix["description"], fix
 
 
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "glibc"])
