@@ -212,11 +212,11 @@ static void mimalloc_delay(struct mt_fix *fix, const struct mt_call_figures *f)
 		 delay);
 	snprintf(fix->text, sizeof fix->text,
 		 "run on mimalloc, which keeps freed memory for reuse, here "
-		 "for %llu ms (MIMALLOC_RESET_DELAY): by default it gives it "
-		 "back 10 to 20 ms after a free, and a large block is "
-		 "allocated every %.0f ms on average (memtrace run --backend "
-		 "mimalloc, with the setting)",
-		 delay, interval_ms);
+		 "for %llu ms: by default it gives it back 10 to 20 ms after "
+		 "a free, and a large block is allocated every %.0f ms on "
+		 "average (MIMALLOC_RESET_DELAY=%llu memtrace run --backend "
+		 "mimalloc -- CMD)",
+		 delay, interval_ms, delay);
 }
 
 void mt_backend_fixes(struct mt_finding *x, const char *current, double block,
