@@ -162,7 +162,7 @@ mt_count_free_of(struct mt_thread *t, size_t usable)
 	mt_count_call(&t->c, MT_CALL_FREE);
 	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0)) {
 		/* Marked before it is counted freed, and until the real free
-		 * returns (mt_rss_after_large_free): a sample between saw its
+		 * returns (mt_rss_large_freed): a sample between saw its
 		 * pages resident and no block live, memory kept that was not
 		 * (rss.c). */
 		__atomic_store_n(&t->large_in_flight, usable, __ATOMIC_RELAXED);

@@ -454,7 +454,9 @@ static void disarm(struct mt_thread *t)
 void mt_rss_before_malloc(size_t n)
 {
 	struct mt_thread *t = mt_tls.thread;
-	if (t && mt_glibc_fills_blocks && n >= MT_LARGE_BYTES)
+	/* (the program's: the shim's own blocks are never counted, and
+	 * nothing would clear the mark) */
+	if (t && mt_glibc_fills_blocks && n >= MT_LARGE_BYTES && !mt_tls.hidden)
 		mt_rss_large_request(t, n);
 	/* (a smaller one is served from the bins, unsorted: not judged) */
 	if (!t || !t->rss_after_fall || t->rss_sampled_before || n < 1024 ||
