@@ -1,5 +1,6 @@
 /* temporaries: large short-lived allocations in a region, how many live at
  * once, and who frees them. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,9 +26,16 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		double freed = (double)json_integer_value(json_object_get(large, "frees"));
 		/* and made again: twice as many as were ever live at once
 		 * (threads' buffers kept for their whole life, 32 made, 32
-		 * live, were called temporaries: new-user trial 13) */
+		 * live, were called temporaries: new-user trial 13), and
+		 * twice as many as each thread could have made once, at the
+		 * most one thread had live in the function (the same two
+		 * threads run one after the other on a busy machine: 16
+		 * live at once) */
 		double most = (double)json_integer_value(json_object_get(large, "max_live"));
-		if (n >= 10 && freed >= 0.9 * n && n >= 2 * most)
+		double each = (double)json_integer_value(
+			json_object_get(large, "max_live_in_function"));
+		if (n >= 10 && freed >= 0.9 * n && n >= 2 * most &&
+		    n >= 2 * fmax(f->threads, 1) * each)
 			json_array_append(sites, site);
 	}
 	json_decref(all);
