@@ -61,8 +61,6 @@ struct context {
 };
 
 
-/* What the shim cost each run read or made, estimated (figures.h), beside
- * the run's CPU time: a line each, or (json) an array. */
 /* The shim's CPU on a backend measured: its fastest run's CPU less the
  * fastest run's without it, where explain made those (several backends);
  * a negative value where it did not.  The estimate (calls times a tight
@@ -72,14 +70,16 @@ struct context {
 static double shim_measured_s(const struct measured *m,
 			      const struct mt_bare_times *bare)
 {
-	struct mt_call_figures fast;
-	struct mt_cpu_view under, without;
-	if (!bare || !bare->n || !mt_cpu_view_of(m, NULL, &fast, &under) ||
-	    !mt_cpu_view_of(m, bare, &fast, &without))
+	struct mt_call_figures fastest; /* (under the shim) */
+	struct mt_cpu_view without;
+	if (!bare || !bare->n || !mt_cpu_view_of(m, bare, &fastest, &without))
 		return -1;
-	return fmax(0, fast.user_s + fast.system_s - without.least);
+	return fmax(0, fastest.user_s + fastest.system_s - without.least);
 }
 
+/* What the shim cost each run read or made, estimated (figures.h), and
+ * measured where explain ran the command without it, beside the run's
+ * CPU time: a line each, or (json) an array. */
 static json_t *shim_costs(FILE *out, const struct measured *m,
 			  const struct mt_bare_times *bare, int nm)
 {

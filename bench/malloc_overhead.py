@@ -16,6 +16,10 @@ interposer on this machine.
 
 --baseline-shim OLD measures another build of the shim in the same rounds
 (a change's before and after, interleaved) and adds its column.
+
+--mixed draws each pair's size at random from 16 to 15 + SIZE (malloc_pairs
+--mixed), as a program's blocks of mixed sizes are: a branch on the size
+then mispredicts as it would there, which one size never shows.
 """
 import argparse
 import json
