@@ -134,9 +134,10 @@ unsigned mt_mixed_stack(const void *caller, unsigned npy,
 		for (unsigned g = 0; g < ng; g++)
 			sum += groups[g];
 	}
-	/* (the frames as read before, or they cannot be matched) */
+	/* (the frames as read before, or they cannot be matched; to the
+	 * eval loop's frame of the outermost group, no further) */
 	if (ng && sum == npy)
-		nw = mt_native_walk(caller, ip, start, WALK);
+		nw = mt_native_walk(caller, ip, start, WALK, eval_loop, ng);
 	/* ip[0] is the caller's */
 	for (unsigned i = 1, g = 0, from = 1; i < nw && g < ng; i++) {
 		if (start[i] != eval_loop)

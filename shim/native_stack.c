@@ -262,8 +262,8 @@ mt_native_stack(const void *caller, const void **out, unsigned max,
 
 /* A whole walk from caller outward (mt_native_walk). */
 struct full_walk {
-	uintptr_t caller, *ip, *start;
-	unsigned n, max, skipped;
+	uintptr_t caller, *ip, *start, stop_at;
+	unsigned n, max, skipped, stops;
 };
 
 static _Unwind_Reason_Code step_all(struct _Unwind_Context *ctx, void *arg)
@@ -275,18 +275,25 @@ static _Unwind_Reason_Code step_all(struct _Unwind_Context *ctx, void *arg)
 	if (!w->n && ip != w->caller)
 		/* (the shim's frames, and the allocator's: a few) */
 		return ++w->skipped < 16 ? _URC_NO_REASON : _URC_END_OF_STACK;
+	uintptr_t start = unwinder.get_region_start(ctx);
 	w->ip[w->n] = ip;
-	w->start[w->n] = unwinder.get_region_start(ctx);
+	w->start[w->n] = start;
 	w->n++;
+	/* (each frame costs the unwinder a few thousand instructions, and
+	 * Python's stacks are a hundred deep in an import) */
+	if (start && start == w->stop_at && !--w->stops)
+		return _URC_END_OF_STACK;
 	return _URC_NO_REASON;
 }
 
 unsigned mt_native_walk(const void *caller, uintptr_t *ip, uintptr_t *start,
-			unsigned max)
+			unsigned max, uintptr_t stop_at, unsigned stops)
 {
 	if (!unwinder.backtrace || !max)
 		return 0;
-	struct full_walk w = {(uintptr_t)caller, ip, start, 0, max, 0};
+	struct full_walk w = {.caller = (uintptr_t)caller, .ip = ip,
+			      .start = start, .stop_at = stop_at, .max = max,
+			      .stops = stops ? stops : ~0u};
 	mt_tls.hidden++; /* (as above) */
 	unwinder.backtrace(step_all, &w);
 	mt_tls.hidden--;

@@ -21,9 +21,11 @@ unsigned mt_native_stack(const void *caller, const void **out, unsigned max,
 /* Every frame from the one that returns to caller outward, at most max,
  * unlike mt_native_stack nothing skipped nor remembered (a site's first
  * allocation: sites.c's mixed stacks): each return address, and where its
- * function begins (0: not known).  Returns how many; 0 when the walk did
- * not reach caller (no unwinder, no unwind tables). */
+ * function begins (0: not known).  The walk ends after the `stops`-th
+ * frame of the function that begins at stop_at (0: none), when what lies
+ * outward of it is not needed.  Returns how many; 0 when the walk did not
+ * reach caller (no unwinder, no unwind tables). */
 unsigned mt_native_walk(const void *caller, uintptr_t *ip, uintptr_t *start,
-			unsigned max);
+			unsigned max, uintptr_t stop_at, unsigned stops);
 
 #endif
