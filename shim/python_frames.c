@@ -209,6 +209,39 @@ static const char *utf8(PyObject *s)
 }
 #endif
 
+#ifdef FRAMES_KNOWN
+/* The lines of the thread's last frames named.  PyCode_Addr2Line reads a
+ * code's line table from its start, some thousands of instructions in a
+ * module's code, and new sites share most of their frames (an import's
+ * are the same few of importlib).  A code object freed and another made
+ * at its address is told apart by its line table: a new bytes object, of
+ * its own length and first line. */
+enum { LINES_KEPT = 64 };
+struct line_kept {
+	const PyCodeObject *code;
+	const PyObject *table;
+	Py_ssize_t table_len;
+	int offset, first, line;
+};
+static __thread struct line_kept lines_kept[LINES_KEPT];
+
+static int line_of(PyCodeObject *code, int offset)
+{
+	const PyObject *table = code->co_linetable;
+	Py_ssize_t len = table ? Py_SIZE(table) : 0;
+	size_t h = ((uintptr_t)code ^ (uintptr_t)offset * 0x9e3779b97f4a7c15ull) *
+		   0x9e3779b97f4a7c15ull >> 58;
+	struct line_kept *k = &lines_kept[h % LINES_KEPT];
+	if (k->code == code && k->table == table && k->table_len == len &&
+	    k->offset == offset && k->first == code->co_firstlineno)
+		return k->line;
+	int line = py.addr2line(code, offset);
+	*k = (struct line_kept){code, table, len, offset, code->co_firstlineno,
+				line};
+	return line;
+}
+#endif
+
 void mt_python_frame_name(const struct mt_pyframe *f, const char **file,
 			  const char **function, int *line)
 {
@@ -216,7 +249,7 @@ void mt_python_frame_name(const struct mt_pyframe *f, const char **file,
 	PyCodeObject *code = (PyCodeObject *)f->code;
 	*file = utf8(code->co_filename);
 	*function = utf8(code->co_qualname ? code->co_qualname : code->co_name);
-	*line = py.addr2line(code, f->offset);
+	*line = line_of(code, f->offset);
 #else
 	(void)f;
 	*file = *function = "?";
