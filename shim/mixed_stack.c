@@ -1,12 +1,14 @@
 /* Native and Python frames in one stack (see mixed_stack.h).  Costly (the
- * whole native stack unwound, a dladdr per frame of the interpreter
- * looked at): a site's first allocation alone pays it. */
+ * native stack unwound to the outermost Python frame kept, a few
+ * thousand instructions a frame): a site's first allocation alone pays
+ * it. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "exports.h"
 #include "mixed_stack.h"
 #include "native_stack.h"
 #include "python_frames.h"
@@ -18,8 +20,11 @@ enum {
 };
 
 /* The eval loop, and the code of the object that holds it (python3, or
- * libpython3.11.so). */
+ * libpython3.11.so); that object as the loader describes it, and its
+ * exported functions once a stack needed them. */
 static uintptr_t eval_loop, interp_lo, interp_hi;
+static struct dl_phdr_info interp;
+static struct mt_exports *interp_exports;
 
 static int find_interp(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -30,6 +35,7 @@ static int find_interp(struct dl_phdr_info *info, size_t size, void *arg)
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
 		    eval_loop >= lo && eval_loop < lo + ph->p_memsz) {
+			interp = *info;
 			interp_lo = lo;
 			interp_hi = lo + ph->p_memsz;
 			return 1;
@@ -52,33 +58,37 @@ static bool in_interp(uintptr_t ip)
 	return ip >= interp_lo && ip < interp_hi;
 }
 
+/* The interpreter's exported functions, made at the first stack that
+ * needs them (a thread that loses the race to make them frees its own);
+ * NULL when they cannot be read. */
+static const struct mt_exports *exports(void)
+{
+	static bool unreadable;
+	struct mt_exports *e = __atomic_load_n(&interp_exports, __ATOMIC_ACQUIRE);
+	if (e || __atomic_load_n(&unreadable, __ATOMIC_RELAXED))
+		return e;
+	struct mt_exports *made = mt_exports_of(&interp);
+	if (!made) {
+		__atomic_store_n(&unreadable, true, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	if (__atomic_compare_exchange_n(&interp_exports, &e, made, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return made;
+	mt_exports_free(made);
+	return e;
+}
+
 /* A frame in one of the interpreter's exported functions: the ones that
  * call a callable (_PyFunction_Vectorcall, PyObject_Call...), not the
- * code that asked for the call.  Decided once per function (a dladdr in
- * python3 reads its thousands of symbols), kept as start << 1 | exported:
- * the same few call functions lie between most Python frames. */
-static uintptr_t api_seen[256];
-
+ * code that asked for the call.  Without the exports' table, dladdr. */
 static bool interp_api(uintptr_t ip, uintptr_t start)
 {
 	if (!in_interp(ip) || !start)
 		return false;
-	size_t i = (start * 0x9e3779b97f4a7c15ull) >> 56;
-	for (size_t probe = 0; probe < 8; probe++, i = (i + 1) & 255) {
-		uintptr_t at = __atomic_load_n(&api_seen[i], __ATOMIC_RELAXED);
-		if (at >> 1 == start)
-			return at & 1;
-		if (at)
-			continue;
-		Dl_info d;
-		bool api = dladdr((void *)ip, &d) && d.dli_sname &&
-			   (uintptr_t)d.dli_saddr == start;
-		uintptr_t empty = 0;
-		/* (another thread may have taken the slot: the answer holds) */
-		__atomic_compare_exchange_n(&api_seen[i], &empty, start << 1 | api,
-					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-		return api;
-	}
+	const struct mt_exports *e = exports();
+	if (e)
+		return mt_exports_has(e, start);
 	Dl_info d;
 	return dladdr((void *)ip, &d) && d.dli_sname &&
 	       (uintptr_t)d.dli_saddr == start;
