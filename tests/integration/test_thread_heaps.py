@@ -60,6 +60,29 @@ def test_a_trace_reads_back_the_same(tmp_path):
     assert s["syscalls_inferred"]["madvise"] > 0
 
 
+def test_shrinks_the_shim_does_not_watch_are_counted_from_the_kernel(tmp_path):
+    """mixed: blocks of 16 B to 4 KB, whose frees the shim does not watch
+    when the tcache could take them; a shrink one of those sets off is in
+    the kernel's count of madvise only.  explain's count is strace's all
+    the same."""
+    cmd = [program("thread_heaps"), "mixed", "300"]
+    calls = strace_madvise(cmd)
+    # (each thread's stack as it ends: 8 MiB less what it used)
+    stacks = [c for c in calls if c[0] >= 4 << 20]
+    assert len(stacks) == THREADS, stacks
+    truth = len(calls) - len(stacks)
+    path = tmp_path / "s.json"
+    run(fixed_layout(cmd), shim_env("glibc", summary=str(path)))
+    seen = json.loads(path.read_text())["syscalls_inferred"]["madvise"]
+    # (else this no longer tests the kernel's count)
+    assert 0 < seen < truth
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--"] + fixed_layout(cmd),
+            clean_env())
+    (f,) = [f for f in json.loads(r.stdout)["findings"]
+            if f["id"] == "thread-heap-churn"]
+    assert f["evidence"]["thread_heap_shrinks_per_call"] == truth
+
+
 def explain(mode, backend, rounds=ROUNDS):
     r = run([CLI, "explain", "--json", "--backend", backend, "--repeat", "1",
              "--", program("thread_heaps"), mode, str(rounds)], clean_env())

@@ -14,7 +14,10 @@
  *           three's memory
  *   ring    each thread keeps its last two blocks of 1 MiB, made at one
  *           line: the oldest freed before the next is made (two live on
- *           each thread, four at once at that line) */
+ *           each thread, four at once at that line)
+ *   mixed   each round allocates 2000 blocks of 16 B to 4 KB at random,
+ *           then frees them: the free of a small one (which the tcache
+ *           could take) shrinks the heap too, now and then */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,15 +88,37 @@ static void *ring(void *arg)
 	return NULL;
 }
 
+enum { MIXED = 2000 };
+
+static void *mixed(void *arg)
+{
+	void *p[MIXED];
+	unsigned seed = 1;
+	(void)arg;
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < MIXED; i++) {
+			seed = seed * 1103515245u + 12345u;
+			p[i] = malloc(16 + (seed >> 8) % 4000);
+			if (!p[i])
+				abort();
+			memset(p[i], i, 16);
+		}
+		for (int i = 0; i < MIXED; i++)
+			free(p[i]);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 2;
 	churn = strcmp(argv[1], "churn") == 0;
 	rounds = atoi(argv[2]);
-	void *(*fn)(void *) = strcmp(argv[1], "trio") == 0   ? trio
-			      : strcmp(argv[1], "ring") == 0 ? ring
-							     : work;
+	void *(*fn)(void *) = strcmp(argv[1], "trio") == 0    ? trio
+			      : strcmp(argv[1], "ring") == 0  ? ring
+			      : strcmp(argv[1], "mixed") == 0 ? mixed
+							      : work;
 	pthread_t t[THREADS];
 	for (int i = 0; i < THREADS; i++)
 		if (pthread_create(&t[i], NULL, fn, NULL) != 0)
