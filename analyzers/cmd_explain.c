@@ -1002,6 +1002,15 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 					mt_format_bytes(json_real_value(json_object_get(v, "peak_rss_bytes_before")), b[0], 32),
 					mt_format_bytes(json_real_value(json_object_get(v, "peak_rss_bytes_after")), b[1], 32));
 			}
+			/* (a setting sized too small: it helps, and the churn
+			 * goes on; new-user trial 21) */
+			double back0 = json_number_value(json_object_get(v, "given_back_per_call_before")),
+			       back1 = json_number_value(json_object_get(v, "given_back_per_call_after"));
+			if (fix->kind == MT_FIX_SETTING && is_churn(x->id) &&
+			    back0 > 0 && back1 > 0.25 * back0)
+				fprintf(out, "      (the allocator still gave memory "
+					     "back %.0f times, against %.0f)\n",
+					back1, back0);
 		} else if (fix->kind != MT_FIX_CODE && x->process) {
 			fputs("      not verified (--verify measures the command's "
 			      "own process, not the ones it starts)\n", out);

@@ -99,8 +99,15 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 	double at_top = live * block;
 	if (f->brk_shrink > 0 && f->brk_shrink_bytes / f->brk_shrink > at_top)
 		at_top = f->brk_shrink_bytes / f->brk_shrink;
+	/* Nor below what the heap held: all of it can come free at once (a
+	 * grid of rows rebuilt each round, 8.1 MiB live at its peak: its
+	 * trims were of 4 MiB, but 8 MiB left 121 trims of 8 MiB and 246k
+	 * faults, where 16 MiB left none; new-user trial 21).  A quarter
+	 * more, for the chunks' headers and the holes between them; above
+	 * the heap's size any threshold is the same: it never trims. */
 	unsigned long long mmap = mt_pow2_at_least(block + (double)page_size);
-	unsigned long long trim = mt_pow2_at_least(2 * at_top);
+	unsigned long long trim =
+		mt_pow2_at_least(fmax(2 * at_top, 1.25 * f->peak_live));
 	double ceiling = f->mmap_threshold_ceiling;
 	bool capped = ceiling > 0 && (double)mmap > ceiling;
 	if (capped)
