@@ -204,10 +204,15 @@ static bool grows_past(const struct mt_finding *x, double bytes)
  * RESET_DELAY, four times their mean interval (new-user trial 10: 7-9 MiB
  * arrays 40 ms apart, 49k faults on glibc, 76k on mimalloc, 4.6k with a
  * delay of 256 ms). */
-static void mimalloc_delay(struct mt_fix *fix, const struct mt_call_figures *f)
+static void mimalloc_delay(struct mt_fix *fix, const struct mt_finding *x,
+			   const struct mt_call_figures *f)
 {
 	enum { KEPT_MS = 10 }; /* (kept, measured, a free 10 ms before) */
-	if (f->large_allocs <= 0 || f->time_min_s <= 0)
+	/* (small blocks that churn come and go a few microseconds apart:
+	 * the large ones' pace says nothing of them, and a delay changed
+	 * nothing on two such programs, the default had no churn; new-user
+	 * trial 21) */
+	if (x->small_blocks || f->large_allocs <= 0 || f->time_min_s <= 0)
 		return;
 	double interval_ms = 1e3 * f->time_min_s / f->large_allocs;
 	if (interval_ms <= KEPT_MS)
@@ -263,7 +268,7 @@ void mt_backend_fixes(struct mt_finding *x, const char *current, double block,
 			 "of handing it back at once (memtrace run --backend %s)",
 			 keepers[i].name, keepers[i].name);
 		if (strcmp(keepers[i].name, "mimalloc") == 0)
-			mimalloc_delay(fix, f);
+			mimalloc_delay(fix, x, f);
 	}
 }
 
