@@ -284,8 +284,15 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 			 "freeing them all and allocating them again: reuse the "
 			 "structure itself, or its nodes from a free list or "
 			 "pool%s",
+			 /* (the blocks a library call returns too: a line
+			  * compressing buffers one by one churned with the
+			  * bytes zlib.compress made, and no container was to
+			  * be kept; new-user trial 21) */
 			 in->python ? " (in Python: keep and clear the "
-				      "containers rather than building new ones)"
+				      "containers rather than building new ones; "
+				      "where a library call makes them, reuse what "
+				      "it returns, or call it less often with more "
+				      "at a time)"
 				    : "");
 		return;
 	}
