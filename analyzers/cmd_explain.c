@@ -276,6 +276,24 @@ static bool huge_pages(const struct mt_call_figures *f)
 	return f->hugepage_advice > 0 || strstr(mode, "[always]");
 }
 
+/* Is the process of summary s a Python program: its command's, or one of
+ * its sites in Python code.  A child the command started is judged by
+ * its own (a C program's Python children were given C++'s code fixes:
+ * new-user trial 22); the command's own, by the command line given too. */
+static bool python_process(const struct context *cx, json_t *s, bool child)
+{
+	const char *argv0 = json_string_value(
+		json_array_get(json_object_get(s, "command"), 0));
+	if ((!child && cx->python) || (argv0 && strstr(argv0, "python")))
+		return true;
+	size_t i;
+	json_t *site;
+	json_array_foreach(json_object_get(s, "sites"), i, site)
+		if (mt_stack_has_python(json_object_get(site, "stack")))
+			return true;
+	return false;
+}
+
 static bool rules_on(const struct context *cx, const struct measured *m,
 		     json_t *s, const struct mt_call_figures *f,
 		     const char *process, struct findings *out)
@@ -293,7 +311,7 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		.backend = m->runs.backend,
 		.f = f,
 		.sites = sites,
-		.python = cx->python,
+		.python = python_process(cx, s, process != NULL),
 		.numpy = mt_sites_in_numpy(json_object_get(s, "sites")),
 		.page_size = sysconf(_SC_PAGESIZE),
 		.fault_cost_s = 2 * mt_fault_cost_s(huge_pages(f)),

@@ -407,6 +407,11 @@ bool mt_stack_python_first(json_t *stack)
 	return json_array_size(stack) && first_python(stack) == 0;
 }
 
+bool mt_stack_has_python(json_t *stack)
+{
+	return first_python(stack) < json_array_size(stack);
+}
+
 size_t mt_site_own_frame(json_t *stack)
 {
 	size_t i, py = first_python(stack);

@@ -71,6 +71,8 @@ size_t mt_site_own_frame(json_t *stack);
  * after them (recordings made before stacks were interleaved)?  A stack
  * recorded since is innermost first throughout, the caller first. */
 bool mt_stack_python_first(json_t *stack);
+/* Has it a Python frame at all? */
+bool mt_stack_has_python(json_t *stack);
 /* Code that is an interpreter's, a library's or the C/C++ runtime's (its
  * templates inlined from system headers too), not the program's. */
 bool mt_frame_is_library(json_t *frame);

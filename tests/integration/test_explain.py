@@ -360,6 +360,20 @@ def test_the_children_a_command_forks_are_explained(leave):
     assert churns[0]["sites"][0]["stack"][0].get("function") == "churn", churns[0]["sites"]
 
 
+def test_a_python_child_of_a_c_program_gets_pythons_fixes():
+    """A shell (a C program) runs a Python program that grows an array by
+    np.append: the child's findings give Python's code fix, not C++'s
+    ("reserve() a vector" was said to a Python child: new-user trial 22)."""
+    prog = os.path.join(os.path.dirname(__file__), "..", "programs", "np_grow.py")
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--", "/bin/sh", "-c",
+             "%s %s; true" % (PYTHON, prog)], clean_env())
+    found = [f for f in json.loads(r.stdout)["findings"] if f.get("process")]
+    code = [x["description"] for f in found for x in f["fixes"]
+            if x["kind"] == "code" and "final size" in x["description"]]
+    assert code, found
+    assert all("np.append" in c and "reserve()" not in c for c in code), code
+
+
 def test_children_alike_are_said_once_and_the_others_apart():
     """A pool's workers do the same work: each said on its own, 3 workers
     gave 9 findings alike (new-user trial 17).  Children with the same
