@@ -463,6 +463,29 @@ static unsigned thread_live_of(unsigned function, uintptr_t thread)
 	return i + 1;
 }
 
+/* Has this site made a block on this thread before?  Noted in the same
+ * table, under a key no function has (the site's id, marked). */
+static bool made_on_thread_before(unsigned site, uintptr_t thread)
+{
+	unsigned key = site | 1u << 31;
+	unsigned i = (unsigned)(mix(key, thread) % THREAD_SLOTS);
+	for (;; i = (i + 1) % THREAD_SLOTS) {
+		struct thread_live *t = &tab->thread_live[i];
+		if (t->thread == thread && t->function == key)
+			return true;
+		if (!t->thread)
+			break;
+	}
+	if (tab->nthread_live >= THREAD_SLOTS * 3 / 4) {
+		tab->thread_live_full = true; /* (as thread_live_of) */
+		return false;
+	}
+	tab->nthread_live++;
+	tab->thread_live[i].thread = thread;
+	tab->thread_live[i].function = key;
+	return false;
+}
+
 static void live_up(struct site *s)
 {
 	s->live++;
@@ -670,11 +693,15 @@ static unsigned site_alloc(const void *p, size_t requested, size_t usable,
 		if (fid != id)
 			live_up(&tab->sites[fid]);
 		b->thread = (uintptr_t)&mt_tls;
-		/* A site's first block is not counted in its function's: a
-		 * block allocated once (an array kept for the run, at module
-		 * level beside the loop) is no temporary, and "5 live at once"
-		 * counted two of them with three (new-user trial 12). */
-		b->thread_live = fid && s->allocs > 1 ? thread_live_of(fid, b->thread) : 0;
+		/* A site's first block on a thread is not counted in its
+		 * function's: a block allocated once (an array kept for the
+		 * run, at module level beside the loop; a thread's own, made
+		 * before its loop) is no temporary: "5 live at once" counted
+		 * two of them with three (new-user trial 12), and a worker's
+		 * three input arrays with its two temporaries (trial 22). */
+		b->thread_live = fid && made_on_thread_before(id, b->thread)
+					 ? thread_live_of(fid, b->thread)
+					 : 0;
 		if (b->thread_live) {
 			uint64_t n = ++tab->thread_live[b->thread_live - 1].live;
 			if (n > tab->sites[fid].thread_max_live)

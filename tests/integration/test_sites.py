@@ -947,6 +947,36 @@ def test_blocks_allocated_once_are_not_counted_live_in_their_function(tmp_path):
     assert temp[0]["large"]["function_max_live"] == 1, temp[0]["large"]
 
 
+THREAD_INPUTS_BESIDE_TEMPS = """
+import threading
+import numpy as np
+def worker(k):
+    a = np.empty(1 << 18); a.fill(k)  # (made here: np.ones's are in ones)
+    b = np.empty(1 << 18); b.fill(1)
+    c = np.empty(1 << 18); c.fill(1)
+    for i in range(30):
+        d = a * b + c  # the temporary (NumPy adds c into a * b's)
+threads = [threading.Thread(target=worker, args=(k,)) for k in range(3)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+"""
+
+
+def test_a_threads_own_inputs_are_not_counted_live_in_their_function(tmp_path):
+    """Three threads, each with three input arrays made before its loop of
+    temporaries: the function's count of blocks live at once on a thread
+    was 5, its inputs with the temporaries (new-user trial 22), where the
+    temporaries are never live more than twice.  A site's first block on
+    each thread is not counted."""
+    s = live_summary([PYTHON, "-c", THREAD_INPUTS_BESIDE_TEMPS], tmp_path=tmp_path)
+    temp = [x for x in s["sites"] if x.get("large", {}).get("allocations") == 90]
+    assert len(temp) == 1, [(x["stack"][:3], x.get("large")) for x in s["sites"]]
+    assert temp[0]["large"]["max_live"] >= 2, temp[0]["large"]
+    assert temp[0]["large"]["function_max_live"] == 2, temp[0]["large"]
+
+
 def test_no_unnamed_interpreter_frame_between_python_ones():
     """A dict of records built and dropped each step: the sites of
     CPython's arenas were shown as "Rec.__init__ (py_objs.py:7) <
