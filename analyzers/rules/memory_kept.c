@@ -205,24 +205,47 @@ static void fixes(struct mt_finding *x, const struct mt_rule_input *in,
 	 * purging 69% of its CPU already, took 9.1 -> 52.3 s of system time
 	 * with it; new-user trial 12). */
 	bool sooner = !in->churns;
+	/* Given back at once, every page of each large block allocated again
+	 * faults anew: a fault a page of the bytes the large blocks took.
+	 * Not proposed where that would be more than the run's CPU (a pool
+	 * of tasks' 1-4 MiB buffers on jemalloc, 50 MiB kept, went from 0.36
+	 * s to 33 s with it; new-user trial 22); said where it is a
+	 * twentieth of it or more. */
+	const struct mt_call_figures *f = in->f;
+	double cpu = f->user_s + f->system_s;
+	double refaults = f->large_bytes / (double)page;
+	double refaults_s = refaults * in->fault_cost_s;
+	char cost[160] = "";
+	if (refaults_s > cpu)
+		sooner = false;
+	else if (refaults_s >= 0.05 * cpu)
+		snprintf(cost, sizeof cost, "; its large blocks' pages would "
+			 "fault anew each time: up to %.0f more page faults "
+			 "and %.2f s, against the run's %.2f s of CPU",
+			 refaults, refaults_s, cpu);
+	char now_text[512];
+	snprintf(now_text, sizeof now_text,
+		 "purge freed pages at once instead of after the decay time "
+		 "(more madvise calls, less memory%s)", cost);
 	if (!strcmp(b, "jemalloc") && here && sooner)
-		setting_fix(x, jemalloc_now,
-			    "purge freed pages at once instead of after the "
-			    "decay time (more madvise calls, less memory)");
+		setting_fix(x, jemalloc_now, now_text);
+	snprintf(now_text, sizeof now_text,
+		 "give freed spans back to the kernel as soon as they are "
+		 "free%s", cost);
 	if (!strcmp(b, "tcmalloc") && here && sooner)
-		setting_fix(x, tcmalloc_now,
-			    "give freed spans back to the kernel as soon as "
-			    "they are free");
+		setting_fix(x, tcmalloc_now, now_text);
 	if (!strcmp(b, "glibc") && in->f->threads > 1 && here)
 		setting_fix(x, "GLIBC_TUNABLES=glibc.malloc.arena_max=2",
 			    "two arenas instead of up to eight per core: the "
 			    "threads share the free memory of fewer heaps");
+	snprintf(now_text, sizeof now_text,
+		 "run on jemalloc, purging freed pages at once%s", cost);
 	if (strcmp(b, "jemalloc") != 0 && gives_back(p, "jemalloc", page) && sooner)
-		backend_fix(x, "jemalloc", jemalloc_now,
-			    "run on jemalloc, purging freed pages at once");
+		backend_fix(x, "jemalloc", jemalloc_now, now_text);
+	snprintf(now_text, sizeof now_text,
+		 "run on tcmalloc, giving freed spans back at once%s", cost);
 	if (strcmp(b, "tcmalloc") != 0 && gives_back(p, "tcmalloc", page) && sooner)
-		backend_fix(x, "tcmalloc", tcmalloc_now,
-			    "run on tcmalloc, giving freed spans back at once");
+		backend_fix(x, "tcmalloc", tcmalloc_now, now_text);
 	/* (fragmented or not: the live blocks' pages are an upper bound,
 	 * and blocks allocated together share pages: a session table whose
 	 * records of 3-5 blocks were 2% live, 493 MiB kept, of which
