@@ -324,7 +324,7 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 
 	snprintf(x->explanation, sizeof x->explanation,
 		 "Memory, not time: for %.2f s of the %.2f s run (%.0f%%) the "
-		 "allocator kept at least %s of memory the program had freed "
+		 "allocator kept about %s of memory the program had freed "
 		 "and did not use again. At the worst point the process had %s "
 		 "of anonymous memory resident, while from then on the program "
 		 "never had more than %s of blocks live (and %s mapped itself): "
