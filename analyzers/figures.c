@@ -238,8 +238,12 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 		      f->trim_purges - fmax(0, num(s, "threads") - 1);
 	/* (glibc.malloc.hugetlb=1 has glibc advise huge pages too: then the
 	 * count is not only shrinks) */
+	/* (nor where the program called malloc_trim, whose madvise calls
+	 * are counted one a call that gave memory back: the rest of the
+	 * kernel's count is theirs or the shrinks', which it cannot tell) */
 	if (whole && madvise_source && !strcmp(madvise_source, "kernel") && backend &&
 	    !strcmp(backend, "glibc") && f->hugepage_advice == 0 &&
+	    num(trims, "calls") == 0 &&
 	    f->thread_heap_shrinks > 0 && made > f->thread_heap_shrinks) {
 		f->thread_heap_shrink_bytes *= made / f->thread_heap_shrinks;
 		f->thread_heap_shrinks = made;
