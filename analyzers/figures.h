@@ -56,6 +56,10 @@ struct mt_call_figures {
 	 * (glibc's madvise of free pages inside its heaps), and its bytes:
 	 * counted in dontneed, purged_bytes and the allocator's madvise */
 	double trim_purges, trim_purged_bytes;
+	/* and the madvise calls those made, where the kernel's count tells
+	 * (glibc's malloc_trim makes one a free stretch of the heap); else
+	 * trim_purges */
+	double trim_madvise;
 	/* the allocator's purges inside large callocs, of the blocks they
 	 * returned: its way of zeroing them (0 in older summaries) */
 	double calloc_purges, calloc_purged_bytes;
