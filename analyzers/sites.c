@@ -306,8 +306,34 @@ double mt_site_larger(json_t *site)
 	return json_number_value(larger ? larger : json_object_get(large, "grows"));
 }
 
+/* Is the site a C++ container's growth: libstdc++'s own code that moves
+ * a vector's elements into a larger block (push_back, emplace_back,
+ * resize), named in the stack from its debug information?  Its blocks'
+ * sizes tell it only where many steps are large: a vector of strings
+ * grown to 8,192 entries each round has two large steps, 128 and 256
+ * KiB, which the sizes below do not take for growth, and "write the
+ * result into a buffer already there" was proposed (new-user trial
+ * 23). */
+static bool grown_by_the_cxx_runtime(json_t *site)
+{
+	static const char *const growing[] = {"::_M_realloc_insert",
+					      "::_M_realloc_append",
+					      "::_M_default_append"};
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(site, "stack"), i, f) {
+		const char *fn = json_string_value(json_object_get(f, "function"));
+		for (size_t k = 0; fn && k < sizeof growing / sizeof *growing; k++)
+			if (strstr(fn, growing[k]))
+				return true;
+	}
+	return false;
+}
+
 bool mt_site_grows(json_t *site)
 {
+	if (grown_by_the_cxx_runtime(site))
+		return true;
 	json_t *large = json_object_get(site, "large");
 	double allocs = json_number_value(json_object_get(large, "allocations"));
 	double lo = json_number_value(json_object_get(large, "min_bytes"));

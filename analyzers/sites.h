@@ -44,7 +44,7 @@ const char *mt_site_holder(json_t *stack);
  * smaller, and the largest is four times the smallest or more: growth,
  * not one size over and over, nor sizes that merely vary.  (A summary
  * without "larger": two, and a third of them, a quarter or more
- * larger.) */
+ * larger.)  Or its stack has libstdc++'s code that grows a vector. */
 bool mt_site_grows(json_t *site);
 /* Were the heap's trims shared by the blocks freed before them when these
  * sites were recorded (a shim that writes `large.reallocs`, which came

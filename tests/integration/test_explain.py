@@ -705,6 +705,22 @@ def test_the_trim_threshold_is_above_what_the_heap_held():
     assert before >= 100 and brk_calls(env) == 0, (before, setting)
 
 
+def test_a_vector_grown_by_push_back_is_told_to_reserve():
+    """A vector of strings grown to 5,000 entries each batch, then emptied:
+    only its last two doublings are large blocks (128 and 256 KiB), two
+    live at once while its elements move, and the fix said was to write
+    the result into a buffer already there (new-user trial 23).  The
+    stack names libstdc++'s _M_realloc_insert: the fix is to keep the
+    vector and reserve() it."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("line_batches")], clean_env())
+    found = {f["id"]: f for f in json.loads(r.stdout)["findings"]}
+    temp = found.get("temporaries")
+    assert temp, found.keys()
+    code = [x["description"] for x in temp["fixes"] if x["kind"] == "code"]
+    assert code and "reserve()" in code[0] and "already there" not in code[0], code
+
+
 def test_mimalloc_is_proposed_without_a_delay_for_small_blocks():
     """A queue of small jobs swinging by 50 MB: glibc's heap churns in
     small blocks, and the deque's map, a large block, is reallocated some
