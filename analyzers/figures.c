@@ -129,6 +129,26 @@ static double threshold_ceiling(const json_t *backend)
 	return 32 << 20;
 }
 
+/* glibc's own madvise calls over the run, from the kernel's count: the
+ * calls less the program's own and the one each thread but the main one
+ * makes as it ends (its stack's unused part).  glibc's allocator makes no
+ * others than its thread heaps' shrinks and malloc_trim's purges.  -1
+ * where the count is not the kernel's, the backend not glibc, or glibc
+ * advises huge pages too (glibc.malloc.hugetlb=1). */
+static double glibc_madvise_calls(json_t *s, json_t *src,
+				  const struct mt_call_figures *f)
+{
+	const char *backend = json_string_value(
+		json_object_get(json_object_get(s, "backend"), "name"));
+	const char *source = json_string_value(json_object_get(
+		json_object_get(src, "syscalls"), "madvise"));
+	if (!backend || strcmp(backend, "glibc") || !source ||
+	    strcmp(source, "kernel") || f->hugepage_advice > 0)
+		return -1;
+	return f->syscalls[MT_SYS_MADVISE] - f->syscalls_own[MT_SYS_MADVISE] -
+	       fmax(0, num(s, "threads") - 1);
+}
+
 bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 {
 	bool whole = strcmp(name, MT_WHOLE_PROGRAM) == 0;
@@ -223,49 +243,28 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->thread_heap_shrinks = num(inf, "madvise") / calls;
 	f->thread_heap_shrink_bytes = num(inferred_bytes, "madvise") / calls;
 	/* The shim does not look for a shrink at every free (shim/
-	 * glibc_heap.h: not those of tcache-sized chunks), but glibc's
-	 * allocator makes no other madvise than these and malloc_trim's: the
-	 * kernel's count over the run, less the program's own calls, those
-	 * and the one each thread but the main one makes as it ends (its
-	 * stack's unused part), is the shrinks, the unseen ones of the seen
-	 * ones' mean size (4 threads of blocks from 16 B to 4 KB: 2694 seen,
-	 * 3072 made; new-user trial 21). */
-	const char *backend = json_string_value(
-		json_object_get(json_object_get(s, "backend"), "name"));
-	const char *madvise_source = json_string_value(json_object_get(
-		json_object_get(src, "syscalls"), "madvise"));
-	double made = f->syscalls[MT_SYS_MADVISE] - f->syscalls_own[MT_SYS_MADVISE] -
-		      f->trim_purges - fmax(0, num(s, "threads") - 1);
-	/* (glibc.malloc.hugetlb=1 has glibc advise huge pages too: then the
-	 * count is not only shrinks) */
-	/* (nor where the program called malloc_trim, whose madvise calls
-	 * are counted one a call that gave memory back: the rest of the
-	 * kernel's count is theirs or the shrinks', which it cannot tell) */
-	if (whole && madvise_source && !strcmp(madvise_source, "kernel") && backend &&
-	    !strcmp(backend, "glibc") && f->hugepage_advice == 0 &&
-	    num(trims, "calls") == 0 &&
-	    f->thread_heap_shrinks > 0 && made > f->thread_heap_shrinks) {
-		f->thread_heap_shrink_bytes *= made / f->thread_heap_shrinks;
-		f->thread_heap_shrinks = made;
+	 * glibc_heap.h: not those of tcache-sized chunks); with no
+	 * malloc_trim call, the kernel's count of glibc's madvise calls is
+	 * the shrinks, the unseen ones of the seen ones' mean size (4 threads
+	 * of blocks from 16 B to 4 KB: 2694 seen, 3072 made; new-user trial
+	 * 21). */
+	double by_glibc = whole ? glibc_madvise_calls(s, src, f) : -1;
+	if (num(trims, "calls") == 0 && f->thread_heap_shrinks > 0 &&
+	    by_glibc > f->thread_heap_shrinks) {
+		f->thread_heap_shrink_bytes *= by_glibc / f->thread_heap_shrinks;
+		f->thread_heap_shrinks = by_glibc;
 	}
-
-	/* The same for malloc_trim's madvise calls: the shim counts one a
-	 * call that gave memory back, glibc makes one a free stretch of the
-	 * heap (20,000 blocks of 200 B to 2 KB freed and trimmed, 300 times:
-	 * 300 counted, 6,600 made; new-user trial 23).  With no thread
-	 * heap's shrink seen (one arena at work), the rest of the kernel's
-	 * count is theirs. */
+	/* The same for malloc_trim's: the shim counts one a call that gave
+	 * memory back, glibc makes one a free stretch of the heap (20,000
+	 * blocks of 200 B to 2 KB freed and trimmed, 300 times: 300 counted,
+	 * 6,600 made; new-user trial 23), where no thread heap's shrink was
+	 * seen (one arena at work: none of the count is theirs). */
 	f->trim_madvise = f->trim_purges;
-	double by_trims = f->syscalls[MT_SYS_MADVISE] -
-			  f->syscalls_own[MT_SYS_MADVISE] -
-			  fmax(0, num(s, "threads") - 1);
-	if (whole && madvise_source && !strcmp(madvise_source, "kernel") && backend &&
-	    !strcmp(backend, "glibc") && f->hugepage_advice == 0 &&
-	    f->trim_purges > 0 && f->thread_heap_shrinks == 0 &&
-	    by_trims > f->trim_purges) {
-		f->dontneed += by_trims - f->trim_purges;
-		f->syscalls_by_allocator[MT_SYS_MADVISE] += by_trims - f->trim_purges;
-		f->trim_madvise = by_trims;
+	if (f->trim_purges > 0 && f->thread_heap_shrinks == 0 &&
+	    by_glibc > f->trim_purges) {
+		f->dontneed += by_glibc - f->trim_purges;
+		f->syscalls_by_allocator[MT_SYS_MADVISE] += by_glibc - f->trim_purges;
+		f->trim_madvise = by_glibc;
 	}
 
 	json_t *brk = json_object_get(r, "brk");
