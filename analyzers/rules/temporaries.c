@@ -114,10 +114,19 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 				 " (%.0f of them by realloc, each step of a "
 				 "buffer resized)",
 				 reallocs);
-		const char *live_in = holder ? "at most live at once at that line "
-					       "(its function is inlined into "
-					       "another):"
-					     : "at most live at once in its function:";
+		/* (a script's top level is one function to Python: its
+		 * lines' blocks together; "at most 3 in its function" was
+		 * read as the line's own; new-user trial 24) */
+		json_t *stack = json_object_get(site, "stack");
+		const char *own = json_string_value(json_object_get(
+			json_array_get(stack, mt_site_own_frame(stack)), "function"));
+		const char *live_in =
+			holder ? "at most live at once at that line (its "
+				 "function is inlined into another):"
+			: own && !strcmp(own, "<module>")
+				? "at most live at once in the script's top "
+				  "level (all its lines' blocks together):"
+				: "at most live at once in its function:";
 		mt_finding_append(x, "%s %s, %.0f blocks of about %s%s, %s %lld",
 				       i ? ";" : "",
 				       mt_site_label(json_object_get(site, "stack"),

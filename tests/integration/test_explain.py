@@ -705,6 +705,31 @@ def test_the_trim_threshold_is_above_what_the_heap_held():
     assert before >= 100 and brk_calls(env) == 0, (before, setting)
 
 
+TOP_LEVEL_TEMPS = """
+import numpy as np
+rng = np.random.default_rng(1)
+acc = 0.0
+for step in range(60):
+    z = rng.normal(size=1_000_000)
+    acc += float(np.mean(np.exp(-z * z)))
+print(round(acc / 60, 6))
+"""
+
+
+def test_a_scripts_top_level_is_said_as_such():
+    """Temporaries at a script's top level: its lines are one function to
+    Python, and "at most live at once in its function: 3" for a line that
+    makes one block a step read as the line's own (new-user trial 24)."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--", PYTHON, "-c",
+             TOP_LEVEL_TEMPS], clean_env())
+    found = {f["id"]: f for f in json.loads(r.stdout)["findings"]}
+    if "temporaries" not in found:
+        pytest.skip("no temporaries in this run: %s" % list(found))
+    text = found["temporaries"]["explanation"]
+    assert "at most live at once in the script's top level (all its " \
+        "lines' blocks together)" in text, text
+
+
 def test_a_vector_grown_by_push_back_is_told_to_reserve():
     """A vector of strings grown to 5,000 entries each batch, then emptied:
     only its last two doublings are large blocks (128 and 256 KiB), two
