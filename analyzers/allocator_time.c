@@ -399,7 +399,6 @@ static void print_call_rate(FILE *out, const json_t *u)
 	fprintf(out, ", or memtrace compare).\n");
 }
 
-/* A difference past the runs' spread, but short of a quarter. */
 /* "" or the CPU time beyond what a churn found on the backend took,
  * which these notes weigh. */
 static const char *beyond_churn(const json_t *u, char *buf, size_t size)
@@ -413,6 +412,7 @@ static const char *beyond_churn(const json_t *u, char *buf, size_t size)
 	return buf;
 }
 
+/* A difference past the runs' spread, but short of a quarter. */
 static void print_below_bar(FILE *out, const json_t *u)
 {
 	double cpu = real_of(u, "cpu_s") - real_of(u, "churn_s"),
