@@ -189,7 +189,8 @@ void mt_resident_figures(const struct mt_resident_series *series,
 	/* For how long, and where, about that much was kept: within a 64th
 	 * of it (a page the program or the shim touches mid-way steps the
 	 * memory kept up by 4 KiB, and a record table kept for a second was
-	 * "kept for 0.36 s" at the step's level; new-user tests, 2026-11-27) */
+	 * "kept for 0.36 s" at the step's level: a test that failed 2 runs
+	 * in 4 on a busy machine, 2026-11-27) */
 	uint64_t about = lo - lo / 64;
 	uint32_t worst = worst_point(series, end_ms, about);
 	later = later_from(series, worst);
