@@ -172,20 +172,14 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 		json_object_set_new(e, "madvise_by_malloc_trim_per_call",
 				    json_real(f->trim_madvise));
 		char b[32];
-		if (f->trim_madvise > f->trim_purges)
-			mt_finding_append(x, " %.0f of the madvise calls were made "
-				 "by %.0f of the program's own calls of malloc_trim "
-				 "(%s given back by them, free pages inside the heap, "
-				 "which glibc gives back only when asked).",
-				 f->trim_madvise, f->trim_purges,
-				 mt_format_bytes(f->trim_purged_bytes, b, sizeof b));
-		else
-			mt_finding_append(x, " %.*f of the purges%s were the program's own calls of "
-				 "malloc_trim (%s given back by them, free pages inside "
-				 "the heap, which glibc gives back only when asked).",
-				 f->whole ? 0 : 2, f->trim_purges,
-				 f->whole ? "" : " per call",
-				 mt_format_bytes(f->trim_purged_bytes, b, sizeof b));
+		int digits = f->whole ? 0 : 2;
+		mt_finding_append(x, " %.*f of the madvise calls%s were made by %.*f "
+			 "of the program's own calls of malloc_trim (%s given "
+			 "back by them, free pages inside the heap, which glibc "
+			 "gives back only when asked).",
+			 digits, f->trim_madvise, f->whole ? "" : " per call",
+			 digits, f->trim_purges,
+			 mt_format_bytes(f->trim_purged_bytes, b, sizeof b));
 		struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
 		if (fix)
 			snprintf(fix->text, sizeof fix->text,
