@@ -705,6 +705,23 @@ def test_the_trim_threshold_is_above_what_the_heap_held():
     assert before >= 100 and brk_calls(env) == 0, (before, setting)
 
 
+@pytest.mark.parametrize("prog,said", [("row_rebuild_nodebug", True),
+                                        ("row_rebuild", False)])
+def test_a_program_without_debug_information_is_told_how_to_get_lines(prog, said):
+    """A C++ program built with -O2 and no -g: its site read
+    "main+0x2ff (app)" and nothing said how to get a file and line (as a
+    user builds it, new-user trial 25's first look).  The note names the
+    program; the same program built with -g gets its lines and no note."""
+    r = run([CLI, "explain", "--repeat", "1", "--", program(prog), "40"],
+            clean_env())
+    note = "(no file and line for %s: it was built without debug " \
+        "information; built again with -g" % prog
+    assert "small site" in r.stdout, r.stdout
+    assert (note in r.stdout) == said, r.stdout
+    if not said:
+        assert "row_rebuild.cpp:" in r.stdout, r.stdout
+
+
 TOP_LEVEL_TEMPS = """
 import numpy as np
 rng = np.random.default_rng(1)
