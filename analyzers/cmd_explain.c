@@ -936,13 +936,17 @@ static json_t *finding_json(const struct mt_finding *x)
 }
 
 /* A finding's sites, a line each, the first headed `head`. */
-/* Returns the first of the sites' objects named without lines, NULL if
- * none (see print_finding). */
-static const char *print_sites(FILE *out, const char *head, json_t *sites)
+/* A site's object whose code memtrace cannot name (see print_finding). */
+struct unnamed {
+	const char *object;
+	bool no_symbols;
+};
+
+static void print_sites(FILE *out, const char *head, json_t *sites,
+			struct unnamed *unnamed)
 {
 	size_t k;
 	json_t *site;
-	const char *no_lines = NULL;
 	json_array_foreach(sites, k, site) {
 		char label[512];
 		json_t *stack = json_object_get(site, "stack");
@@ -951,10 +955,10 @@ static const char *print_sites(FILE *out, const char *head, json_t *sites)
 			mt_site_label(stack, label, sizeof label));
 		mt_site_print_callers(out, stack, 2);
 		fputc('\n', out);
-		if (!no_lines)
-			no_lines = mt_site_object_without_lines(stack);
+		if (!unnamed->object)
+			unnamed->object =
+				mt_site_object_unnamed(stack, &unnamed->no_symbols);
 	}
-	return no_lines;
 }
 
 static void print_finding(FILE *out, const struct mt_finding *x)
@@ -985,15 +989,20 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 			fprintf(out, " %s=%s", key, json_string_value(v));
 	}
 	fputc('\n', out);
-	const char *no_lines = print_sites(out, "site", x->sites);
-	const char *small_no_lines = print_sites(out, "small site", x->small_sites);
+	struct unnamed unnamed = {0};
+	print_sites(out, "site", x->sites, &unnamed);
+	print_sites(out, "small site", x->small_sites, &unnamed);
 	/* "main+0x2ff (app)" is all a reader gets from a program built
-	 * without -g: say how to get the line (new-user trial, C++ -O2). */
-	if (no_lines || small_no_lines)
-		fprintf(out, "  (no file and line for %s: it was built without "
-			     "debug information; built again with -g, at the "
-			     "same optimization, its lines are named)\n",
-			no_lines ? no_lines : small_no_lines);
+	 * without -g, "app+0x140f" from a stripped one: say how to get the
+	 * line (C++ built -O2 as users do). */
+	if (unnamed.object)
+		fprintf(out, "  (no file and line for %s: it was %s; built "
+			     "again with -g, at the same optimization%s, its "
+			     "lines are named)\n",
+			unnamed.object,
+			unnamed.no_symbols ? "stripped of its symbols"
+					   : "built without debug information",
+			unnamed.no_symbols ? " and not stripped" : "");
 	for (int i = 0; i < x->nfixes; i++) {
 		const struct mt_fix *fix = &x->fixes[i];
 		fprintf(out, "  fix (%s): ", kind_name(fix->kind));

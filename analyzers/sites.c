@@ -469,13 +469,15 @@ static size_t holding_frame(json_t *stack, size_t k)
 	return k;
 }
 
-const char *mt_site_object_without_lines(json_t *stack)
+const char *mt_site_object_unnamed(json_t *stack, bool *no_symbols)
 {
 	json_t *f = json_array_get(stack, mt_site_own_frame(stack));
-	/* (named from its symbol table, so the object was read: a frame
-	 * with no name at all may be of an object no longer there) */
-	if (!f || is_python(f) || library_native(f) ||
-	    !json_object_get(f, "function") || json_object_get(f, "file"))
+	if (!f || is_python(f) || library_native(f) || json_object_get(f, "file"))
+		return NULL;
+	/* (read and named from its symbol table, or read and stripped: a
+	 * frame with neither may be of an object no longer there) */
+	*no_symbols = json_is_true(json_object_get(f, "no_symbol"));
+	if (!*no_symbols && !json_object_get(f, "function"))
 		return NULL;
 	return base_name(json_string_value(json_object_get(f, "object")));
 }

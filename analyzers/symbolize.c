@@ -176,6 +176,11 @@ static struct object *object_for(const char *path)
 	return o;
 }
 
+bool mt_object_readable(const char *object)
+{
+	return object && object[0] == '/' && object_for(object);
+}
+
 unsigned mt_symbolize(const char *object, uint64_t offset,
 		      struct mt_symbol *out, unsigned max)
 {
@@ -203,6 +208,12 @@ unsigned mt_symbolize(const char *object, uint64_t offset,
 	return inline_chain(o->module, addr, out, max);
 }
 #else
+bool mt_object_readable(const char *object)
+{
+	(void)object;
+	return false;
+}
+
 unsigned mt_symbolize(const char *object, uint64_t offset,
 		      struct mt_symbol *out, unsigned max)
 {
@@ -234,6 +245,9 @@ static void symbolize_frame(json_t *stack, size_t *at)
 		    !system_file(s[k - 1].file))
 			s[kept++] = s[k];
 	n = kept;
+	/* (an object that is there, with no symbol at the address: stripped) */
+	if (!n && mt_object_readable(json_string_value(json_object_get(frame, "object"))))
+		json_object_set_new(frame, "no_symbol", json_true());
 	for (unsigned k = 0; k < n; k++) {
 		/* the outermost is the frame itself; the inner ones copies of it */
 		json_t *f = k + 1 < n ? json_deep_copy(frame) : json_incref(frame);

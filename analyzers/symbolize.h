@@ -18,6 +18,8 @@ struct mt_symbol {
  * a return address: the functions there, innermost first, those the
  * compiler inlined and then the one that holds them, each at its line.
  * At most max; 0 when the object cannot be read or has no symbol there. */
+/* Can the object be read (it is there, an ELF file)? */
+bool mt_object_readable(const char *object);
 unsigned mt_symbolize(const char *object, uint64_t offset,
 		      struct mt_symbol *out, unsigned max);
 

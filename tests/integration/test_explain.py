@@ -3,6 +3,8 @@ fire where the data says they should and nowhere else, and the counts they
 quote match strace and perf for the same workload."""
 import json
 import re
+import shutil
+import subprocess
 import os
 
 import pytest
@@ -705,20 +707,27 @@ def test_the_trim_threshold_is_above_what_the_heap_held():
     assert before >= 100 and brk_calls(env) == 0, (before, setting)
 
 
-@pytest.mark.parametrize("prog,said", [("row_rebuild_nodebug", True),
-                                        ("row_rebuild", False)])
-def test_a_program_without_debug_information_is_told_how_to_get_lines(prog, said):
+@pytest.mark.parametrize("how", ["nodebug", "stripped", "debug"])
+def test_a_program_without_debug_information_is_told_how_to_get_lines(how, tmp_path):
     """A C++ program built with -O2 and no -g: its site read
-    "main+0x2ff (app)" and nothing said how to get a file and line (as a
-    user builds it, new-user trial 25's first look).  The note names the
-    program; the same program built with -g gets its lines and no note."""
-    r = run([CLI, "explain", "--repeat", "1", "--", program(prog), "40"],
-            clean_env())
-    note = "(no file and line for %s: it was built without debug " \
-        "information; built again with -g" % prog
+    "main+0x2ff (app)", stripped "app+0x140f", and nothing said how to get
+    a file and line.  The note names the program and what it lacks; the
+    same program built with -g gets its lines and no note."""
+    prog = program("row_rebuild" if how == "debug" else "row_rebuild_nodebug")
+    if how == "stripped":
+        shutil.copy(prog, tmp_path / "app")
+        prog = str(tmp_path / "app")
+        subprocess.run(["strip", prog], check=True)
+    r = run([CLI, "explain", "--repeat", "1", "--", prog, "40"], clean_env())
     assert "small site" in r.stdout, r.stdout
-    assert (note in r.stdout) == said, r.stdout
-    if not said:
+    name = os.path.basename(prog)
+    lacks = {"nodebug": "built without debug information; built again with -g",
+             "stripped": "stripped of its symbols; built again with -g"}
+    if how in lacks:
+        assert "(no file and line for %s: it was %s" % (name, lacks[how]) \
+            in r.stdout, r.stdout
+    else:
+        assert "no file and line" not in r.stdout, r.stdout
         assert "row_rebuild.cpp:" in r.stdout, r.stdout
 
 
