@@ -292,10 +292,10 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 	at = strlen(buf);
 	if (r->minor && at < len)
 		snprintf(buf + at, len - at,
-			 " That is minor: below the %.0f%% that makes a change "
+			 MT_MINOR_SAID "below the %.0f%% that makes a change "
 			 "worth it, though the churn is there (said so that a "
 			 "run measured on either side of that bar tells the "
-			 "same story).",
+			 MT_MINOR_SAID_END,
 			 MIN_SHARE * 100);
 	return buf;
 }

@@ -62,6 +62,10 @@ struct mt_repetition {
 	 * Not churn by the figures; a fix run can tell (cmd_explain.c). */
 	bool hidden_by_huge_pages;
 };
+/* How the text of a minor churn says so, from its start to its end
+ * (removed where --verify measured more: cmd_explain.c). */
+#define MT_MINOR_SAID " That is minor: "
+#define MT_MINOR_SAID_END "same story)."
 /* Whether `cycles` (per call, or in the whole run) that gave back
  * `bytes_given_back` (same unit) are churn; fills r. */
 /* Do `live` large blocks at once in a call or function say that a result
