@@ -522,28 +522,31 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 		snprintf(buf + at, len - at, " inlined into %s",
 			 mt_frame_label(json_array_get(stack, holder), in, sizeof in));
 	}
-	if (is_python(json_array_get(stack, own))) {
-		/* and the library function it called (which allocated, or
-		 * called what did): the outermost with a file of its own
-		 * (NumPy's dispatch wrappers have none) and a name a reader
-		 * knows (not a closure's: "decorator.<locals>.public_api") */
-		json_t *inner = NULL;
-		for (size_t k = own; k-- > 0;) {
-			json_t *f = json_array_get(stack, k);
-			const char *file = json_string_value(json_object_get(f, "file"));
-			const char *fn = json_string_value(json_object_get(f, "function"));
-			if (is_python(f) && file && file[0] != '<' && fn &&
-			    !strstr(fn, "<locals>")) {
-				inner = f;
-				break;
-			}
-		}
-		size_t at = strlen(buf);
-		if (inner)
-			snprintf(buf + at, len - at, ", calling %s",
-				 json_string_value(json_object_get(inner, "function")));
-	}
+	/* and the library's function it called, which allocated */
+	const char *called = mt_site_called(stack);
+	size_t at = strlen(buf);
+	if (called)
+		snprintf(buf + at, len - at, ", calling %s", called);
 	return buf;
+}
+
+const char *mt_site_called(json_t *stack)
+{
+	size_t own = mt_site_own_frame(stack);
+	if (!is_python(json_array_get(stack, own)))
+		return NULL;
+	/* the outermost with a file of its own (NumPy's dispatch wrappers
+	 * have none) and a name a reader knows (not a closure's:
+	 * "decorator.<locals>.public_api") */
+	for (size_t k = own; k-- > 0;) {
+		json_t *f = json_array_get(stack, k);
+		const char *file = json_string_value(json_object_get(f, "file"));
+		const char *fn = json_string_value(json_object_get(f, "function"));
+		if (is_python(f) && file && file[0] != '<' && fn &&
+		    !strstr(fn, "<locals>"))
+			return fn;
+	}
+	return NULL;
 }
 
 const char *mt_frame_label(json_t *f, char *buf, size_t len)

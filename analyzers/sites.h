@@ -35,6 +35,10 @@ double mt_sites_small_samples(json_t *sites, double *rate);
  * Python frames: its innermost frame of the program's own code (not the
  * interpreter's or a library's: "<module> (frames.py:18), calling pad", pad being the function it called; "xmalloc (wrap.c:4) inlined into frame (wrap.c:6)"). */
 const char *mt_site_label(json_t *stack, char *buf, size_t len);
+/* The library's Python function the site's own frame called, which
+ * allocated or called what did ("irfft"); NULL when the program's frame
+ * allocated itself (np.zeros, a C function, has no frame) or is native. */
+const char *mt_site_called(json_t *stack);
 /* The function the compiler inlined the site's own function into (whose
  * blocks its figures per function count), or NULL. */
 const char *mt_site_holder(json_t *stack);

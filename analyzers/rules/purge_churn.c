@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rules.h"
+#include "sites.h"
 
 /* Settings that make each allocator keep its dirty pages.  jemalloc's
  * oversize arena is named only for a program with threads: measured on
@@ -70,11 +71,20 @@ static void keep_dirty_fixes(struct mt_finding *x, const char *backend,
 	}
 }
 
+static const char *const purged[] = {"purge_bytes", NULL};
+
 /* Where the purges are calloc's zeroing: said, and the fix that avoids
- * them (keep_dirty_fixes then proposes none). */
+ * them (keep_dirty_fixes then proposes none).  Where the blocks most
+ * purged were made by a library function the program called (irfft pads
+ * with np.zeros), the program cannot ask for them otherwise: said, and no
+ * such fix (it was told to use np.empty for np.zeros it never called:
+ * new-user trial 25). */
 static void say_zeroing(struct mt_finding *x, const struct mt_rule_input *in,
 			double by_allocator)
 {
+	json_t *top = in->sites ? mt_sites_ranked(in->sites, purged, 1) : NULL;
+	json_t *stack = json_object_get(json_array_get(top, 0), "stack");
+	const char *called = stack ? mt_site_called(stack) : NULL;
 	const struct mt_call_figures *f = in->f;
 	json_t *e = x->evidence;
 	char b1[32], b2[32];
@@ -98,6 +108,19 @@ static void say_zeroing(struct mt_finding *x, const struct mt_rule_input *in,
 			 "these purges into calloc, not stop them.",
 			 mt_format_bytes(f->calloc_bytes, b1, sizeof b1),
 			 mt_format_bytes(f->large_bytes, b2, sizeof b2));
+	if (called) {
+		char label[512];
+		mt_finding_append(x, " The blocks most purged come from calloc "
+				     "inside %s, the library's code, which %s "
+				     "calls: the program cannot ask for them "
+				     "otherwise, only call it less often.",
+				  called,
+				  mt_frame_label(json_array_get(stack, mt_site_own_frame(stack)),
+						 label, sizeof label));
+		json_decref(top);
+		return;
+	}
+	json_decref(top);
 	struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
 	if (fix)
 		snprintf(fix->text, sizeof fix->text,
@@ -191,7 +214,6 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 	bool zeroing = zeroing_purges(in->backend, f, by_allocator);
 	if (zeroing)
 		say_zeroing(x, in, by_allocator);
-	static const char *const purged[] = {"purge_bytes", NULL};
 	mt_finding_sites(x, in, purged);
 	keep_dirty_fixes(x, in->backend, f, zeroing);
 	mt_backend_fixes(x, in->backend, 0, f);
