@@ -532,6 +532,12 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 
 const char *mt_site_called(json_t *stack)
 {
+	return json_string_value(json_object_get(mt_site_called_frame(stack),
+						 "function"));
+}
+
+json_t *mt_site_called_frame(json_t *stack)
+{
 	size_t own = mt_site_own_frame(stack);
 	if (!is_python(json_array_get(stack, own)))
 		return NULL;
@@ -544,7 +550,7 @@ const char *mt_site_called(json_t *stack)
 		const char *fn = json_string_value(json_object_get(f, "function"));
 		if (is_python(f) && file && file[0] != '<' && fn &&
 		    !strstr(fn, "<locals>"))
-			return fn;
+			return f;
 	}
 	return NULL;
 }

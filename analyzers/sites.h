@@ -39,6 +39,8 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len);
  * allocated or called what did ("irfft"); NULL when the program's frame
  * allocated itself (np.zeros, a C function, has no frame) or is native. */
 const char *mt_site_called(json_t *stack);
+/* Its frame, or NULL. */
+json_t *mt_site_called_frame(json_t *stack);
 /* The function the compiler inlined the site's own function into (whose
  * blocks its figures per function count), or NULL. */
 const char *mt_site_holder(json_t *stack);
