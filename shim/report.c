@@ -43,7 +43,7 @@ void mt_report_startup_took(double cpu_s)
  * two sbrk calls made its heap grow 10 times under 8 brk calls). */
 static uint64_t sys_before_counters[MT_SYS_COUNT];
 /* The same for page faults: the kernel's count of the process's own before
- * the counters opened (getrusage, since exec or fork), the loader's
+ * the counters opened (getrusage: since its fork, across exec), the loader's
  * relocations and the allocator's start-up among them.  Without it a
  * process on tcmalloc, which pulls in libstdc++, said 72 faults where it
  * took 1,875 (new-user trial 25: its children's start-up faults were the
