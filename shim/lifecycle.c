@@ -84,14 +84,20 @@ static void thread_exit(struct mt_thread *t)
 }
 
 /* Fork, in three steps: before it, in the parent after it, in the child
- * (which counts on its own, from zero). */
+ * (which counts on its own, from zero).  None once a seccomp filter made
+ * memtrace stop (mt_lifecycle_sandbox): the child's step makes system
+ * calls (getpid, perf_event_open), for which the filter it inherits kills
+ * it. */
 static void before_fork(void)
 {
-	mt_lttng_fork_prepare();
+	if (active)
+		mt_lttng_fork_prepare();
 }
 
 static void parent_after_fork(void)
 {
+	if (!active)
+		return;
 	mt_report_forked();
 	mt_lttng_fork_parent();
 }
@@ -104,6 +110,8 @@ static pid_t started;
 
 static void child_after_fork(void)
 {
+	if (!active)
+		return;
 	mt_tls.hidden++;
 	forked_child = getpid();
 	mt_loader_blocks_after_fork();
@@ -238,9 +246,13 @@ void mt_lifecycle_exec_failed(void)
 
 bool mt_lifecycle_killed(int sig)
 {
-	/* (not in a vfork child, whose memory is its parent's) */
+	/* (not in a vfork child, whose memory is its parent's; nothing
+	 * once stopped, getpid itself is a system call a filter may kill
+	 * for) */
+	if (!active)
+		return true;
 	pid_t pid = getpid();
-	if (!active || (pid != started && pid != forked_child))
+	if (pid != started && pid != forked_child)
 		return true;
 	/* An exit writing the summary (this thread's, interrupted, or
 	 * another's): dying now would cut it short, and a pool's worker
@@ -271,8 +283,10 @@ void mt_lifecycle_exit_now(int status)
 	 * stat ("no run succeeded" for os._exit(7) from a thread: new-user
 	 * trial 16).  Not in a vfork child, whose memory is its parent's
 	 * (its pid is neither). */
+	if (!active)
+		return; /* (stopped: no system call, getpid's neither) */
 	pid_t pid = getpid();
-	if (active && (pid == started || (forked_child && forked_child == pid))) {
+	if (pid == started || (forked_child && forked_child == pid)) {
 		mt_trace_ended_by_exit_now(status);
 		mt_fini();
 		active = false;

@@ -675,8 +675,9 @@ def test_many_short_threads_reuse_the_shims_blocks(backend, tmp_path):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("mode", ALL_MODES)
-@pytest.mark.parametrize("how", [["prctl"], ["syscall"], ["syscall", "tsync"]],
-                         ids=["prctl", "seccomp", "seccomp-tsync"])
+@pytest.mark.parametrize("how", [["prctl"], ["syscall"], ["syscall", "tsync"],
+                                 ["prctl", "fork"]],
+                         ids=["prctl", "seccomp", "seccomp-tsync", "prctl-fork"])
 def test_a_seccomp_sandbox_does_not_kill_the_program(backend, mode, how,
                                                      tmp_path):
     """A program that installs a seccomp filter killing the process on any
@@ -684,7 +685,9 @@ def test_a_seccomp_sandbox_does_not_kill_the_program(backend, mode, how,
     (the summary's /proc reads and writes, the trace's pwritev, its
     threads' sleeps) killed it with SIGSYS where bare it exits 3.  Now the
     shim writes out what it has before the filter goes in, and makes no
-    system call after it."""
+    system call after it: nor in a child forked after it, whose fork
+    handler (getpid, the kernel counters) and _exit (getpid) were killed
+    by the filter it inherits, where bare it exits 4."""
     bare = subprocess.run([program("sandboxed")] + how, env=bare_env(backend),
                           capture_output=True, text=True)
     assert bare.returncode == 3 and bare.stdout == "sandboxed: done\n"

@@ -1,9 +1,11 @@
 /* A program that sandboxes itself as servers do: it allocates, then
  * installs a seccomp filter that kills the process on any system call
  * outside a short list (the memory calls, write, exit), and goes on
- * allocating, writing and exiting.  `sandboxed prctl|syscall [tsync]`:
+ * allocating, writing and exiting.  `sandboxed prctl|syscall [tsync|fork]`:
  * the filter through prctl(PR_SET_SECCOMP) or the seccomp system call
- * (with SECCOMP_FILTER_FLAG_TSYNC: every thread at once). */
+ * (with SECCOMP_FILTER_FLAG_TSYNC: every thread at once); `fork` forks
+ * a child after it, which allocates and leaves by _exit(4), as a
+ * sandboxed server's workers do. */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define ALLOW(nr)                                                            \
@@ -43,6 +46,8 @@ int main(int argc, char **argv)
 		ALLOW(SYS_mremap), ALLOW(SYS_madvise), ALLOW(SYS_mprotect),
 		ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit),
 		ALLOW(SYS_futex), ALLOW(SYS_rt_sigprocmask),
+		ALLOW(SYS_clone), ALLOW(SYS_clone3), ALLOW(SYS_wait4),
+		ALLOW(SYS_set_robust_list),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 	};
 	struct sock_fprog prog = {sizeof code / sizeof *code, code};
@@ -55,12 +60,30 @@ int main(int argc, char **argv)
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 	else
 		r = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-				 argc > 2 ? SECCOMP_FILTER_FLAG_TSYNC : 0, &prog);
+				 argc > 2 && !strcmp(argv[2], "tsync")
+					 ? SECCOMP_FILTER_FLAG_TSYNC
+					 : 0,
+				 &prog);
 	if (r) {
 		perror("seccomp");
 		return 1;
 	}
 	churn(20);
+	if (argc > 2 && !strcmp(argv[2], "fork")) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			churn(5);
+			_exit(4);
+		}
+		int status;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+		    !WIFEXITED(status) || WEXITSTATUS(status) != 4) {
+			static const char lost[] = "sandboxed: the child died\n";
+			if (write(1, lost, sizeof lost - 1) < 0)
+				return 1;
+			return 1;
+		}
+	}
 	static const char done[] = "sandboxed: done\n";
 	if (write(1, done, sizeof done - 1) != sizeof done - 1)
 		return 1;
