@@ -23,6 +23,7 @@
 #include "probe.h"
 #include "rawsys.h"
 #include "rss.h"
+#include "sandbox_env.h"
 #include "sites.h"
 #include "size_classes.h"
 #include "visibility.h"
@@ -850,8 +851,27 @@ MT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 /* ---- exec: what this image recorded goes out before it is replaced --- */
 
+/* An exec once memtrace stopped for a seccomp filter: the environment
+ * without memtrace (sandbox_env.h), copied on this frame's stack (but for
+ * an environment of more entries than a stack should hold). */
+static int exec_sandboxed(const char *file, char *const argv[],
+			  char *const envp[], bool search)
+{
+	size_t n = mt_env_count(envp);
+	if (n < 8192) {
+		char *copy[n + 1], preload[4096];
+		envp = mt_env_without_shim(envp, copy, preload, sizeof preload);
+		return search ? mt_real.execvpe(file, argv, envp)
+			      : mt_real.execve(file, argv, envp);
+	}
+	return search ? mt_real.execvpe(file, argv, envp)
+		      : mt_real.execve(file, argv, envp);
+}
+
 MT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
+	if (mt_lifecycle_sandboxed())
+		return exec_sandboxed(path, argv, envp, false);
 	mt_lifecycle_exec(path);
 	int r = mt_real.execve(path, argv, envp);
 	mt_lifecycle_exec_failed();
@@ -860,6 +880,8 @@ MT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 
 MT_EXPORT int execv(const char *path, char *const argv[])
 {
+	if (mt_lifecycle_sandboxed())
+		return exec_sandboxed(path, argv, environ, false);
 	mt_lifecycle_exec(path);
 	int r = mt_real.execv(path, argv);
 	mt_lifecycle_exec_failed();
@@ -868,6 +890,8 @@ MT_EXPORT int execv(const char *path, char *const argv[])
 
 MT_EXPORT int execvp(const char *file, char *const argv[])
 {
+	if (mt_lifecycle_sandboxed())
+		return exec_sandboxed(file, argv, environ, true);
 	mt_lifecycle_exec(file);
 	int r = mt_real.execvp(file, argv);
 	mt_lifecycle_exec_failed();
@@ -876,6 +900,8 @@ MT_EXPORT int execvp(const char *file, char *const argv[])
 
 MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
+	if (mt_lifecycle_sandboxed())
+		return exec_sandboxed(file, argv, envp, true);
 	mt_lifecycle_exec(file);
 	int r = mt_real.execvpe(file, argv, envp);
 	mt_lifecycle_exec_failed();
@@ -884,7 +910,7 @@ MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 
 /* The list forms: glibc's own call execve internally, out of our sight, so
  * they are gathered into an argv here and passed on. */
-#define LIST_EXEC(name, forward, with_env)                                   \
+#define LIST_EXEC(name, search, with_env)                                    \
 	MT_EXPORT int name(const char *path, const char *arg, ...)              \
 	{                                                                    \
 		va_list ap;                                                  \
@@ -901,16 +927,21 @@ MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 		char *const *envp = with_env ? va_arg(ap, char *const *)     \
 					     : environ;                      \
 		va_end(ap);                                                  \
-		(void)envp;                                                  \
-		mt_lifecycle_exec(path);                                         \
-		int r_ = forward;                                            \
+		if (mt_lifecycle_sandboxed())                                \
+			return exec_sandboxed(path, (char *const *)argv,     \
+					      envp, search);                 \
+		mt_lifecycle_exec(path);                                     \
+		int r_ = search ? mt_real.execvpe(path, (char *const *)argv, \
+						  envp)                      \
+				: mt_real.execve(path, (char *const *)argv,  \
+						 envp);                      \
 		mt_lifecycle_exec_failed();                                      \
 		return r_;                                                   \
 	}
 
-LIST_EXEC(execl, mt_real.execve(path, (char *const *)argv, environ), false)
-LIST_EXEC(execle, mt_real.execve(path, (char *const *)argv, envp), true)
-LIST_EXEC(execlp, mt_real.execvpe(path, (char *const *)argv, environ), false)
+LIST_EXEC(execl, false, false)
+LIST_EXEC(execle, false, true)
+LIST_EXEC(execlp, true, false)
 
 /* ---- leaving without exit(), and fatal signals ----------------------- */
 

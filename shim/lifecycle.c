@@ -217,10 +217,18 @@ __attribute__((destructor)) static void mt_fini(void)
 		mt_crash_die_of(sig);
 }
 
+static bool sandboxed;
+
+bool mt_lifecycle_sandboxed(void)
+{
+	return __atomic_load_n(&sandboxed, __ATOMIC_RELAXED);
+}
+
 void mt_lifecycle_sandbox(void)
 {
 	if (!active)
 		return;
+	__atomic_store_n(&sandboxed, true, __ATOMIC_RELAXED);
 	mt_tls.hidden++;
 	mt_warn("the program installs a seccomp filter, which may kill it for "
 		"a system call of memtrace's own: what was recorded so far is "

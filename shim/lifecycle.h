@@ -4,6 +4,8 @@
 #ifndef MEMTRACE_LIFECYCLE_H
 #define MEMTRACE_LIFECYCLE_H
 
+#include <stdbool.h>
+
 /* Before exec: what this image recorded goes out; after one that failed,
  * it goes on recording. */
 void mt_lifecycle_exec(const char *path);
@@ -13,6 +15,8 @@ void mt_lifecycle_exec_failed(void);
  * kill the process: everything recorded goes out, and the shim makes no
  * system call of its own after it. */
 void mt_lifecycle_sandbox(void);
+/* Has that happened?  An exec then starts no memtrace (sandbox_env.h). */
+bool mt_lifecycle_sandboxed(void);
 /* _exit()/_Exit(): no atexit work, no destructor; every thread's events
  * written out first.  Safe in a signal handler and a vfork child. */
 void mt_lifecycle_exit_now(int status);

@@ -1,11 +1,14 @@
 /* A program that sandboxes itself as servers do: it allocates, then
  * installs a seccomp filter that kills the process on any system call
  * outside a short list (the memory calls, write, exit), and goes on
- * allocating, writing and exiting.  `sandboxed prctl|syscall [tsync|fork]`:
- * the filter through prctl(PR_SET_SECCOMP) or the seccomp system call
- * (with SECCOMP_FILTER_FLAG_TSYNC: every thread at once); `fork` forks
- * a child after it, which allocates and leaves by _exit(4), as a
- * sandboxed server's workers do. */
+ * allocating, writing and exiting.
+ * `sandboxed prctl|syscall [tsync|fork|exec]`: the filter through
+ * prctl(PR_SET_SECCOMP) or the seccomp system call (with
+ * SECCOMP_FILTER_FLAG_TSYNC: every thread at once); `fork` forks a child
+ * after it, which allocates and leaves by _exit(4), as a sandboxed
+ * server's workers do; `exec` then execs this program again (`sandboxed
+ * again`), which allocates and writes under the filter it inherits (the
+ * calls the loader and the allocators make at start-up allowed too). */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -39,6 +42,11 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
+	if (!strcmp(argv[1], "again")) {
+		churn(5);
+		static const char again[] = "sandboxed: done\n";
+		return write(1, again, sizeof again - 1) == sizeof again - 1 ? 3 : 1;
+	}
 	churn(20);
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -47,7 +55,13 @@ int main(int argc, char **argv)
 		ALLOW(SYS_write), ALLOW(SYS_exit_group), ALLOW(SYS_exit),
 		ALLOW(SYS_futex), ALLOW(SYS_rt_sigprocmask),
 		ALLOW(SYS_clone), ALLOW(SYS_clone3), ALLOW(SYS_wait4),
-		ALLOW(SYS_set_robust_list),
+		ALLOW(SYS_set_robust_list), ALLOW(SYS_execve),
+		ALLOW(SYS_openat), ALLOW(SYS_open), ALLOW(SYS_read),
+		ALLOW(SYS_close), ALLOW(SYS_newfstatat), ALLOW(SYS_pread64),
+		ALLOW(SYS_access), ALLOW(SYS_arch_prctl),
+		ALLOW(SYS_set_tid_address), ALLOW(SYS_rseq),
+		ALLOW(SYS_prlimit64), ALLOW(SYS_getrandom), ALLOW(SYS_readlink),
+		ALLOW(SYS_sched_getaffinity),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 	};
 	struct sock_fprog prog = {sizeof code / sizeof *code, code};
@@ -83,6 +97,10 @@ int main(int argc, char **argv)
 				return 1;
 			return 1;
 		}
+	}
+	if (argc > 2 && !strcmp(argv[2], "exec")) {
+		execl(argv[0], argv[0], "again", (char *)NULL);
+		return 1;
 	}
 	static const char done[] = "sandboxed: done\n";
 	if (write(1, done, sizeof done - 1) != sizeof done - 1)
