@@ -858,12 +858,10 @@ static int exec_sandboxed(const char *file, char *const argv[],
 			  char *const envp[], bool search)
 {
 	size_t n = mt_env_count(envp);
-	if (n < 8192) {
-		char *copy[n + 1], preload[4096];
+	bool fits = n < 8192;
+	char *copy[fits ? n + 1 : 1], preload[4096];
+	if (fits)
 		envp = mt_env_without_shim(envp, copy, preload, sizeof preload);
-		return search ? mt_real.execvpe(file, argv, envp)
-			      : mt_real.execve(file, argv, envp);
-	}
 	return search ? mt_real.execvpe(file, argv, envp)
 		      : mt_real.execve(file, argv, envp);
 }
