@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +19,11 @@ enum { MAX_WARNINGS = 32 };
 static int stderr_state; /* 0: not looked at yet, 1: open, -1: closed */
 static dev_t stderr_dev;
 static ino_t stderr_ino;
+/* A terminal's path, where stderr was one: a program that closes its
+ * stderr before it exits (coreutils' sort and cat, close_stdout) printed
+ * no summary to the user at that terminal, who saw nothing at all; the
+ * terminal is opened again for the shim's lines then. */
+static char stderr_tty[64];
 
 void mt_diag_start(void)
 {
@@ -26,9 +32,30 @@ void mt_diag_start(void)
 		stderr_dev = st.st_dev;
 		stderr_ino = st.st_ino;
 		stderr_state = 1;
+		if (S_ISCHR(st.st_mode) && isatty(STDERR_FILENO) &&
+		    ttyname_r(STDERR_FILENO, stderr_tty, sizeof stderr_tty) != 0)
+			stderr_tty[0] = '\0';
 	} else {
 		stderr_state = -1;
 	}
+}
+
+/* The terminal stderr was, opened again where the program closed its
+ * stderr (not where it put another file at 2: that is the program's);
+ * -1 otherwise. */
+static int stderr_tty_again(void)
+{
+	struct stat st;
+	if (!stderr_tty[0] || fstat(STDERR_FILENO, &st) == 0 || errno != EBADF)
+		return -1;
+	int fd = (int)mt_raw_openat(stderr_tty, O_WRONLY | O_NOCTTY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || st.st_dev != stderr_dev || st.st_ino != stderr_ino) {
+		mt_raw_close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static bool stderr_is_the_first(void)
@@ -47,12 +74,13 @@ static void write_stderr(const char *buf, size_t n)
 {
 	struct mt_quiet q;
 	long w = 0;
+	int fd = STDERR_FILENO;
 
-	if (!stderr_is_the_first())
+	if (!stderr_is_the_first() && (fd = stderr_tty_again()) < 0)
 		return;
 	mt_quiet_begin(&q);
 	for (size_t off = 0; off < n;) {
-		w = mt_raw_write(STDERR_FILENO, buf + off, n - off);
+		w = mt_raw_write(fd, buf + off, n - off);
 		if (w == -EINTR)
 			continue;
 		if (w <= 0)
@@ -60,6 +88,8 @@ static void write_stderr(const char *buf, size_t n)
 		off += (size_t)w;
 	}
 	mt_quiet_end(&q, w);
+	if (fd != STDERR_FILENO)
+		mt_raw_close(fd);
 }
 
 static void emit(const char *tag, const char *fmt, va_list ap)

@@ -390,6 +390,33 @@ def test_stderr_closed_and_its_number_reused(tmp_path):
         assert data.read_text() == expected
 
 
+def test_a_program_that_closes_its_terminal_stderr_still_shows_the_summary(tmp_path):
+    """sort and cat (coreutils' close_stdout) close stderr before they
+    exit, and `memtrace run -- sort` at a terminal printed nothing at all.
+    Where stderr was a terminal and the program closed it, the terminal is
+    opened again for the summary; a file the program put at 2 gets
+    nothing (test above)."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([CLI, "run", "--", "sort", "-n"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=slave,
+                         env=bare_env("glibc"))
+    os.close(slave)
+    out, _ = p.communicate(b"3\n1\n2\n", timeout=60)
+    said = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # (EIO: every writer gone)
+            break
+        if not chunk:
+            break
+        said += chunk
+    os.close(master)
+    assert (p.returncode, out) == (0, b"1\n2\n3\n")
+    assert b"memtrace: pid" in said and b"calls: malloc" in said, said
+
+
 ARGS_AND_ENV = """
 import hashlib, os, sys
 print(len(sys.argv), hashlib.md5("\\0".join(sys.argv).encode()).hexdigest(),
