@@ -959,6 +959,15 @@ MT_EXPORT void _Exit(int status)
 	__builtin_unreachable();
 }
 
+/* (glibc's runs the at_quick_exit handlers, then its own _exit: the
+ * summary and the trace's end were lost) */
+MT_EXPORT void quick_exit(int status)
+{
+	mt_lifecycle_exit_now(status);
+	mt_real.quick_exit(status);
+	__builtin_unreachable();
+}
+
 /* The shim's handler of fatal signals is not the program's to see
  * (crash.h). */
 MT_EXPORT int sigaction(int sig, const struct sigaction *act,

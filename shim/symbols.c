@@ -279,6 +279,12 @@ static void boot__Exit(int status)
 	mt_real._Exit(status);
 }
 
+static void boot_quick_exit(int status)
+{
+	mt_symbols_resolve();
+	mt_real.quick_exit(status);
+}
+
 static void *boot_mremap(void *old, size_t old_len, size_t new_len, int flags,
 			 ...)
 {
@@ -331,6 +337,7 @@ struct mt_real mt_real = {
 	.signal = boot_signal,
 	._exit = boot__exit,
 	._Exit = boot__Exit,
+	.quick_exit = boot_quick_exit,
 	.setuid = boot_setuid,
 	.setgid = boot_setgid,
 	.seteuid = boot_seteuid,
@@ -528,6 +535,7 @@ void mt_symbols_resolve(void)
 	r.signal = next_symbol("signal");
 	r._exit = next_symbol("_exit");
 	r._Exit = next_symbol("_Exit");
+	r.quick_exit = next_symbol("quick_exit");
 	r.setuid = next_symbol("setuid");
 	r.setgid = next_symbol("setgid");
 	r.seteuid = next_symbol("seteuid");
@@ -542,7 +550,7 @@ void mt_symbols_resolve(void)
 	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall ||
 	    !r.execve || !r.execv || !r.execvp || !r.execvpe ||
 	    !r.pthread_create || !r.sigaction || !r.signal || !r._exit ||
-	    !r._Exit || !r.setuid || !r.setgid || !r.seteuid || !r.setegid ||
+	    !r._Exit || !r.quick_exit || !r.setuid || !r.setgid || !r.seteuid || !r.setegid ||
 	    !r.setreuid || !r.setregid || !r.setresuid || !r.setresgid ||
 	    !r.setgroups)
 		mt_fatal("cannot find the next definition of a malloc or memory "

@@ -43,6 +43,7 @@ struct mt_real {
 	__sighandler_t (*signal)(int, __sighandler_t);
 	void (*_exit)(int);
 	void (*_Exit)(int);
+	void (*quick_exit)(int);
 	int (*setuid)(uid_t);
 	int (*setgid)(gid_t);
 	int (*seteuid)(uid_t);

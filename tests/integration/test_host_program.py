@@ -11,7 +11,7 @@ import pytest
 from mt import BACKENDS, PYTHON, bare_env, clean_env, program, run, shim_env
 
 EXITS = [("return", 0), ("return", 3), ("exit", 5), ("_exit", 6),
-         ("thread", 4), ("abort", 0), ("signal", 0)]
+         ("quick_exit", 7), ("thread", 4), ("abort", 0), ("signal", 0)]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -27,7 +27,8 @@ def test_same_output_and_status(backend, how, code):
     # os._exit), or a signal that ends it whole takes it (SIGTERM: the
     # shim writes it on the way); none (and no crash) when it aborts.
     has_summary = "memtrace: pid" in traced.stderr
-    assert has_summary == (how in ("return", "exit", "_exit", "thread", "signal"))
+    assert has_summary == (how in ("return", "exit", "_exit", "quick_exit",
+                                   "thread", "signal"))
 
 
 @pytest.mark.parametrize("extra", [{}, {"MEMTRACE_OUT": "trace.mt"},

@@ -30,6 +30,8 @@ int main(int argc, char **argv)
 		exit(code);
 	if (strcmp(how, "_exit") == 0)
 		_exit(code);
+	if (strcmp(how, "quick_exit") == 0)
+		quick_exit(code);
 	if (strcmp(how, "abort") == 0)
 		abort();
 	if (strcmp(how, "signal") == 0)
