@@ -26,6 +26,28 @@ static double allocator_calls_bound_s(const struct mt_call_figures *x)
 	       0.5e-9 * (x->calloc_bytes + x->realloc_copied_bytes);
 }
 
+/* x with what the command's child processes did added (their summaries,
+ * of its first run): what the whole command's CPU is weighed against. */
+static struct mt_call_figures with_children(const struct mt_call_figures *x,
+					    json_t *children)
+{
+	struct mt_call_figures t = *x;
+	size_t i;
+	json_t *c;
+	json_array_foreach(children, i, c) {
+		struct mt_call_figures cf;
+		if (!mt_figures_of(c, MT_WHOLE_PROGRAM, &cf))
+			continue;
+		t.allocations += cf.allocations;
+		t.large_allocs += cf.large_allocs;
+		t.calloc_bytes += cf.calloc_bytes;
+		t.realloc_copied_bytes += cf.realloc_copied_bytes;
+		t.faults += cf.faults;
+		t.threads = fmax(t.threads, cf.threads);
+	}
+	return t;
+}
+
 /* Where the large blocks of a run that allocates mostly those are made,
  * by their bytes. */
 static void large_sites(struct mt_finding *a, json_t *sites,
@@ -123,10 +145,20 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 	}
 	if (n < 2)
 		return true;
-	const struct mt_call_figures *y = &f[fastest];
+	/* Timed bare, the CPU is the whole command's, its child processes'
+	 * too: so are the figures and the churns weighed against it (a
+	 * pool's workers purging on mimalloc were "0.78 s of system time no
+	 * churn explains", spread over the parent's allocations alone;
+	 * new-user trial 26). */
+	bool tree = bare != NULL;
+	struct mt_call_figures ty = tree ? with_children(&f[fastest], m[fastest].runs.children)
+					 : f[fastest];
+	const struct mt_call_figures *y = &ty;
 	const struct mt_cpu_view *vy = &v[fastest];
 	for (int j = 0; j < n; j++) {
-		const struct mt_call_figures *x = &f[j];
+		struct mt_call_figures tx = tree ? with_children(&f[j], m[j].runs.children)
+						 : f[j];
+		const struct mt_call_figures *x = &tx;
 		const struct mt_cpu_view *vx = &v[j];
 		/* how much the runs vary by chance: the largest ratio of a
 		 * backend's median run to its fastest, over the other
@@ -149,7 +181,8 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 		bool churn_unknown = false;
 		for (size_t c = 0; c < all->n; c++) {
 			const struct mt_finding *w = all->at[c];
-			if (w->process || strcmp(w->backend, m[j].runs.backend) ||
+			if ((w->process && !tree) ||
+			    strcmp(w->backend, m[j].runs.backend) ||
 			    !mt_churn_finding(w->id))
 				continue;
 			json_t *s_exp = json_object_get(w->evidence, "system_s_explained");
@@ -286,7 +319,7 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 		snprintf(a->explanation, sizeof a->explanation,
 			 "On %s the same command took %.3f s of CPU, against %.3f s "
 			 "here (%.0f%% less; %s), and %s, %s. "
-			 "Spread over its %.0f "
+			 "Spread over %s %.0f "
 			 "allocations that is %.0f ns each (with their frees): the "
 			 "allocator's code on each call, and where it puts the "
 			 "blocks, which the program's reads and writes of them feel.",
@@ -294,7 +327,11 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 			 100 * (vx->least - vy->least) / vx->least,
 			 bare ? "the fastest of each backend's runs without the shim"
 			      : "each less the shim's own estimated time",
-			 where, churned, x->allocations, gap / x->allocations * 1e9);
+			 where, churned,
+			 tree && json_array_size(m[j].runs.children)
+				 ? "the command's processes'"
+				 : "its",
+			 x->allocations, gap / x->allocations * 1e9);
 		json_object_set_new(e, "churn_system_s", json_real(churn_s));
 		/* (beyond 2 us a call: the calls' waits for each other's, with
 		 * threads, and the bytes they wrote) */
