@@ -267,7 +267,8 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 	at = strlen(buf);
 	if (f->whole && r->huge_pages && at < len)
 		snprintf(buf + at, len - at,
-			 " That is a lower bound: the program advised memory "
+			 " The count of the churn's faults is a lower bound: "
+			 "the program advised memory "
 			 "for transparent huge pages, whose first touch takes "
 			 "one fault for 2 MiB, so fewer of its faults were first "
 			 "touches than it had pages resident, and more of them "
@@ -282,7 +283,8 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 	if (f->whole && !r->by_touch && !r->huge_pages &&
 	    unaccounted > 0.5 * r->all_given_back_pages && at < len)
 		snprintf(buf + at, len - at,
-			 " That is a lower bound: %.0f more faults beyond the "
+			 " The count of the churn's faults is a lower bound: "
+			 "%.0f more faults beyond the "
 			 "resident pages are more than all the memory given back "
 			 "by any means accounts for, and a page read before it is "
 			 "written takes two (one maps the kernel's zero page, the "
