@@ -200,8 +200,10 @@ static bool grows_past(const struct mt_finding *x, double bytes)
  * after the free (measured: an 8 MiB block freed and allocated again
  * 10 ms later, 20 rounds, 2,174 faults; 20 ms, 4,225; 50 ms or more,
  * 20,606, every page each round).  Where the large blocks come further
- * apart than that, it keeps them only with a longer delay: MIMALLOC_
- * RESET_DELAY, four times their mean interval (new-user trial 10: 7-9 MiB
+ * apart than that, it keeps them only with a longer delay:
+ * MIMALLOC_DECOMMIT_DELAY (2.0's name; MIMALLOC_RESET_DELAY, the old one,
+ * warns: new-user trial 26), four times their mean interval (new-user
+ * trial 10: 7-9 MiB
  * arrays 40 ms apart, 49k faults on glibc, 76k on mimalloc, 4.6k with a
  * delay of 256 ms). */
 static void mimalloc_delay(struct mt_fix *fix, const struct mt_finding *x,
@@ -220,13 +222,13 @@ static void mimalloc_delay(struct mt_fix *fix, const struct mt_finding *x,
 	unsigned long long delay = mt_pow2_at_least(4 * interval_ms);
 	if (delay > 60000)
 		return; /* (minutes apart: no delay keeps them sensibly) */
-	snprintf(fix->setting, sizeof fix->setting, "MIMALLOC_RESET_DELAY=%llu",
+	snprintf(fix->setting, sizeof fix->setting, "MIMALLOC_DECOMMIT_DELAY=%llu",
 		 delay);
 	snprintf(fix->text, sizeof fix->text,
 		 "run on mimalloc, which keeps freed memory for reuse, here "
 		 "for %llu ms: by default it gives it back 10 to 20 ms after "
 		 "a free, and a large block is allocated every %.0f ms on "
-		 "average (MIMALLOC_RESET_DELAY=%llu memtrace run --backend "
+		 "average (MIMALLOC_DECOMMIT_DELAY=%llu memtrace run --backend "
 		 "mimalloc -- CMD)",
 		 delay, interval_ms, delay);
 }

@@ -834,7 +834,7 @@ def test_mimalloc_is_proposed_without_a_delay_for_small_blocks():
         pytest.skip("no churn in this run (huge pages make it cheap): %s" % found)
     assert churn[0]["small_sites"], churn[0]
     (mi,) = [x for x in churn[0]["fixes"] if x.get("backend") == "mimalloc"]
-    assert not mi.get("setting") and "RESET_DELAY" not in mi["description"], mi
+    assert not mi.get("setting") and "DECOMMIT_DELAY" not in mi["description"], mi
 
 
 def test_a_mapped_buffer_shrunk_in_place_and_grown_again_churns():
