@@ -20,6 +20,7 @@
 #include "children_alike.h"
 #include "explain_runs.h"
 #include "runs.h"
+#include "shared_env.h"
 #include "shim_cost.h"
 #include "sites.h"
 #include "symbolize.h"
@@ -1413,6 +1414,7 @@ int mt_cmd_explain(int argc, char **argv)
 		}
 
 	json_t *recorded = recorded_only(m, nm);
+	json_t *shared = mt_shared_settings(found, held);
 	if (json) {
 		json_t *list_json = json_array(), *refuted_json = json_array();
 		for (size_t i = 0; i < n; i++)
@@ -1439,6 +1441,8 @@ int mt_cmd_explain(int argc, char **argv)
 			json_decref(costs);
 		if (json_array_size(recorded))
 			json_object_set(top, "recorded_not_measured", recorded);
+		if (json_array_size(shared))
+			json_object_set(top, "one_setting", shared);
 		json_dumpf(top, out, JSON_INDENT(2));
 		fputc('\n', out);
 		json_decref(top);
@@ -1471,10 +1475,12 @@ int mt_cmd_explain(int argc, char **argv)
 			fprintf(out, "\nRefuted by --verify (not counted above):\n");
 		for (; i < n; i++)
 			print_finding(out, found[i]);
+		mt_print_shared_settings(out, shared);
 		mt_print_undecided(out, undecided);
 		print_recorded_only(out, recorded);
 	}
 	json_decref(recorded);
+	json_decref(shared);
 	json_decref(undecided);
 	for (size_t i = 0; i < n; i++)
 		mt_finding_free(found[i]);

@@ -778,6 +778,34 @@ def test_a_churn_its_setting_measures_smaller_says_what_was_measured():
         churn["explanation"], churn["explanation"]
 
 
+def test_a_command_and_its_children_get_one_setting_that_covers_both():
+    """A parent that churns blocks of 80 MiB and children that churn
+    blocks of 48 MiB were proposed two GLIBC_TUNABLES, of which only one
+    can be set: the children inherit the command's environment (a pool's
+    parent and workers, new-user trial 26).  explain says the one that
+    covers both, each threshold at the largest proposed; run bare with it,
+    neither the parent nor a child unmaps a block."""
+    cmd = [program("forkchurn"), "2", "exit", "parent"]
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--"] + cmd, clean_env())
+    out = json.loads(r.stdout)
+    proposed = {x["setting"] for f in out["findings"] for x in f["fixes"]
+                if x.get("setting", "").startswith("GLIBC_TUNABLES=")}
+    assert len(proposed) == 2, proposed
+    (one,) = out["one_setting"]
+    def tunables(setting):
+        return dict(kv.split("=") for kv in setting.split("=", 1)[1].split(":"))
+    most = {}
+    for setting in proposed:
+        for k, v in tunables(setting).items():
+            most[k] = max(most.get(k, 0), int(v))
+    assert {k: int(v) for k, v in tunables(one["setting"]).items()} == most, one
+    env = clean_env(GLIBC_TUNABLES=one["setting"].split("=", 1)[1])
+    traced = run(["strace", "-f", "-qq", "-e", "trace=munmap"] + cmd, env).stderr
+    big = [m for m in re.findall(r"munmap\(0x[0-9a-f]+, (\d+)\)", traced)
+           if int(m) >= 40 << 20]
+    assert not big, big
+
+
 TOP_LEVEL_TEMPS = """
 import numpy as np
 rng = np.random.default_rng(1)

@@ -2,8 +2,10 @@
  * (12 blocks of 48 MiB, each filled and freed) and leaves by _exit, as a
  * server's workers do, or by exit, or waits to be ended by the parent's
  * SIGTERM, as a pool's workers are.  `apart`: every second child churns
- * in another function, the same work at other code.
- * `forkchurn CHILDREN _exit|exit|sigterm [apart]`. */
+ * in another function, the same work at other code; `parent`: the
+ * parent churns too, blocks of 80 MiB before its first fork (another
+ * setting stops its churn than its children's).
+ * `forkchurn CHILDREN _exit|exit|sigterm [apart|parent]`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -11,9 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static __attribute__((noinline)) int churn(void)
+static __attribute__((noinline)) int churn(size_t n)
 {
-	size_t n = (size_t)48 << 20;
 	long sum = 0;
 	for (int i = 0; i < 12; i++) {
 		char *b = malloc(n);
@@ -27,9 +28,11 @@ static __attribute__((noinline)) int churn(void)
 	return (int)(sum & 1);
 }
 
+enum { CHILD_BLOCK = 48 << 20 };
+
 static __attribute__((noinline)) int churn_elsewhere(void)
 {
-	int r = churn();
+	int r = churn(CHILD_BLOCK);
 	__asm__ volatile("" ::: "memory"); /* (not a tail call) */
 	return r;
 }
@@ -41,6 +44,8 @@ int main(int argc, char **argv)
 	int killed = argc > 2 && strcmp(argv[2], "sigterm") == 0;
 	int apart = argc > 3 && strcmp(argv[3], "apart") == 0;
 	long total = 0;
+	if (argc > 3 && strcmp(argv[3], "parent") == 0)
+		total += churn((size_t)80 << 20);
 	for (int c = 0; c < children; c++) {
 		int done[2];
 		if (pipe(done) != 0)
@@ -49,7 +54,7 @@ int main(int argc, char **argv)
 		if (p < 0)
 			return 1;
 		if (p == 0) {
-			int r = apart && c % 2 ? churn_elsewhere() : churn();
+			int r = apart && c % 2 ? churn_elsewhere() : churn(CHILD_BLOCK);
 			if (by_exit)
 				exit(r);
 			if (!killed)
