@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,8 +33,15 @@ void mt_diag_start(void)
 		stderr_dev = st.st_dev;
 		stderr_ino = st.st_ino;
 		stderr_state = 1;
-		if (S_ISCHR(st.st_mode) && isatty(STDERR_FILENO) &&
-		    ttyname_r(STDERR_FILENO, stderr_tty, sizeof stderr_tty) != 0)
+		/* (readlink, not ttyname_r, which may scan /dev with
+		 * opendir's malloc: this may run before the shim's own
+		 * constructor) */
+		ssize_t n = S_ISCHR(st.st_mode) && isatty(STDERR_FILENO)
+				    ? readlink("/proc/self/fd/2", stderr_tty,
+					       sizeof stderr_tty - 1)
+				    : -1;
+		stderr_tty[n > 0 ? n : 0] = '\0';
+		if (strncmp(stderr_tty, "/dev/", 5) != 0)
 			stderr_tty[0] = '\0';
 	} else {
 		stderr_state = -1;
