@@ -930,9 +930,10 @@ static void measured_by_its_setting(struct mt_finding *x)
 		memmove(sentence, end + strlen(MT_MINOR_SAID_END),
 			strlen(end + strlen(MT_MINOR_SAID_END)) + 1);
 	mt_finding_append(x, " Measured with %s, the run took %.3f s of CPU "
-			     "instead of %.3f s (%.0f%% less, against the %.0f%% "
-			     "estimated), %.3f s of system time instead of %.3f s%s",
-			  fix->setting, cpu1, cpu0, 100 * saved, 100 * estimate,
+			     "instead of %.3f s (%.0f%% %s, against the %.0f%% "
+			     "less estimated), %.3f s of system time instead of %.3f s%s",
+			  fix->setting, cpu1, cpu0, 100 * fabs(saved),
+			  saved >= 0 ? "less" : "more", 100 * estimate,
 			  json_number_value(json_object_get(v, "system_s_per_call_after")),
 			  json_number_value(json_object_get(v, "system_s_per_call_before")),
 			  saved > estimate ? ": worth the change." : ".");

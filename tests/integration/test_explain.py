@@ -774,7 +774,7 @@ def test_a_churn_its_setting_measures_smaller_says_what_was_measured():
     churn = found["mmap-churn"]
     e = churn["evidence"]
     assert e["measured_share"] < e["share_of_run"] / 1.5, e
-    assert "against the %.0f%% estimated" % (100 * e["share_of_run"]) in \
+    assert "less, against the %.0f%% less estimated" % (100 * e["share_of_run"]) in \
         churn["explanation"], churn["explanation"]
 
 
