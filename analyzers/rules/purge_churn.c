@@ -110,9 +110,9 @@ static void say_zeroing(struct mt_finding *x, const struct mt_rule_input *in,
 			 mt_format_bytes(f->large_bytes, b2, sizeof b2));
 	if (called) {
 		char label[512];
-		mt_finding_append(x, " The blocks most purged come from calloc "
-				     "inside %s, the library's code, which %s "
-				     "calls: the program cannot ask for them "
+		mt_finding_append(x, " The blocks most purged are made inside "
+				     "%s, the library's code, which %s calls: "
+				     "the program cannot ask for them "
 				     "otherwise, only call it less often.",
 				  called,
 				  mt_frame_label(json_array_get(stack, mt_site_own_frame(stack)),

@@ -1215,7 +1215,7 @@ def test_zeroed_blocks_a_library_makes_are_not_the_programs_to_change(script, ow
     (x,) = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "purge-churn"]
     assert x["evidence"]["purges_in_calloc_per_call"] >= 250, x["evidence"]
     yourself = [f for f in x["fixes"] if "write the zeros yourself" in f["description"]]
-    said = "come from calloc inside irfft, the library's code" in x["explanation"]
+    said = "are made inside irfft, the library's code" in x["explanation"]
     assert (bool(yourself), said) == (own, not own), (x["explanation"], x["fixes"])
 
 
