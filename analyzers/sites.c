@@ -177,9 +177,13 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 					json_integer_value(json_object_get(sum, newer[k])) +
 					json_integer_value(json_object_get(large, newer[k]))));
 		/* (a summary before "larger": none, so mt_site_grows falls
-		 * back to "grows") */
-		for (int k = 0; k < 2; k++) {
-			const char *key = k ? "smaller" : "larger";
+		 * back to "grows"; one before the copies were compared, none,
+		 * so it goes by the sizes) */
+		for (int k = 0; k < 4; k++) {
+			static const char *const counted[] = {
+				"larger", "smaller", "copied_into_larger",
+				"not_copied_into_larger"};
+			const char *key = counted[k];
 			if (json_object_get(large, key))
 				json_object_set_new(sum, key, json_integer(
 					json_integer_value(json_object_get(sum, key)) +
@@ -355,6 +359,16 @@ bool mt_site_grows(json_t *site)
 	 * once.  Sizes that cycle, each block freed before the next is made
 	 * (a std::vector<double> tmp(n), n from 1 to 8 MiB and again), are
 	 * no buffer grown, whatever their order (new-user trial 9). */
+	/* Where the shim compared the blocks freed with the larger one
+	 * made after them, the bytes tell: a buffer grown is copied into the
+	 * next.  Sizes that cycle up and back, each a new array filled anew
+	 * (a random array of 10 to 45 MiB each round, the last one live
+	 * until the next is made), were taken for growth (new-user trial
+	 * 27). */
+	double copied = json_number_value(json_object_get(large, "copied_into_larger"));
+	double other = json_number_value(json_object_get(large, "not_copied_into_larger"));
+	if (copied + other > 0 && copied < other)
+		return false;
 	/* (a summary before "reallocs" cannot tell realloc's growth) */
 	json_t *reallocs = json_object_get(large, "reallocs");
 	if (reallocs && json_number_value(reallocs) <= 0 &&

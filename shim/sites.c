@@ -6,12 +6,15 @@
  * alive. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "emit.h"
 #include "json_writer.h"
+#include "lifecycle.h"
 #include "mixed_stack.h"
 #include "mode.h"
 #include "native_stack.h"
@@ -92,6 +95,14 @@ struct site {
 	 * larger as often as smaller). */
 	uint64_t min_bytes, max_bytes, last_bytes, grows, larger, smaller;
 	uint64_t reallocs; /* of its blocks, those realloc made */
+	/* Its latest block, and what its blocks freed after a larger one
+	 * was made here held: the same bytes as that one at the same
+	 * places (a buffer copied into a larger one, grown), other bytes
+	 * (a new array of a new size, no growth), or nothing to tell by
+	 * (one byte over and over in both, or not readable).  See
+	 * compare_with_latest. */
+	uintptr_t latest;
+	uint64_t copied, not_copied, looked;
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
 	/* Small blocks sampled here (small_sites.c): how many, their bytes,
 	 * and the bytes they stand for; added to without the lock, each a
@@ -689,6 +700,7 @@ static unsigned site_alloc(const void *p, size_t requested, size_t usable,
 		else if (requested < s->last_bytes)
 			s->smaller++;
 		s->last_bytes = requested;
+		s->latest = (uintptr_t)p;
 		live_up(s);
 		if (fid != id)
 			live_up(&tab->sites[fid]);
@@ -910,6 +922,57 @@ static void block_freed(struct block *b)
 	block_remove(b);
 }
 
+/* Whether the followed block b, about to be freed, was copied into its
+ * site's latest block, larger and live: a buffer grown by hand (a new
+ * block, the old copied in, the old freed: np.append, a vector grown
+ * without realloc) has the old bytes at the same places in the new, where
+ * a new array of another size made each round has other bytes.  Three
+ * windows inside the bytes b was asked for are compared; they are read
+ * with process_vm_readv, which fails where a load would fault (pages the
+ * program protected), and only so many times a site: a few tell it, and
+ * a site of alternating sizes freed at a high rate would pay a call a
+ * free.  With the lock held. */
+enum { COPY_WINDOW = 32, COPY_WINDOWS = 3, COPY_LOOKS = 16 };
+
+static void compare_with_latest(struct site *s, const struct block *b)
+{
+	if (s->latest == b->addr || s->looked >= COPY_LOOKS ||
+	    mt_lifecycle_sandboxed())
+		return;
+	const struct block *l = block_of(s->latest);
+	if (l->addr != s->latest || l->site != b->site || l->bytes <= b->bytes)
+		return;
+	s->looked++;
+	unsigned char got[2 * COPY_WINDOWS * COPY_WINDOW];
+	struct iovec local = {got, sizeof got}, remote[2 * COPY_WINDOWS];
+	for (int k = 0; k < COPY_WINDOWS; k++) {
+		/* (1/8, 3/8, 5/8 of the usable size: below the size asked for
+		 * on every allocator, whose large classes are at most a
+		 * quarter apart) */
+		uintptr_t at = (b->bytes * (2 * k + 1) / 8) & ~(uintptr_t)7;
+		remote[k] = (struct iovec){(void *)(b->addr + at), COPY_WINDOW};
+		remote[COPY_WINDOWS + k] =
+			(struct iovec){(void *)(l->addr + at), COPY_WINDOW};
+	}
+	long pid = mt_raw6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	long n = mt_raw6(SYS_process_vm_readv, pid, (long)&local, 1,
+			 (long)remote, 2 * COPY_WINDOWS, 0);
+	if (n != (long)sizeof got)
+		return;
+	const unsigned char *old = got, *now = got + COPY_WINDOWS * COPY_WINDOW;
+	if (memcmp(old, now, COPY_WINDOWS * COPY_WINDOW) != 0) {
+		s->not_copied++;
+		return;
+	}
+	/* (one byte over and over tells nothing: pages never written, or
+	 * filled by the allocator, as glibc's MALLOC_PERTURB_ does) */
+	for (size_t i = 1; i < COPY_WINDOWS * COPY_WINDOW; i++)
+		if (old[i] != old[0]) {
+			s->copied++;
+			return;
+		}
+}
+
 void mt_site_free(const void *p)
 {
 	if (!mt_sites_on || !p || mt_tls.in_sites)
@@ -922,6 +985,7 @@ void mt_site_free(const void *p)
 		mt_tls.site_bytes = b->bytes;
 		if (!mt_glibc_chunks)
 			ledger_add(ledger_of(DEFERRED), b->site, b->bytes);
+		compare_with_latest(&tab->sites[b->site], b);
 		block_freed(b);
 	}
 	give();
@@ -1219,6 +1283,10 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 		mt_json_u64(&large, "larger", s->larger);
 	if (s->smaller)
 		mt_json_u64(&large, "smaller", s->smaller);
+	if (s->copied)
+		mt_json_u64(&large, "copied_into_larger", s->copied);
+	if (s->not_copied)
+		mt_json_u64(&large, "not_copied_into_larger", s->not_copied);
 	/* (0 too: a reader tells a recording without the count from one
 	 * whose blocks no realloc made) */
 	mt_json_u64(&large, "reallocs", s->reallocs);
@@ -1407,6 +1475,7 @@ void mt_sites_reset_after_fork(void)
 		s->allocs = s->bytes = s->frees = s->live = s->max_live = 0;
 		s->requested = 0;
 		s->thread_max_live = s->freed_elsewhere = s->reallocs = 0;
+		s->copied = s->not_copied = s->looked = 0;
 		memset(s->count, 0, sizeof s->count);
 		memset(s->caused_bytes, 0, sizeof s->caused_bytes);
 		s->small_samples = s->small_sampled_bytes = 0;

@@ -295,6 +295,34 @@ def test_a_buffer_grown_by_a_constant_step_is_growth(backend):
         assert code and "capacity" not in code[0], code
 
 
+@pytest.mark.parametrize("backend", ["glibc"])
+def test_new_blocks_of_rising_sizes_are_not_growth(backend):
+    """Each round makes blocks of 33 to 38 MiB in turn, each filled anew and
+    the one before freed after it is made: the sizes rise as a buffer
+    grown does, and two are live at once, but nothing is copied.  A random
+    array of a new size each step was said to be "a buffer grown step by
+    step", with "give the buffer its final size once" (new-user trial 27).
+    The shim compared the bytes: none copied; where a buffer grown by a
+    constant step is copied into the next, some were, and it is growth."""
+    churn = [f for f in explain_json([program("grow"), "renewed", "4"], backend)
+             if f["id"] in ("purge-churn", "mmap-churn", "heap-trim-churn")]
+    assert churn, churn
+    for f in churn:
+        assert "The blocks there grow" not in f["explanation"], f["explanation"]
+        code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
+        assert code and "final size" not in code[0], code
+        top = f["sites"][0]["large"]
+        assert top.get("not_copied_into_larger", 0) >= 1, top
+        assert "copied_into_larger" not in top, top
+    churn = [f for f in explain_json([program("grow"), "linear", "20"], backend)
+             if f["id"] in ("purge-churn", "mmap-churn", "heap-trim-churn")]
+    assert churn, churn
+    for f in churn:
+        top = f["sites"][0]["large"]
+        assert top.get("copied_into_larger", 0) >= 1, top
+        assert "not_copied_into_larger" not in top, top
+
+
 def test_an_array_concatenated_to_is_growth_with_a_python_fix():
     """np.concatenate in a loop: the churn is put on its line, said to
     grow, and the fix is NumPy's (a list concatenated once, or an array

@@ -11,6 +11,11 @@
  *   varied each round allocates, fills and frees 32 blocks of sizes drawn
  *          at random between 128 KiB and 16 MiB: sizes that vary, no
  *          growth
+ *   renewed each round makes 6 blocks of rising sizes, 33 to 38 MiB (above
+ *          glibc's highest mmap threshold), each written anew and the
+ *          one before freed only then (a new array
+ *          of another size each step, the last one live until the next
+ *          is made): sizes that rise, no growth
  *
  * Every byte is written, as a program would use it. */
 #include <stdio.h>
@@ -100,6 +105,25 @@ static unsigned varied_round(void)
 	return sum;
 }
 
+static unsigned renewed_round(void)
+{
+	static unsigned char fill = 1;
+	char *now = NULL;
+	for (size_t mib = 33; mib <= 38; mib++) {
+		char *next = malloc(mib << 20);
+		if (!next)
+			exit(1);
+		fill += 2; /* (odd, never the last one's) */
+		memset(next, fill, mib << 20);
+		free(now);
+		now = next;
+	}
+	__asm__ volatile("" : : "r"(now) : "memory");
+	unsigned sum = (unsigned char)now[1 << 20];
+	free(now);
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -107,6 +131,7 @@ int main(int argc, char **argv)
 	unsigned (*round)(void) = !strcmp(argv[1], "grow")     ? grow_round
 				  : !strcmp(argv[1], "linear") ? linear_round
 				  : !strcmp(argv[1], "varied") ? varied_round
+				  : !strcmp(argv[1], "renewed") ? renewed_round
 							       : fixed_round;
 	int rounds = atoi(argv[2]);
 	unsigned sum = 0;
