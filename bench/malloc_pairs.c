@@ -2,6 +2,7 @@
  * malloc_pairs: time malloc(size)+free() pairs, optionally in several threads.
  *
  *   malloc_pairs [--threads N] [--iterations N] [--clock] [--mmap]
+ *                [--thread-starts]
  *                [--depth N] [--new-stacks] [--mixed] SIZE...
  *
  * For each size, N threads (started together behind a barrier) each run a
@@ -26,6 +27,11 @@
  * rounded down to a power of two), as a program's blocks of mixed sizes
  * are: a branch on the size, which a loop of one size always predicts,
  * then goes the wrong way as often as it would there.
+ *
+ * --thread-starts makes each pair a thread started and joined, one that
+ * does nothing (SIZE is not used): what starting a thread costs, which the
+ * shim's kernel counters add to (each is inherited by every new thread;
+ * bench/shim_cost.py measures it).
  *
  * --clock reads the TSC before each malloc and each free, as a trace
  * writer that timestamps every event must: no shim, just what the clock
@@ -63,6 +69,7 @@ static uint64_t now_ns(void)
 
 static bool with_clock;
 static bool with_mmap;
+static bool with_threads;
 static bool mixed;
 
 /* A timestamp, kept (so that it is really read). */
@@ -114,9 +121,27 @@ static void mmap_loop(size_t size, uint64_t n)
 	}
 }
 
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* Threads started and joined, one at a time. */
+static void thread_loop(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, nothing, NULL) ||
+		    pthread_join(t, NULL))
+			abort();
+	}
+}
+
 static void pairs(size_t size, uint64_t n)
 {
-	if (with_mmap)
+	if (with_threads)
+		thread_loop(n);
+	else if (with_mmap)
 		mmap_loop(size, n);
 	else if (with_clock)
 		pairs_loop(size, n, true);
@@ -208,7 +233,8 @@ static uint64_t calibrate(size_t size, int nthreads)
 static int usage(void)
 {
 	fprintf(stderr, "usage: malloc_pairs [--threads N] [--iterations N] "
-			"[--clock] [--mmap] [--depth N] [--new-stacks] [--mixed] "
+			"[--clock] [--mmap] [--thread-starts] [--depth N] "
+			"[--new-stacks] [--mixed] "
 			"SIZE...\n");
 	return 2;
 }
@@ -254,6 +280,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--clock")) {
 			with_clock = true;
+		} else if (!strcmp(a, "--thread-starts")) {
+			with_threads = true;
 		} else if (!strcmp(a, "--mmap")) {
 			with_mmap = true;
 		} else if (!strcmp(a, "--mixed")) {

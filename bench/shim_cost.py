@@ -11,7 +11,10 @@ each:
     call site, and on glibc reads its chunk and the thresholds);
   * syscall: the program's own mmap(1 MiB)+munmap pairs, one byte written
     (--mmap), i.e. two interposed memory system calls, each counted by the
-    kernel counters too and credited to its call site.
+    kernel counters too and credited to its call site;
+  * thread: a thread started and joined that does nothing
+    (--thread-starts): each inherits the kernel counters, which the
+    kernel copies into it and folds back when it ends.
 
 It prints ns added per pair (shim - bare), and the table as C, per call
 (half a pair), to paste into common/shim_cost.c.  A benchmark, not a test:
@@ -32,7 +35,8 @@ from backend_libs import backend_lib
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.join(HERE, '..', 'build')
 KINDS = (('small', [], '16'), ('large', [], '1048576'),
-         ('syscall', ['--mmap'], '1048576'))
+         ('syscall', ['--mmap'], '1048576'),
+         ('thread', ['--thread-starts'], '1'))
 
 
 def clean_env(extra):
@@ -73,6 +77,8 @@ def main():
                                                    'libmemtrace.so'))
     ap.add_argument('--backends', default='glibc,jemalloc,tcmalloc,mimalloc')
     ap.add_argument('--repeats', type=int, default=5)
+    ap.add_argument('--kinds', default=','.join(k[0] for k in KINDS),
+                    help='which to measure (default: all)')
     ap.add_argument('--json', metavar='FILE', help='save the numbers here')
     a = ap.parse_args()
     bench, shim = os.path.abspath(a.bench), os.path.abspath(a.shim)
@@ -92,6 +98,8 @@ def main():
         configs = {'bare': (base, None), 'counting': (under, None),
                    'trace': (dict(under, MEMTRACE_OUT=trace), trace)}
         for kind, flags, size in KINDS:
+            if kind not in a.kinds.split(','):
+                continue
             best = {}
             for _ in range(a.repeats):
                 for name, (extra, tr) in configs.items():
@@ -111,23 +119,28 @@ def main():
     date = datetime.date.today().isoformat()
     print('\n/* bench/shim_cost.py --repeats %d, %s, %s, %d CPUs */'
           % (a.repeats, date, cpu_name(), os.cpu_count()))
-    print('/* ns per call (half a pair): small, large, syscall (the median '
-          'of the backends: the path is the same on each) */')
-    syscall = {}
-    for mode in ('counting', 'trace'):
-        v = sorted(r['added_ns_per_pair'] / 2 for r in rows
-                   if r['mode'] == mode and r['kind'] == 'syscall')
-        if v:
-            syscall[mode] = (v[len(v) // 2] if len(v) % 2
-                             else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2)
+    print('/* ns per call (half a pair): small, large, syscall; ns per '
+          'thread started: thread (syscall and thread the median of the '
+          'backends: the path is the same on each) */')
+    median = {}
+    for kind, per in (('syscall', 2), ('thread', 1)):
+        for mode in ('counting', 'trace'):
+            v = sorted(r['added_ns_per_pair'] / per for r in rows
+                       if r['mode'] == mode and r['kind'] == kind)
+            if v:
+                median[kind, mode] = (v[len(v) // 2] if len(v) % 2
+                                      else (v[len(v) // 2 - 1] +
+                                            v[len(v) // 2]) / 2)
     for backend in a.backends.split(','):
         for mode in ('counting', 'trace'):
             got = {r['kind']: r['added_ns_per_pair'] / 2 for r in rows
                    if r['backend'] == backend and r['mode'] == mode}
             if got:
-                print('\t{"%s", %s, %.1f, %.1f, %.1f},'
+                print('\t{"%s", %s, %.1f, %.1f, %.1f, %.0f},'
                       % (backend, 'true' if mode == 'trace' else 'false',
-                         got['small'], got['large'], syscall[mode]))
+                         got.get('small', 0), got.get('large', 0),
+                         median.get(('syscall', mode), 0),
+                         median.get(('thread', mode), 0)))
     if a.json:
         with open(a.json, 'w') as f:
             json.dump({'repeats': a.repeats, 'date': date, 'cpu': cpu_name(),

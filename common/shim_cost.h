@@ -1,7 +1,8 @@
 /* What the shim costs the program it runs in, estimated: the calls it
  * interposed, each at the cost measured for this allocator and mode
  * (the table in shim_cost.c), plus the CPU time of its own threads and of
- * its start-up.  The shim fills it at exit; the summary and its readers
+ * its start-up, plus the threads the program started at what a start
+ * costs more under the shim.  The shim fills it at exit; the summary and its readers
  * say it beside the program's time. */
 #ifndef MEMTRACE_SHIM_COST_H
 #define MEMTRACE_SHIM_COST_H
@@ -15,7 +16,11 @@ struct mt_shim_cost {
 	double calls_s;	   /* interposed calls x measured ns per call */
 	double threads_s;  /* CPU time of the shim's own threads */
 	double start_s;	   /* the shim's start-up (its constructor) */
-	double estimated_s; /* the three together */
+	/* threads the program started x what a start costs more: the
+	 * kernel counters, inherited by each new thread (perf copies every
+	 * counter into it, and folds its counts back when it ends) */
+	double thread_starts_s;
+	double estimated_s; /* the four together */
 	double share;	    /* estimated_s of the program's time */
 };
 
@@ -28,6 +33,8 @@ struct mt_shim_cost_row {
 	double syscall_ns; /* a memory system call (the kernel counts each,
 			      and with a trace samples it; the shim
 			      interposes the program's own) */
+	double thread_ns;  /* a thread started and ended, with the kernel
+			      counters on */
 };
 
 /* The row for backend and mode: another backend's ("custom") is the

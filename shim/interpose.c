@@ -837,8 +837,12 @@ static void *start_hidden(void *p)
 MT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			  void *(*fn)(void *), void *arg)
 {
-	if (__builtin_expect(mt_tls.hidden == 0, 1))
-		return mt_real.pthread_create(thread, attr, fn, arg);
+	if (__builtin_expect(mt_tls.hidden == 0, 1)) {
+		int err = mt_real.pthread_create(thread, attr, fn, arg);
+		if (!err)
+			mt_thread_started();
+		return err;
+	}
 	struct hidden_start *s = mt_real.malloc(sizeof *s);
 	if (!s)
 		return EAGAIN;

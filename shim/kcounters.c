@@ -219,6 +219,14 @@ void mt_perf_close(int fd, uint64_t id)
 		close(fd);
 }
 
+bool mt_kcounters_inherited(void)
+{
+	for (int k = 0; k < MT_KERNEL_COUNT; k++)
+		if (fds[k] >= 0)
+			return true;
+	return false;
+}
+
 void mt_kcounters_forget(void)
 {
 	for (int k = 0; k < MT_KERNEL_COUNT; k++) {

@@ -19,6 +19,8 @@ struct mt_ksnapshot {
  * future; not its children, which open their own).  When `announce`, says
  * on stderr what is not available and what falls back. */
 void mt_kcounters_open(bool announce);
+/* Whether some counter is open, which every new thread inherits. */
+bool mt_kcounters_inherited(void);
 /* The shim's own memory syscalls (rawsys.h) are in the kernel's counts
  * from the moment the counters open: mark that moment, and take them out
  * since then. */

@@ -136,6 +136,10 @@ static void shim_cost(struct mt_summary *s)
 	k->calls_s = mt_figures_shim_calls_s(s->backend_name, k->tracing, &s->f);
 	k->threads_s = mt_shim_threads_cpu_s();
 	k->start_s = startup_cpu_s;
+	if (mt_kcounters_inherited())
+		k->thread_starts_s =
+			(double)mt_threads_started() *
+			mt_shim_cost_row(s->backend_name, k->tracing)->thread_ns / 1e9;
 	mt_shim_cost_finish(k, s->f.user_s + s->f.system_s, s->wall_s);
 }
 
@@ -358,9 +362,10 @@ static void print_text(const struct mt_summary *s)
 	const struct mt_shim_cost *k = &s->shim_cost;
 	mt_say("  shim's own time (estimate from measured costs): %.3f s, %.1f%% "
 	       "of the cpu (%.3f s in %s calls, %.3f s its threads, %.3f s "
-	       "start-up)",
+	       "start-up, %.3f s the program's thread starts)",
 	       k->estimated_s, 100 * k->share, k->calls_s,
-	       k->tracing ? "traced" : "counted", k->threads_s, k->start_s);
+	       k->tracing ? "traced" : "counted", k->threads_s, k->start_s,
+	       k->thread_starts_s);
 }
 
 void mt_report_at_exit(void (*closing)(const struct mt_closing *record))

@@ -194,6 +194,18 @@ struct mt_thread *mt_threads_first(void)
 	return __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE);
 }
 
+static uint64_t threads_started;
+
+void mt_thread_started(void)
+{
+	__atomic_fetch_add(&threads_started, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t mt_threads_started(void)
+{
+	return __atomic_load_n(&threads_started, __ATOMIC_RELAXED);
+}
+
 unsigned mt_threads_seen(void)
 {
 	return __atomic_load_n(&threads_seen, __ATOMIC_RELAXED);
@@ -221,6 +233,7 @@ void mt_threads_reset_after_fork(void)
 	}
 	memset(&overflow_block.c, 0, sizeof overflow_block.c);
 	threads_seen = mt_tls.thread ? 1 : 0;
+	threads_started = 0;
 	peak_live = 0;
 }
 

@@ -159,6 +159,9 @@ uint64_t mt_peak_live(void);
 /* True when more than one thread allocated, so the peak is sampled. */
 bool mt_peak_is_sampled(void);
 unsigned mt_threads_seen(void);
+/* The program started a thread (pthread_create), and how many it did. */
+void mt_thread_started(void);
+uint64_t mt_threads_started(void);
 /* Every block, newest first (then follow ->next). */
 struct mt_thread *mt_threads_first(void);
 /* In a child after fork: its figures start from zero. */
