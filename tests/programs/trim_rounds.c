@@ -1,5 +1,6 @@
-/* `trim_rounds [ROUNDS]`: 20,000 blocks of 200 B to 2 KB allocated,
- * written and freed, then malloc_trim(0), each round.  free() trims the
+/* `trim_rounds [ROUNDS [keep]]`: 20,000 blocks of 200 B to 2 KB allocated,
+ * written and freed, then malloc_trim(0), each round (not with `keep`:
+ * then free's own trims alone, which the trim threshold decides).  free() trims the
  * top of the heap once a round, and malloc_trim gives back the rest: the
  * top again, and the free pages below it with one madvise a free stretch
  * (some 22 a call), which the next round faults in again.  No trim
@@ -14,6 +15,7 @@ enum { BLOCKS = 20000 };
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 300;
+	int trims = !(argc > 2 && !strcmp(argv[2], "keep"));
 	unsigned long sum = 0;
 	char **v = malloc(BLOCKS * sizeof *v);
 	if (!v)
@@ -29,7 +31,8 @@ int main(int argc, char **argv)
 			sum += (unsigned char)v[i][5];
 		for (size_t i = 0; i < BLOCKS; i++)
 			free(v[i]);
-		malloc_trim(0);
+		if (trims)
+			malloc_trim(0);
 	}
 	printf("%lu\n", sum);
 	free(v);
