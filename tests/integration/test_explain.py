@@ -758,6 +758,11 @@ def test_a_minor_churn_its_setting_measures_larger_is_said_to_be_worth_it():
     text = churn["explanation"]
     assert "That is minor" not in text and \
         "Measured with %s, the run took" % setting["setting"] in text, text
+    # and the setting's own line says what the text says: "worth the
+    # change" beside "no clear effect" for the same run (a 9% saving, the
+    # faults gone; new-user trial 27)
+    assert "worth the change" in text, text
+    assert setting["verified"]["verdict"] == "helps", setting
 
 
 def test_a_churn_its_setting_measures_smaller_says_what_was_measured():
@@ -779,6 +784,9 @@ def test_a_churn_its_setting_measures_smaller_says_what_was_measured():
     assert e["measured_share"] < e["share_of_run"] / 1.5, e
     assert "less, against the %.0f%% less estimated" % (100 * e["share_of_run"]) in \
         churn["explanation"], churn["explanation"]
+    (setting,) = [x for x in churn["fixes"] if x["kind"] == "setting"]
+    assert ("worth the change" in churn["explanation"]) == \
+        (setting["verified"]["verdict"] == "helps"), (churn["explanation"], setting)
 
 
 def test_a_command_and_its_children_get_one_setting_that_covers_both():

@@ -1,4 +1,4 @@
-/* `thread_heaps MODE ROUNDS`: two threads, each allocating 64 blocks of
+/* `thread_heaps MODE ROUNDS [advise]`: two threads, each allocating 64 blocks of
  * 100 KiB (below glibc's mmap threshold, so from the thread's own heap, a
  * thread arena), touching them, and freeing them, ROUNDS times.
  *
@@ -17,10 +17,14 @@
  *           each thread, four at once at that line)
  *   mixed   each round allocates 2000 blocks of 16 B to 4 KB at random,
  *           then frees them: the free of a small one (which the tcache
- *           could take) shrinks the heap too, now and then */
+ *           could take) shrinks the heap too, now and then
+ *
+ * `advise`: the program also madvises a mapping of its own, once (as
+ * NumPy advises its arrays for huge pages). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { BLOCKS = 64, BLOCK = 100 * 1024, THREADS = 2 };
 
@@ -119,6 +123,12 @@ int main(int argc, char **argv)
 			      : strcmp(argv[1], "ring") == 0  ? ring
 			      : strcmp(argv[1], "mixed") == 0 ? mixed
 							      : work;
+	if (argc > 3 && !strcmp(argv[3], "advise")) {
+		void *m = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED || madvise(m, 1 << 16, MADV_WILLNEED))
+			return 1;
+	}
 	pthread_t t[THREADS];
 	for (int i = 0; i < THREADS; i++)
 		if (pthread_create(&t[i], NULL, fn, NULL) != 0)
