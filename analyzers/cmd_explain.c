@@ -1084,12 +1084,28 @@ static void print_finding(FILE *out, const struct mt_finding *x)
 	print_sites(out, "small site", x->small_sites, &unnamed);
 	/* "main+0x2ff (app)" is all a reader gets from a program built
 	 * without -g, "app+0x140f" from a stripped one: say how to get the
-	 * line (C++ built -O2 as users do). */
-	if (unnamed.object)
+	 * line (C++ built -O2 as users do).  An installed one (the Python
+	 * interpreter's own code) is not the reader's to build again:
+	 * "rebuild python3.11 with -g" was noise to a Python user (new-user
+	 * trial 27); its distribution's debug symbols name its lines. */
+	const char *path = unnamed.object;
+	bool installed = path && (!strncmp(path, "/usr/", 5) ||
+				  !strncmp(path, "/lib", 4) ||
+				  !strncmp(path, "/bin/", 5) ||
+				  !strncmp(path, "/sbin/", 6));
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	const char *name = slash ? slash + 1 : path;
+	if (path && installed)
+		fprintf(out, "  (no file and line for %s, installed without its "
+			     "debug information: the code is its own, not the "
+			     "program's; its distribution's debug symbols (on "
+			     "Debian, its -dbgsym package) name its lines)\n",
+			name);
+	else if (path)
 		fprintf(out, "  (no file and line for %s: it was %s; built "
 			     "again with -g, at the same optimization%s, its "
 			     "lines are named)\n",
-			unnamed.object,
+			name,
 			unnamed.no_symbols ? "stripped of its symbols"
 					   : "built without debug information",
 			unnamed.no_symbols ? " and not stripped" : "");

@@ -503,7 +503,7 @@ const char *mt_site_object_unnamed(json_t *stack, bool *no_symbols)
 	*no_symbols = json_is_true(json_object_get(f, "no_symbol"));
 	if (!*no_symbols && !json_object_get(f, "function"))
 		return NULL;
-	return base_name(json_string_value(json_object_get(f, "object")));
+	return json_string_value(json_object_get(f, "object"));
 }
 
 const char *mt_site_holder(json_t *stack)

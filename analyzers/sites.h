@@ -73,8 +73,8 @@ double mt_site_larger(json_t *site);
  * frame of the program's own code (or the innermost Python frame),
  * whatever native frames the stack has inside it. */
 size_t mt_site_own_frame(json_t *stack);
-/* The file name of the program's object a site's own frame is in when
- * that frame has no file and line: the object was built without debug
+/* The path of the program's object a site's own frame is in when that
+ * frame has no file and line: the object was built without debug
  * information, or (*no_symbols) is stripped; NULL otherwise. */
 const char *mt_site_object_unnamed(json_t *stack, bool *no_symbols);
 /* Does the stack list its Python frames first, the allocator's caller

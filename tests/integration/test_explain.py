@@ -731,6 +731,37 @@ def test_a_program_without_debug_information_is_told_how_to_get_lines(how, tmp_p
         assert "row_rebuild.cpp:" in r.stdout, r.stdout
 
 
+def test_an_installed_programs_code_is_not_to_be_built_again(tmp_path):
+    """A Python script's site in the interpreter's own code
+    ("PyObject_GC_Del+0x2b7 (python3.11)") got "built again with -g, its
+    lines are named": noise to a Python user, who does not build
+    python3.11 (new-user trial 27).  An installed object's note says its
+    code is its own, and where its lines come from.  The summary of a
+    program built without -g, its frames moved into /usr/bin/python3's
+    code, stands for one."""
+    s = tmp_path / "s.json"
+    run([program("row_rebuild_nodebug"), "40"], shim_env("glibc", summary=str(s)))
+    summary = json.loads(s.read_text())
+    py = os.path.realpath("/usr/bin/python3")
+    nm = subprocess.run(["nm", "-D", "--defined-only", py], capture_output=True,
+                        text=True, check=True).stdout
+    at = next(int(line.split()[0], 16) for line in nm.splitlines()
+              if line.endswith(" PyObject_Malloc"))
+    moved = 0
+    for site in summary.get("sites", []):
+        for f in site.get("stack", []):
+            if f.get("object", "").endswith("row_rebuild_nodebug"):
+                f["object"], f["offset"] = py, at
+                moved += 1
+    assert moved, summary.get("sites")
+    s.write_text(json.dumps(summary))
+    r = run([CLI, "explain", str(s)], clean_env())
+    name = os.path.basename(py)
+    assert "(no file and line for %s, installed without its debug " \
+        "information" % name in r.stdout, r.stdout
+    assert "built again with -g" not in r.stdout, r.stdout
+
+
 def test_a_minor_churn_its_setting_measures_larger_is_said_to_be_worth_it():
     """A churn's cost is estimated from its faults, at most twice what one
     costs here; where several threads fault and give back at once they
