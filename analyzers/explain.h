@@ -68,6 +68,8 @@ struct mt_rule_input {
 	 * huge page, where the run measured the memory it unmapped (the
 	 * summary's unmapped_touched); else 0. */
 	double page_fault_cost_s, huge_fault_cost_s;
+	/* the most a huge page's fault took there (fault_cost.h) */
+	double huge_fault_most_s;
 	/* A churn was found on this run by a rule before (the catalog's
 	 * order): memory given back and faulted in again. */
 	bool churns;

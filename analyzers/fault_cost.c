@@ -44,27 +44,47 @@ static double one_try(bool huge)
 	return n > 0 ? t / (double)n : 0;
 }
 
-static double measured(bool huge)
+/* The least and the most of the tries. */
+static void measured(bool huge, double *least, double *most)
 {
-	double best = 0;
+	*least = *most = 0;
 	for (int i = 0; i < TRIES; i++) {
 		double c = one_try(huge);
-		if (c > 0 && (best == 0 || c < best))
-			best = c;
+		if (c > 0 && (*least == 0 || c < *least))
+			*least = c;
+		if (c > *most)
+			*most = c;
 	}
-	return best;
+}
+
+static double given_s(void)
+{
+	const char *given = getenv("MEMTRACE_FAULT_COST_US");
+	if (!given || !*given)
+		return -1;
+	char *end;
+	double us = strtod(given, &end);
+	return !*end && us > 0 ? us / 1e6 : 0;
+}
+
+static double cost[2][2] = {{-1, -1}, {-1, -1}}; /* [huge][most] */
+
+static double cost_of(bool huge, bool most)
+{
+	double given = given_s();
+	if (given >= 0)
+		return given;
+	if (cost[huge][0] < 0)
+		measured(huge, &cost[huge][0], &cost[huge][1]);
+	return cost[huge][most];
 }
 
 double mt_fault_cost_s(bool huge)
 {
-	static double cost[2] = {-1, -1};
-	const char *given = getenv("MEMTRACE_FAULT_COST_US");
-	if (given && *given) {
-		char *end;
-		double us = strtod(given, &end);
-		return !*end && us > 0 ? us / 1e6 : 0;
-	}
-	if (cost[huge] < 0)
-		cost[huge] = measured(huge);
-	return cost[huge];
+	return cost_of(huge, false);
+}
+
+double mt_fault_cost_most_s(bool huge)
+{
+	return cost_of(huge, true);
 }

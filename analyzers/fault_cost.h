@@ -14,5 +14,9 @@
  * MEMTRACE_FAULT_COST_US, microseconds, when set (a stored trace's tests,
  * which must read the same anywhere).  0 when not known. */
 double mt_fault_cost_s(bool huge);
+/* The most of the same tries: a huge page's first touch may wait for the
+ * kernel to compact memory into one (defrag "madvise": memory advised for
+ * huge pages, as NumPy's arrays are), 3.3 ms where the least was 0.23. */
+double mt_fault_cost_most_s(bool huge);
 
 #endif

@@ -122,13 +122,38 @@ bool mt_repeats_touched(const struct mt_rule_input *in, double cycles,
 	r->explained = fmin(r->refaults * part, r->given_back_pages);
 	r->by_touch = refaults_of_touched(in, touched, huge, r);
 	r->system_s = f->faults > 0 ? f->system_s * r->explained / f->faults : 0;
+	/* Faults in transparent huge pages are few and each costs as much
+	 * as some 150 of 4 KiB (measured here: 225 us, against 1.4): shared
+	 * out by their count, a churn of new 10 to 45 MiB arrays each round
+	 * (NumPy advises them for huge pages) got 3% of the CPU, where its
+	 * setting saved 9 to 12% (new-user trial 27).  So the run's system
+	 * time is shared by what the faults cost, the huge ones counted
+	 * from the touched memory the unmappings gave back. */
+	if (r->by_touch && r->explained_huge > 0 && in->page_fault_cost_s > 0 &&
+	    in->huge_fault_cost_s > 0) {
+		double huge_all = fmax(fmin(f->faults, f->unmapped_touched_huge / HUGE_PAGE),
+				       r->explained_huge);
+		double small_all = fmax(0, f->faults - huge_all);
+		double mine = r->explained_small * in->page_fault_cost_s +
+			      r->explained_huge * in->huge_fault_cost_s;
+		double all = small_all * in->page_fault_cost_s +
+			     huge_all * in->huge_fault_cost_s;
+		if (all > 0)
+			r->system_s = f->system_s * fmin(1, mine / all);
+		r->weighed_by_cost = true;
+	}
 	/* No more than those faults can take: a run's system time is its
 	 * own system calls' too (a program writing a file beside a scratch
 	 * buffer mapped each round). */
+	/* (a huge page's at the most one took here, which may be a
+	 * compaction's: the least, twice, held a churn of NumPy arrays to
+	 * half what its setting saved; new-user trial 27) */
 	double most = r->by_touch && in->page_fault_cost_s > 0 &&
 				      in->huge_fault_cost_s > 0
 			      ? r->explained_small * in->page_fault_cost_s +
-					r->explained_huge * in->huge_fault_cost_s
+					r->explained_huge *
+						fmax(in->huge_fault_cost_s,
+						     in->huge_fault_most_s)
 			      : r->explained * in->fault_cost_s;
 	if (most > 0 && r->system_s > most) {
 		r->system_s = most;
@@ -178,6 +203,8 @@ void mt_repetition_evidence(json_t *e, const struct mt_repetition *r)
 				    json_true());
 	if (r->capped)
 		json_object_set_new(e, "system_s_capped_by_fault_cost", json_true());
+	if (r->weighed_by_cost)
+		json_object_set_new(e, "system_s_shared_by_fault_cost", json_true());
 	if (r->huge_pages)
 		json_object_set_new(e, "lower_bound_huge_pages", json_true());
 	if (r->minor)
@@ -254,13 +281,24 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 				   : "",
 			 r->system_s, r->share * 100, r->cpu_s);
 	size_t at = strlen(buf);
+	/* (in huge pages, the rest may be the churn's too: the kernel
+	 * compacting memory into huge pages at their first touch, the
+	 * unmappings freeing them; a setting saved twice the bound where
+	 * NumPy's new arrays churned, new-user trial 27) */
 	if (r->capped && at < len)
 		snprintf(buf + at, len - at,
 			 " (At most what those faults can take, twice what "
 			 "one costs on this machine: the rest of the run's "
 			 "%.2f s of system time went to other work, such as "
-			 "its own system calls.)",
-			 f->system_s);
+			 "its own system calls%s.)",
+			 f->system_s,
+			 r->explained_huge > 0
+				 ? ", or to the churn's own in ways its faults "
+				   "do not show (the kernel compacting memory "
+				   "into huge pages at their first touch, the "
+				   "unmappings freeing them), so that it may "
+				   "cost more: --verify measures it"
+				 : "");
 	/* (the resident pages stand for the first touches: one fault each,
 	 * but one a huge page where they were advised: a NumPy program's
 	 * churn said 13% where a fix saved 31% of its CPU; new-user trial 4) */

@@ -42,6 +42,9 @@ struct mt_repetition {
 	/* system_s is the faults' at their cost here, less than the run's
 	 * system time in proportion: the rest went to other work */
 	bool capped;
+	/* system_s shared out by what the faults cost (huge pages among
+	 * them), not by their count */
+	bool weighed_by_cost;
 	double cpu_s;		 /* user and system time of the run */
 	double share;		 /* of it */
 	bool minor;		 /* a share below the bar, within its margin */

@@ -1,4 +1,4 @@
-/* `thp_churn MODE [ROUNDS] [huge|default]`: a 64 MiB buffer touched a page
+/* `thp_churn MODE [ROUNDS] [huge|default] [small]`: a 64 MiB buffer touched a page
  * at a time, ROUNDS times (30), in transparent huge pages where the
  * kernel gives them (with `huge`, advised by madvise(MADV_HUGEPAGE), as
  * NumPy does for its arrays; needed where THP is in madvise mode):
@@ -8,6 +8,10 @@
  *   mmap    the program's own mapping, made and unmapped each round
  *   reuse   malloc'd once and used each round: the same work, no churn
  *   once    mapped once, touched once, unmapped at the end: first touch
+ *
+ * `small`: first, 256 MiB of the program's own in 4 KiB pages, touched
+ * once and kept (65,536 faults of a working set, no churn): the most of
+ * the faults are those, the most of the system time the churn's.
  *
  * With huge pages each round is 32 faults of 2 MiB, not 16,384 of 4 KiB:
  * fewer faults than the pages the process has resident.  Prints one JSON
@@ -59,6 +63,17 @@ int main(int argc, char **argv)
 	huge = argc > 3 && strcmp(argv[3], "huge") == 0;
 	long sum = 0;
 	char *kept = NULL;
+
+	if (argc > 4 && !strcmp(argv[4], "small")) {
+		size_t n = 4 * BYTES;
+		char *s = mmap(NULL, n, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (s == MAP_FAILED || madvise(s, n, MADV_NOHUGEPAGE))
+			return 1;
+		for (size_t i = 0; i < n; i += 4096)
+			s[i] = 1;
+		__asm__ volatile("" : : "r"(s) : "memory");
+	}
 
 	for (int r = 0; r < rounds; r++) {
 		if (!strcmp(mode, "malloc")) {
