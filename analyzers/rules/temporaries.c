@@ -25,7 +25,7 @@ static const char *function_key(json_t *site, char *buf, size_t len)
 static struct mt_finding *by_site(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
-	char b1[32], label[512];
+	char b1[32], b2[32], label[512];
 	if (f->large_allocs < 10 || f->large_frees < 0.9 * f->large_allocs ||
 	    !mt_run_churns(in))
 		return NULL;
@@ -162,12 +162,25 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		json_int_t said_live = most && !said ? json_integer_value(most) : live;
 		if (most)
 			json_object_set_new(function_live, key, json_null());
-		mt_finding_append(x, "%s %s, %.0f blocks of about %s%s",
+		/* (sizes far apart, said as such: "120 blocks of about 21.4
+		 * MiB" were 40 of 61 MiB and 80 of 1.5 MiB, made at one line;
+		 * new-user trial 27) */
+		double lo = json_number_value(json_object_get(large, "min_bytes")),
+		       hi = json_number_value(json_object_get(large, "max_bytes"));
+		char sizes[96];
+		if (lo > 0 && hi > 2 * lo)
+			snprintf(sizes, sizeof sizes, "of %s to %s",
+				 mt_format_bytes(lo, b1, sizeof b1),
+				 mt_format_bytes(hi, b2, sizeof b2));
+		else
+			snprintf(sizes, sizeof sizes, "of about %s",
+				 mt_format_bytes(mt_site_block_bytes(site, bytes),
+						 b1, sizeof b1));
+		mt_finding_append(x, "%s %s, %.0f blocks %s%s",
 				       i ? ";" : "",
 				       mt_site_label(json_object_get(site, "stack"),
 						     label, sizeof label),
-				       n, mt_format_bytes(mt_site_block_bytes(site, bytes), b1, sizeof b1),
-				       by_realloc);
+				       n, sizes, by_realloc);
 		if (!said)
 			mt_finding_append(x, ", %s %lld",
 					  handed ? "freed by another thread than "
