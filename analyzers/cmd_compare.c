@@ -216,8 +216,9 @@ static void print_bare(FILE *out, const struct mt_runs *b,
 	if (marked)
 		fprintf(out, "  * the shim took more than %.0f%% of the cpu time "
 			     "(fastest run against fastest run): compare the "
-			     "backends' times by the first row, and their other "
-			     "figures knowing that\n",
+			     "backends' times by this table's first row, \"cpu "
+			     "time, min\" of the runs without the shim, and the "
+			     "other figures knowing that\n",
 			100 * MT_SHIM_COST_MARK);
 	if (noise)
 		fputs("  ~ less under the shim than without it: the runs vary "
