@@ -362,6 +362,24 @@ def test_the_children_a_command_forks_are_explained(leave):
     assert churns[0]["sites"][0]["stack"][0].get("function") == "churn", churns[0]["sites"]
 
 
+def test_the_commands_own_process_is_named_beside_its_childrens():
+    """The parent's own findings beside its children's were headed "the
+    whole run", which read as the whole command, children and all (a
+    parent's 506 faults of first touch beside its children's churns of
+    73,000 each; new-user trial 27): they are its own process's."""
+    r = run([CLI, "explain", "--repeat", "1", "--",
+             program("forkchurn"), "2", "exit", "parent"], clean_env())
+    heads = [line for line in r.stdout.splitlines() if line.startswith("[")]
+    own = [h for h in heads if "child process" not in h]
+    assert own and any("child process" in h for h in heads), heads
+    assert all("the whole run of the command's own process" in h for h in own), heads
+    r = run([CLI, "explain", "--repeat", "1", "--", program("grow"), "linear",
+             "20"], clean_env())
+    heads = [line for line in r.stdout.splitlines() if line.startswith("[")]
+    assert heads and all("the whole run (no regions marked)" in h
+                         for h in heads), heads
+
+
 def test_a_python_child_of_a_c_program_gets_pythons_fixes():
     """A shell (a C program) runs a Python program that grows an array by
     np.append: the child's findings give Python's code fix, not C++'s
