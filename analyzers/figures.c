@@ -339,6 +339,18 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->threshold_raises = num(g, "raises");
 	f->thresholds_dynamic = json_is_true(json_object_get(g, "dynamic"));
 	f->thresholds_by_mallopt = json_is_true(json_object_get(g, "by_mallopt"));
+	if (whole) {
+		json_t *gone = json_object_get(s, "thread_heaps_deleted");
+		f->heaps_deleted = num(gone, "count");
+		f->heaps_deleted_bytes = num(gone, "bytes");
+		/* (among the inferred munmaps, which are otherwise the mapped
+		 * blocks glibc frees: a heap deleted is no block mapped and
+		 * unmapped, and was an mmap-churn beside thread-heap-churn) */
+		f->syscalls_inferred[MT_SYS_MUNMAP] =
+			fmax(0, f->syscalls_inferred[MT_SYS_MUNMAP] - f->heaps_deleted);
+		f->syscall_bytes[MT_SYS_MUNMAP] =
+			fmax(0, f->syscall_bytes[MT_SYS_MUNMAP] - f->heaps_deleted_bytes);
+	}
 	f->mmap_threshold_ceiling = threshold_ceiling(json_object_get(s, "backend"));
 	shim_cost(s, r, whole, f);
 	return true;

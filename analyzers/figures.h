@@ -97,6 +97,9 @@ struct mt_call_figures {
 	 * the first one's, not combined. */
 	bool glibc_thresholds, thresholds_dynamic;
 	bool thresholds_by_mallopt; /* fixed by the program's own mallopt */
+	/* glibc's thread arenas' heaps deleted whole, as the shim saw them,
+	 * and their bytes (whole runs only) */
+	double heaps_deleted, heaps_deleted_bytes;
 	bool shim_known; /* the summary has "shim_cost" */
 	double mmap_threshold, trim_threshold, threshold_raises;
 	/* The most a setting of the mmap threshold is taken at: 32 MiB

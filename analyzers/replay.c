@@ -621,6 +621,9 @@ static void from_exit(json_t *x, struct mt_summary *s)
 		s->thresholds_dynamic = json_is_true(json_object_get(g, "dynamic"));
 		s->thresholds_by_mallopt = json_is_true(json_object_get(g, "by_mallopt"));
 	}
+	json_t *gone = json_object_get(x, "thread_heaps_deleted");
+	s->heaps_deleted = u64(gone, "count");
+	s->heaps_deleted_bytes = u64(gone, "bytes");
 }
 
 /* The end of the events: threads still running, calls still open. */

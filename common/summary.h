@@ -56,6 +56,8 @@ struct mt_summary {
 	bool thresholds_dynamic;
 	bool thresholds_by_mallopt; /* the program's mallopt fixed them */
 	uint64_t mmap_threshold, trim_threshold, threshold_raises;
+	/* Its thread arenas' heaps deleted whole, as seen (glibc_heap.h). */
+	uint64_t heaps_deleted, heaps_deleted_bytes;
 	/* The call sites of large blocks (the shim's sites.c), a JSON array,
 	 * or NULL. */
 	const char *sites_json;

@@ -275,6 +275,10 @@ static void write_process(struct mt_json_obj *top, const struct mt_summary *s)
 			mt_json_put(top->o, "true");
 		}
 		mt_json_end(&g);
+		struct mt_json_obj h = mt_json_nested(top, "thread_heaps_deleted");
+		mt_json_u64(&h, "count", s->heaps_deleted);
+		mt_json_u64(&h, "bytes", s->heaps_deleted_bytes);
+		mt_json_end(&h);
 	}
 }
 

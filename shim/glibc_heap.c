@@ -16,6 +16,9 @@ uintptr_t mt_break_known;
 /* glibc's first sbrk asks the kernel for the break (brk(0)) before moving
  * it, when it has never seen it. */
 static bool first_move_queries;
+/* Where the kernel put the break, while glibc's record of it is still 0
+ * (it has not used it): its first move starts there. */
+static uintptr_t break_start;
 
 void mt_glibc_break_moved(struct mt_thread *t)
 {
@@ -32,15 +35,16 @@ void mt_glibc_break_moved(struct mt_thread *t)
 				first_move_queries = false;
 				calls = 2;
 			}
+			uintptr_t from = old ? old : break_start;
 			mt_add(&t->c.sys_inferred[MT_SYS_BRK], calls);
-			mt_count_brk_move(&t->c, old, now);
-			if (now > old)
-				mt_site_credit(MT_SITE_BRK_GROW, now - old);
+			mt_count_brk_move(&t->c, from, now);
+			if (now > from)
+				mt_site_credit(MT_SITE_BRK_GROW, now - from);
 			else
 				mt_site_credit_heap_shrink(MT_MAIN_HEAP,
 							   MT_SITE_BRK_SHRINK,
-							   old - now);
-			MT_EMIT(heap_move, t, old, now, calls);
+							   from - now);
+			MT_EMIT(heap_move, t, from, now, calls);
 			return;
 		}
 	}
@@ -240,6 +244,20 @@ static const char *arena_of(const void *p)
 	return arena;
 }
 
+static uint64_t heaps_deleted, heaps_deleted_bytes;
+
+struct mt_glibc_heaps_deleted mt_glibc_heaps_deleted(void)
+{
+	return (struct mt_glibc_heaps_deleted){
+		__atomic_load_n(&heaps_deleted, __ATOMIC_RELAXED),
+		__atomic_load_n(&heaps_deleted_bytes, __ATOMIC_RELAXED)};
+}
+
+void mt_glibc_heaps_deleted_reset(void)
+{
+	heaps_deleted = heaps_deleted_bytes = 0;
+}
+
 void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 			    void (*real_free)(void *))
 {
@@ -268,8 +286,11 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 	bool deleted = (arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1)) != top_heap;
 	enum mt_sys sys = deleted ? MT_SYS_MUNMAP : MT_SYS_MADVISE;
 	mt_count_inferred(&t->c, sys, held - now);
-	if (deleted)
+	if (deleted) {
+		__atomic_fetch_add(&heaps_deleted, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&heaps_deleted_bytes, held - now, __ATOMIC_RELAXED);
 		mt_site_credit(MT_SITE_MUNMAP, held - now);
+	}
 	else
 		mt_site_credit_heap_shrink(arena, MT_SITE_THREAD_HEAP_SHRINK,
 					   held - now);
@@ -297,9 +318,13 @@ void mt_glibc_heap_init(const uintptr_t *curbrk)
 	if (!curbrk)
 		return;
 	read_fixed_thresholds();
+	/* (glibc's record, 0 where it has not used the break yet: the
+	 * shim's start-up makes no allocation from the heap, and a free
+	 * seen before the program's first malloc read the 0 as a move of
+	 * the whole break, back and forth; new-user trial 27) */
 	uintptr_t now = *curbrk;
 	if (!now) {
-		now = mt_raw_brk_query();
+		break_start = mt_raw_brk_query();
 		first_move_queries = true;
 	}
 	__atomic_store_n(&mt_break_known, now, __ATOMIC_RELAXED);

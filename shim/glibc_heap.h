@@ -80,6 +80,16 @@ static inline bool mt_thread_arena_watched(size_t head)
 void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 			    void (*real_free)(void *));
 
+/* The thread arenas' heaps free() deleted whole (munmap: heap_trim's
+ * delete_heap, which no trim threshold stops), as seen, and their bytes;
+ * a free that deleted several counts once. */
+struct mt_glibc_heaps_deleted {
+	uint64_t count, bytes;
+};
+struct mt_glibc_heaps_deleted mt_glibc_heaps_deleted(void);
+/* In a child after fork: from zero. */
+void mt_glibc_heaps_deleted_reset(void);
+
 /* The program called mallopt(param, value); before the call. */
 void mt_glibc_mallopt(int param, int value);
 /* The same after it, with its result (1: taken). */

@@ -14,6 +14,7 @@
 #include "block_sizes.h"
 #include "crash.h"
 #include "diag.h"
+#include "glibc_heap.h"
 #include "emit.h"
 #include "ksamples.h"
 #include "lifecycle.h"
@@ -118,6 +119,7 @@ static void child_after_fork(void)
 	mt_shim_threads_forget();
 	mt_threads_reset_after_fork();
 	mt_sites_reset_after_fork();
+	mt_glibc_heaps_deleted_reset();
 	mt_lttng_fork_child();
 	mt_regions_reset_after_fork();
 	mt_report_restart_in_child();
@@ -229,6 +231,7 @@ void mt_lifecycle_sandbox(void)
 	if (!active)
 		return;
 	__atomic_store_n(&sandboxed, true, __ATOMIC_RELAXED);
+	mt_sites_sandboxed();
 	mt_tls.hidden++;
 	mt_warn("the program installs a seccomp filter, which may kill it for "
 		"a system call of memtrace's own: what was recorded so far is "

@@ -176,6 +176,9 @@ static void gather(struct mt_summary *s)
 	s->mmap_threshold = mt_glibc_thresholds.mmap;
 	s->trim_threshold = mt_glibc_thresholds.trim;
 	s->threshold_raises = mt_glibc_thresholds.raises;
+	struct mt_glibc_heaps_deleted gone = mt_glibc_heaps_deleted();
+	s->heaps_deleted = gone.count;
+	s->heaps_deleted_bytes = gone.bytes;
 	struct mt_ksnapshot k;
 	mt_kcounters_read(&k);
 	for (int i = 0; i < MT_KERNEL_COUNT; i++) {

@@ -141,5 +141,8 @@ uint64_t mt_sites_changes(void);
 unsigned mt_sites_known(void);
 /* In a child after fork: its figures start from zero. */
 void mt_sites_reset_after_fork(void);
+/* A seccomp filter is about to be installed (lifecycle.h): the sites make
+ * no system call of their own from here on. */
+void mt_sites_sandboxed(void);
 
 #endif
