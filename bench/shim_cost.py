@@ -12,10 +12,6 @@ each:
   * syscall: the program's own mmap(1 MiB)+munmap pairs, one byte written
     (--mmap), i.e. two interposed memory system calls, each counted by the
     kernel counters too and credited to its call site;
-  * kernel: two mprotect calls on a page of the program's own
-    (--mprotect): memory system calls the shim does not interpose, that
-    the kernel counters count (or sample, with a trace), as glibc's own
-    mprotect, madvise and munmap inside malloc and free are;
   * thread: a thread started and joined that does nothing
     (--thread-starts): each inherits the kernel counters, which the
     kernel copies into it and folds back when it ends.
@@ -40,7 +36,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.join(HERE, '..', 'build')
 KINDS = (('small', [], '16'), ('large', [], '1048576'),
          ('syscall', ['--mmap'], '1048576'),
-         ('kernel', ['--mprotect'], '1'),
          ('thread', ['--thread-starts'], '1'))
 
 
@@ -124,11 +119,11 @@ def main():
     date = datetime.date.today().isoformat()
     print('\n/* bench/shim_cost.py --repeats %d, %s, %s, %d CPUs */'
           % (a.repeats, date, cpu_name(), os.cpu_count()))
-    print('/* ns per call (half a pair): small, large, syscall, kernel; '
-          'ns per thread started: thread (syscall, kernel and thread the '
-          'median of the backends: the path is the same on each) */')
+    print('/* ns per call (half a pair): small, large, syscall; ns per '
+          'thread started: thread (syscall and thread the median of the '
+          'backends: the path is the same on each) */')
     median = {}
-    for kind, per in (('syscall', 2), ('kernel', 2), ('thread', 1)):
+    for kind, per in (('syscall', 2), ('thread', 1)):
         for mode in ('counting', 'trace'):
             v = sorted(r['added_ns_per_pair'] / per for r in rows
                        if r['mode'] == mode and r['kind'] == kind)
@@ -141,11 +136,10 @@ def main():
             got = {r['kind']: r['added_ns_per_pair'] / 2 for r in rows
                    if r['backend'] == backend and r['mode'] == mode}
             if got:
-                print('\t{"%s", %s, %.1f, %.1f, %.1f, %.1f, %.0f},'
+                print('\t{"%s", %s, %.1f, %.1f, %.1f, %.0f},'
                       % (backend, 'true' if mode == 'trace' else 'false',
                          got.get('small', 0), got.get('large', 0),
                          median.get(('syscall', mode), 0),
-                         median.get(('kernel', mode), 0),
                          median.get(('thread', mode), 0)))
     if a.json:
         with open(a.json, 'w') as f:
