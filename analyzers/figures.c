@@ -105,13 +105,17 @@ static void shim_cost(json_t *s, json_t *r, bool whole,
 	json_t *calls = json_object_get(r, "calls");
 	json_t *large = json_object_get(r, "large");
 	json_t *sys = json_object_get(r, "syscalls");
+	json_t *interposed = json_object_get(r, "syscalls_interposed");
 	double heap = num(calls, "free") + num(calls, "malloc_usable_size") +
-		      sum_allocations(calls), syscalls = 0;
-	for (int i = 0; i < MT_SYS_COUNT; i++)
-		syscalls += num(sys, mt_sys_names[i]);
+		      sum_allocations(calls), syscalls = 0, kernel = 0;
+	for (int i = 0; i < MT_SYS_COUNT; i++) {
+		double seen = num(interposed, mt_sys_names[i]);
+		syscalls += seen;
+		kernel += fmax(0, num(sys, mt_sys_names[i]) - seen);
+	}
 	f->shim_s = mt_shim_cost_of(row, heap,
 				    num(large, "allocations") + num(large, "frees"),
-				    syscalls) / f->calls;
+				    syscalls, kernel) / f->calls;
 	double cpu = f->user_s + f->system_s;
 	double of = cpu > 0 ? cpu : f->time_median_s;
 	f->shim_share = of > 0 ? f->shim_s / of : 0;

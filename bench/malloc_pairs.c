@@ -2,7 +2,7 @@
  * malloc_pairs: time malloc(size)+free() pairs, optionally in several threads.
  *
  *   malloc_pairs [--threads N] [--iterations N] [--clock] [--mmap]
- *                [--thread-starts]
+ *                [--mprotect] [--thread-starts]
  *                [--depth N] [--new-stacks] [--mixed] SIZE...
  *
  * For each size, N threads (started together behind a barrier) each run a
@@ -27,6 +27,13 @@
  * rounded down to a power of two), as a program's blocks of mixed sizes
  * are: a branch on the size, which a loop of one size always predicts,
  * then goes the wrong way as often as it would there.
+ *
+ * --mprotect makes each pair two mprotect calls on a page of the program's
+ * own (SIZE is not used): memory system calls the shim does not interpose,
+ * which its kernel counters count (or, with a trace, sample), as they do
+ * glibc's own inside malloc and free (bench/shim_cost.py takes the
+ * counters' part: the run under the shim less the one with
+ * MEMTRACE_PERF=0).
  *
  * --thread-starts makes each pair a thread started and joined, one that
  * does nothing (SIZE is not used): what starting a thread costs, which the
@@ -70,6 +77,7 @@ static uint64_t now_ns(void)
 static bool with_clock;
 static bool with_mmap;
 static bool with_threads;
+static bool with_mprotect;
 static bool mixed;
 
 /* A timestamp, kept (so that it is really read). */
@@ -137,10 +145,28 @@ static void thread_loop(uint64_t n)
 	}
 }
 
+/* A page made read-only and writable again, n times. */
+static void mprotect_loop(uint64_t n)
+{
+	static char *page;
+	if (!page) {
+		page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (page == MAP_FAILED)
+			abort();
+	}
+	for (uint64_t i = 0; i < n; i++)
+		if (mprotect(page, 4096, PROT_READ) ||
+		    mprotect(page, 4096, PROT_READ | PROT_WRITE))
+			abort();
+}
+
 static void pairs(size_t size, uint64_t n)
 {
 	if (with_threads)
 		thread_loop(n);
+	else if (with_mprotect)
+		mprotect_loop(n);
 	else if (with_mmap)
 		mmap_loop(size, n);
 	else if (with_clock)
@@ -233,7 +259,7 @@ static uint64_t calibrate(size_t size, int nthreads)
 static int usage(void)
 {
 	fprintf(stderr, "usage: malloc_pairs [--threads N] [--iterations N] "
-			"[--clock] [--mmap] [--thread-starts] [--depth N] "
+			"[--clock] [--mmap] [--mprotect] [--thread-starts] [--depth N] "
 			"[--new-stacks] [--mixed] "
 			"SIZE...\n");
 	return 2;
@@ -280,6 +306,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(a, "--clock")) {
 			with_clock = true;
+		} else if (!strcmp(a, "--mprotect")) {
+			with_mprotect = true;
 		} else if (!strcmp(a, "--thread-starts")) {
 			with_threads = true;
 		} else if (!strcmp(a, "--mmap")) {

@@ -12,6 +12,11 @@ each:
   * syscall: the program's own mmap(1 MiB)+munmap pairs, one byte written
     (--mmap), i.e. two interposed memory system calls, each counted by the
     kernel counters too and credited to its call site;
+  * kernel: two mprotect calls on a page of the program's own
+    (--mprotect), calls the shim does not interpose: what its kernel
+    counters add to each (counted, or sampled into a trace), as to glibc's
+    own inside malloc and free, is the run under the shim less the same
+    run with MEMTRACE_PERF=0;
   * thread: a thread started and joined that does nothing
     (--thread-starts): each inherits the kernel counters, which the
     kernel copies into it and folds back when it ends.
@@ -36,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.join(HERE, '..', 'build')
 KINDS = (('small', [], '16'), ('large', [], '1048576'),
          ('syscall', ['--mmap'], '1048576'),
+         ('kernel', ['--mprotect'], '1'),
          ('thread', ['--thread-starts'], '1'))
 
 
@@ -101,10 +107,22 @@ def main():
             if kind not in a.kinds.split(','):
                 continue
             best = {}
+            # (the kernel counters' part: against the shim without them)
+            these = dict(configs)
+            if kind == 'kernel':
+                these = {'bare': configs['counting'],
+                         'counting': (dict(under, MEMTRACE_PERF='0'), None),
+                         'trace': (dict(under, MEMTRACE_OUT=trace,
+                                        MEMTRACE_PERF='0'), trace)}
+                these.update({'counting_perf': configs['counting'],
+                              'trace_perf': configs['trace']})
             for _ in range(a.repeats):
-                for name, (extra, tr) in configs.items():
+                for name, (extra, tr) in these.items():
                     ns = run(bench, flags, size, extra, tr)
                     best[name] = min(ns, best.get(name, ns))
+            if kind == 'kernel':
+                best = {'bare': 0, 'counting': best['counting_perf'] - best['counting'],
+                        'trace': best['trace_perf'] - best['trace']}
             for mode in ('counting', 'trace'):
                 rows.append({'backend': backend, 'mode': mode, 'kind': kind,
                              'bare_ns': best['bare'],
@@ -119,11 +137,11 @@ def main():
     date = datetime.date.today().isoformat()
     print('\n/* bench/shim_cost.py --repeats %d, %s, %s, %d CPUs */'
           % (a.repeats, date, cpu_name(), os.cpu_count()))
-    print('/* ns per call (half a pair): small, large, syscall; ns per '
-          'thread started: thread (syscall and thread the median of the '
-          'backends: the path is the same on each) */')
+    print('/* ns per call (half a pair): small, large, syscall, kernel; '
+          'ns per thread started: thread (syscall, kernel and thread the '
+          'median of the backends: the path is the same on each) */')
     median = {}
-    for kind, per in (('syscall', 2), ('thread', 1)):
+    for kind, per in (('syscall', 2), ('kernel', 2), ('thread', 1)):
         for mode in ('counting', 'trace'):
             v = sorted(r['added_ns_per_pair'] / per for r in rows
                        if r['mode'] == mode and r['kind'] == kind)
@@ -136,10 +154,11 @@ def main():
             got = {r['kind']: r['added_ns_per_pair'] / 2 for r in rows
                    if r['backend'] == backend and r['mode'] == mode}
             if got:
-                print('\t{"%s", %s, %.1f, %.1f, %.1f, %.0f},'
+                print('\t{"%s", %s, %.1f, %.1f, %.1f, %.1f, %.0f},'
                       % (backend, 'true' if mode == 'trace' else 'false',
                          got.get('small', 0), got.get('large', 0),
                          median.get(('syscall', mode), 0),
+                         median.get(('kernel', mode), 0),
                          median.get(('thread', mode), 0)))
     if a.json:
         with open(a.json, 'w') as f:

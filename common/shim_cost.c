@@ -28,14 +28,15 @@
  * lines here.  How well the estimate matches what a program loses: see
  * README.md, "What the shim costs". */
 static const struct mt_shim_cost_row rows[] = {
-	/* backend, tracing, small, large, syscall (ns per call), thread
+	/* backend, tracing, small, large, syscall, kernel (ns per call),
+	 * thread
 	 * (ns per thread the program starts: bench/shim_cost.py --kinds
 	 * thread --repeats 3, 2026-11-27, the median of the backends, the
 	 * kernel's work the same on each: 1,500 threads that do nothing took
 	 * 0.02 s bare, 0.13 s under the shim, all of it the inherited
 	 * counters, none with MEMTRACE_PERF=0; new-user trial 27) */
-	{"glibc", false, 1.6, 28.6, 429.3, 49151},
-	{"glibc", true, 10.8, 42.0, 2351.7, 88258},
+	{"glibc", false, 1.6, 28.6, 429.3, 38.8, 49151},
+	{"glibc", true, 10.8, 42.0, 2351.7, 508.8, 88258},
 	/* (jemalloc's small and large re-measured with --backends jemalloc
 	 * after its usable sizes came from its own counters: 4.7 -> 3.6) */
 	/* (the small counting figures of jemalloc, tcmalloc and mimalloc then
@@ -54,12 +55,12 @@ static const struct mt_shim_cost_row rows[] = {
 	 * (bench/malloc_overhead.py --backends jemalloc --baseline-shim OLD);
 	 * tracing, scaled by a traced 16 B pair's instructions, 352 -> 310
 	 * (bench/exact_cost.py)) */
-	{"jemalloc", false, 2.3, 47.0, 429.3, 49151},
-	{"jemalloc", true, 10.2, 67.5, 2351.7, 88258},
-	{"tcmalloc", false, 3.4, 37.1, 429.3, 49151},
-	{"tcmalloc", true, 9.9, 45.6, 2351.7, 88258},
-	{"mimalloc", false, 3.2, 34.4, 429.3, 49151},
-	{"mimalloc", true, 11.3, 52.5, 2351.7, 88258},
+	{"jemalloc", false, 2.3, 47.0, 429.3, 38.8, 49151},
+	{"jemalloc", true, 10.2, 67.5, 2351.7, 508.8, 88258},
+	{"tcmalloc", false, 3.4, 37.1, 429.3, 38.8, 49151},
+	{"tcmalloc", true, 9.9, 45.6, 2351.7, 508.8, 88258},
+	{"mimalloc", false, 3.2, 34.4, 429.3, 38.8, 49151},
+	{"mimalloc", true, 11.3, 52.5, 2351.7, 508.8, 88258},
 };
 
 const struct mt_shim_cost_row *mt_shim_cost_row(const char *backend,
@@ -79,12 +80,14 @@ const struct mt_shim_cost_row *mt_shim_cost_row(const char *backend,
 }
 
 double mt_shim_cost_of(const struct mt_shim_cost_row *r, double heap_calls,
-		       double large_calls, double syscalls)
+		       double large_calls, double syscalls,
+		       double kernel_syscalls)
 {
 	if (large_calls > heap_calls)
 		large_calls = heap_calls;
 	return ((heap_calls - large_calls) * r->small_ns +
-		large_calls * r->large_ns + syscalls * r->syscall_ns) / 1e9;
+		large_calls * r->large_ns + syscalls * r->syscall_ns +
+		kernel_syscalls * r->kernel_ns) / 1e9;
 }
 
 void mt_shim_cost_finish(struct mt_shim_cost *k, double cpu_s, double wall_s)

@@ -30,9 +30,13 @@ struct mt_shim_cost_row {
 	bool tracing;
 	double small_ns;   /* a malloc-API call on a block below 128 KiB */
 	double large_ns;   /* one on a large block (MT_LARGE_BYTES or more) */
-	double syscall_ns; /* a memory system call (the kernel counts each,
-			      and with a trace samples it; the shim
-			      interposes the program's own) */
+	double syscall_ns; /* a memory system call the shim interposes (the
+			      program's own, another allocator's), which
+			      the kernel counts too, and with a trace
+			      samples */
+	double kernel_ns;  /* one it does not interpose (glibc's own inside
+			      malloc and free), which only the kernel
+			      counters count, or sample */
 	double thread_ns;  /* a thread started and ended, with the kernel
 			      counters on */
 };
@@ -43,9 +47,11 @@ const struct mt_shim_cost_row *mt_shim_cost_row(const char *backend,
 						bool tracing);
 
 /* Seconds the shim adds to so many calls: malloc-API calls (`large` of
- * them on large blocks) and memory system calls. */
+ * them on large blocks), memory system calls it interposed, and those
+ * only the kernel counters saw. */
 double mt_shim_cost_of(const struct mt_shim_cost_row *r, double heap_calls,
-		       double large_calls, double syscalls);
+		       double large_calls, double syscalls,
+		       double kernel_syscalls);
 
 /* Fill in k's estimated_s and share: of the program's CPU time (user +
  * system, which includes the shim's) when there is any, else of its wall
