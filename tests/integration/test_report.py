@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from mt import CLI, PYTHON, clean_env, program, run
+from mt import CLI, PYTHON, clean_env, program, run, shim_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STORED = os.path.join(HERE, "..", "traces")
@@ -65,6 +65,38 @@ def test_a_command_recorded_then_drawn(tmp_path):
     assert charts(dom) == 2
     data = re.search(r'id="data">(.*?)</script>', page.read_text(), re.S).group(1)
     assert '"anon_bytes": [[' in data or '"anon_bytes":[[' in data
+
+
+SPREAD = """
+import mmap, time
+for i in range(300):
+    m = mmap.mmap(-1, 65536)
+    m[0] = 1
+    m.close()
+    time.sleep(0.003)
+"""
+
+
+def test_the_kernels_samples_are_drawn_when_they_happened(tmp_path):
+    """300 mmaps spread evenly over a second: the kernel's samples carry
+    the time each call was made, their records the time the shim
+    collected them, every 0.1 s, and the chart drew them as spikes at
+    0.1, 0.2, 0.3 s (new-user trial 28)."""
+    trace, page = tmp_path / "t.mt", tmp_path / "r.html"
+    script = tmp_path / "spread.py"
+    script.write_text(SPREAD)
+    run([PYTHON, str(script)], shim_env("glibc", MEMTRACE_OUT=str(trace)))
+    r = run([CLI, "report", "-o", str(page), str(trace)], clean_env())
+    assert r.returncode == 0, r.stderr
+    data = json.loads(re.search(r'id="data">(.*?)</script>', page.read_text(),
+                                re.S).group(1).replace("<\\/", "</"))
+    s = data["series"]
+    if s["syscall_source"] != "kernel":
+        pytest.skip("no kernel samples of system calls here")
+    mmaps = s["syscalls"]["mmap"]
+    assert sum(n for _, n in mmaps) >= 300, mmaps
+    # (0.6 ms a point: as many points as the calls, nearly, not ten)
+    assert len(mmaps) >= 150, (len(mmaps), s["interval_s"])
 
 
 def test_the_sites_are_drawn_as_an_icicle(tmp_path):
