@@ -101,7 +101,12 @@ static void print_bytes(FILE *out, json_t *s)
 		 json_is_false(json_object_get(b, "peak_live_exact"))
 			 ? ", sampled across threads"
 			 : "");
-	row(out, u64(b, "peak_live"), "peak live", note);
+	if (json_is_false(json_object_get(b, "peak_live_known")))
+		fprintf(out, "  %18s  %-30s  # the frees outnumber the allocations: "
+			     "each thread's last events were lost in the kill\n",
+			"not known", "peak live");
+	else
+		row(out, u64(b, "peak_live"), "peak live", note);
 	json_t *moves = json_object_get(s, "realloc_moves");
 	if (u64(moves, "count")) {
 		snprintf(note, sizeof note, "%s copied by the allocator",

@@ -44,6 +44,10 @@ struct mt_summary {
 	struct mt_figures f;
 	uint64_t peak_live;
 	bool peak_sampled; /* several threads: the peak is a lower bound */
+	/* A trace the process was killed in, whose frees outnumber its
+	 * allocations: each thread's events not yet written out were lost,
+	 * and the peak replayed means nothing. */
+	bool peak_unknown;
 	unsigned threads;
 	unsigned forks; /* children forked (the fork handlers ran) */
 	double wall_s;

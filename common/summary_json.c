@@ -200,6 +200,10 @@ static void write_figures(struct mt_json_obj *top, const struct mt_figures *f,
 		mt_json_u64(&bytes, "peak_live", process->peak_live);
 		mt_json_key(&bytes, "peak_live_exact");
 		mt_json_put(top->o, process->peak_sampled ? "false" : "true");
+		if (process->peak_unknown) {
+			mt_json_key(&bytes, "peak_live_known");
+			mt_json_put(top->o, "false");
+		}
 	}
 	mt_json_end(&bytes);
 
