@@ -601,7 +601,7 @@ static void print_recorded_only(FILE *out, const json_t *recorded)
 			     "recorded, %s: memory given back to the kernel over and "
 			     "over, the pattern of a churn.  Whether it cost time, a "
 			     "run to the end tells (or regions, "
-			     "memtrace_region_begin/end, each measured as it ends).\n",
+			     "memtrace_begin/end, each measured as it ends).\n",
 			json_string_value(json_object_get(r, "source")),
 			json_string_value(json_object_get(r, "partial")),
 			json_number_value(json_object_get(r, "recorded_s")), what);
