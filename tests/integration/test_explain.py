@@ -380,6 +380,44 @@ def test_the_commands_own_process_is_named_beside_its_childrens():
                          for h in heads), heads
 
 
+ALTERNATE = """
+import mmap, sys
+path = sys.argv[1]
+try:
+    n = int(open(path).read())
+except OSError:
+    n = 0
+open(path, "w").write(str(n + 1))
+for i in range(20 if n % 2 else 1):
+    m = mmap.mmap(-1, 32 << 20)
+    for at in range(0, 32 << 20, 4096):
+        m[at] = 1
+    m.close()
+"""
+
+
+def test_runs_that_differ_are_said_to(tmp_path):
+    """A program that does not do the same each run (a producer and a
+    consumer thread racing: churn in four runs of six, "first-touch only,
+    nothing to fix" in one; new-user trial 28): the findings are the
+    median run's, and explain says the runs differed, by how much."""
+    script = tmp_path / "alternate.py"
+    script.write_text(ALTERNATE)
+    count = tmp_path / "count"
+    cmd = [CLI, "explain", "--repeat", "3", "--", PYTHON, str(script), str(count)]
+    r = run(cmd, clean_env())
+    assert "the runs on glibc differed:" in r.stdout, r.stdout
+    r = run(cmd[:2] + ["--json"] + cmd[2:], clean_env())
+    (d,) = json.loads(r.stdout)["runs_differ"]
+    assert d["backend"] == "glibc" and d["runs"] == 3, d
+    assert d["page_faults_max"] >= 3 * d["page_faults_min"], d
+    # the same program doing the same each run: nothing said
+    r = run([CLI, "explain", "--json", "--repeat", "3", "--", PYTHON, "-c",
+             "import mmap\nm = mmap.mmap(-1, 32 << 20)\n"
+             "for at in range(0, 32 << 20, 4096): m[at] = 1"], clean_env())
+    assert "runs_differ" not in json.loads(r.stdout), r.stdout
+
+
 def test_a_python_child_of_a_c_program_gets_pythons_fixes():
     """A shell (a C program) runs a Python program that grows an array by
     np.append: the child's findings give Python's code fix, not C++'s
