@@ -69,7 +69,6 @@ static void threshold_fix(struct mt_finding *x, const struct mt_rule_input *in,
 		     : "");
 }
 
-
 static void top_pad_fix(struct mt_finding *x)
 {
 	struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
@@ -99,7 +98,7 @@ static struct mt_finding *heaps_deleted(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
 	struct mt_repetition r;
-	char b1[32], b2[32], cost[768];
+	char b1[32], cost[768];
 	double page = (double)in->page_size;
 	double regrown = fmax(0, f->faults - f->peak_rss / page) * page;
 	if (!f->whole || in->churns || f->heaps_deleted < 1 ||
@@ -136,7 +135,6 @@ static struct mt_finding *heaps_deleted(const struct mt_rule_input *in)
 		 f->heaps_deleted,
 		 mt_format_bytes(f->heaps_deleted_bytes, b1, sizeof b1), grown,
 		 mt_repetition_cost(f, &r, "the heaps deleted", cost, sizeof cost));
-	(void)b2;
 	static const char *const gone[] = {"munmap_bytes", NULL};
 	mt_finding_sites(x, in, gone);
 	top_pad_fix(x);
