@@ -56,6 +56,30 @@ def test_a_sites_blocks_sizes_are_those_asked_for(backend, tmp_path):
     assert sizes or backend not in ("glibc", "jemalloc"), r.stdout
 
 
+TWO_SIZES = """
+import numpy as np
+s = 0.0
+for i in range(40):
+    n = 1_500_000 if i % 2 else 6_000_000
+    a = np.ones(n)
+    s += float(a[::1000].sum())
+print(s)
+"""
+
+
+def test_a_sites_sizes_far_apart_are_said_as_asked_for(tmp_path):
+    """Arrays of 12 and 48 MB made at one line: said from the least to the
+    most ("about 21.4 MiB", their mean, was no block's size; new-user
+    trial 27), in the sizes asked for, not jemalloc's classes ("12.0 MiB
+    to 48.0 MiB" beside "about 45.8 MiB"; trial 28)."""
+    script = tmp_path / "two_sizes.py"
+    script.write_text(TWO_SIZES)
+    for backend in [b for b in ("glibc", "jemalloc") if b in BACKENDS]:
+        r = run([CLI, "explain", "--repeat", "1", "--backend", backend, "--",
+                 PYTHON, str(script)], clean_env())
+        assert "blocks of 11.4 MiB to 45.8 MiB" in r.stdout, (backend, r.stdout)
+
+
 def test_every_large_block_has_its_site(tmp_path):
     s = live_summary([PYTHON, NUMPY_PLAIN, "40"], tmp_path=tmp_path)
     sites = s["sites"]
