@@ -12,13 +12,19 @@ static char *as_json(const struct mt_replayed *r)
 	size_t argv_bytes = 0;
 	for (size_t i = 0; s->argv[i]; i++)
 		argv_bytes += strlen(s->argv[i]);
-	/* Escaped, a byte of the command takes at most 6. */
+	/* Escaped, a byte of the command takes at most 6.  A first guess,
+	 * doubled while the summary does not fit (a trace cut by a full
+	 * disk, its partial figures said at length, read "out of memory"
+	 * once the summary had grown by a few fields: CI, 2026-11-27). */
 	size_t size = 16384 + 6 * argv_bytes + (s->region_count + 1) * 8192 +
 		      (s->sites_json ? strlen(s->sites_json) : 0);
-	char *out = malloc(size);
-	if (!out || !mt_summary_json(s, out, size)) {
+	char *out = NULL;
+	for (;; size *= 2) {
+		if (size > ((size_t)64 << 20) || !(out = malloc(size)))
+			return NULL;
+		if (mt_summary_json(s, out, size))
+			break;
 		free(out);
-		return NULL;
 	}
 	if (!mt_recording_noteworthy(r->recording))
 		return out;

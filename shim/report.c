@@ -288,11 +288,21 @@ static void write_json(struct mt_summary *s,
 	size_t sites_len = sites ? mt_sites_json(sites, sites_size, true, NULL)
 				 : 0;
 	s->sites_json = sites_len ? sites : NULL;
-	/* About 6 KiB per region, and 10 for the rest. */
+	/* About 6 KiB per region, and 10 for the rest; doubled while it
+	 * does not fit (the command line, which may be long, is in it). */
 	size_t size = 16384 + (s->region_count + 1) * 8192 + sites_len;
-	char *json = mt_raw_mmap(size);
+	char *json = NULL;
 	char path[4096];
-	size_t len = json ? mt_summary_json(s, json, size) : 0;
+	size_t len = 0;
+	while (size <= ((size_t)64 << 20)) {
+		if (!(json = mt_raw_mmap(size)))
+			break;
+		if ((len = mt_summary_json(s, json, size)))
+			break;
+		mt_raw_munmap(json, size);
+		json = NULL;
+		size *= 2;
+	}
 
 	if (!len)
 		mt_warn("cannot make the summary: out of memory");
@@ -303,7 +313,7 @@ static void write_json(struct mt_summary *s,
 			mt_warn("cannot write the summary to '%s': path too long",
 				mt_opt.summary_path);
 	}
-	if (mt_tracing && closing && json) {
+	if (mt_tracing && closing) {
 		size_t record_size = 2 * 4096 + sites_len;
 		char *record = mt_raw_mmap(record_size);
 		struct mt_closing c = {record, record + 4096 + sites_len, 0, 0};
