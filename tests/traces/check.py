@@ -61,7 +61,9 @@ def expected_name(trace, args):
 
 
 def output(memtrace, trace, args):
-    r = subprocess.run([memtrace, *args, os.path.join(HERE, trace)],
+    # (by its name, from its directory: a partial trace's message names
+    # the file, which must read the same in any clone)
+    r = subprocess.run([memtrace, *args, trace],
                        capture_output=True, text=True, cwd=HERE,
                        # (what a page fault costs, as measured where the
                        # traces were recorded: the same figures anywhere)
