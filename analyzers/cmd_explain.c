@@ -1154,7 +1154,9 @@ static void print_finding(FILE *out, const struct mt_finding *x,
 	 * "rebuild python3.11 with -g" was noise to a Python user (new-user
 	 * trial 27); its distribution's debug symbols name its lines. */
 	const char *path = unnamed.object;
-	bool installed = path && (!strncmp(path, "/usr/", 5) ||
+	/* (by the distribution: /usr/local is the user's own) */
+	bool installed = path && ((!strncmp(path, "/usr/", 5) &&
+				   strncmp(path, "/usr/local/", 11)) ||
 				  !strncmp(path, "/lib", 4) ||
 				  !strncmp(path, "/bin/", 5) ||
 				  !strncmp(path, "/sbin/", 6));
