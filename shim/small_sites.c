@@ -46,12 +46,21 @@ static const double reciprocal[18] = {
 	1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15, 1.0 / 16, 1.0 / 17,
 };
 
-/* ln(x) for x > 0, without libm and without a division in a loop (a
- * sample's draw came to some 70 ns of chained divisions): x = m 2^e with
- * m in [sqrt(1/2), sqrt(2)) read off its bits, and ln(m) from the series of
- * atanh(y), y = (m - 1) / (m + 1), |y| < 0.172 (error below 1e-13). */
+/* ln(x) for x > 0, without libm and without a division: x = m 2^e with m
+ * in [sqrt(1/2), sqrt(2)) read off its bits, and ln(m) = t q(t), t = m - 1,
+ * q a polynomial of degree 6 (a least-squares fit of ln(1 + t) / t on
+ * Chebyshev nodes; within 1e-6 of ln(m), a third of a byte of a 512 KiB
+ * interval, and 0 at m = 1).  Evaluated by Estrin's scheme, whose products
+ * do not wait on each other, where the series of atanh it replaces was a
+ * division then seven dependent steps: some 1.7 ns less a sample, of ~40
+ * (malloc_pairs 65536, CPU time, 0.2 ns a pair: one in 8.5 is sampled). */
 static double log_of(double x)
 {
+	static const double q[7] = {
+		1.0000006974163933,   -0.50000735468021307, 0.33317934085800388,
+		-0.24929505312970493, 0.20455417963334355,  -0.18455820810704524,
+		0.11784417356600753,
+	};
 	uint64_t bits;
 	memcpy(&bits, &x, sizeof bits);
 	int e = (int)((bits >> 52) & 0x7ff) - 1023;
@@ -59,14 +68,13 @@ static double log_of(double x)
 	double m;
 	memcpy(&m, &bits, sizeof m);
 	if (m > 1.41421356237309504880) {
-		m /= 2;
+		m *= 0.5;
 		e++;
 	}
-	double y = (m - 1) / (m + 1), y2 = y * y;
-	double sum = 1.0 / 13;
-	for (int k = 11; k >= 1; k -= 2)
-		sum = reciprocal[k] + y2 * sum;
-	return 2 * y * sum + e * 0.69314718055994530942;
+	double t = m - 1, t2 = t * t, t4 = t2 * t2;
+	double poly = (q[0] + q[1] * t) + t2 * (q[2] + q[3] * t) +
+		      t4 * ((q[4] + q[5] * t) + t2 * q[6]);
+	return t * poly + e * 0.69314718055994530942;
 }
 
 /* 1 - e^(-x) for x > 0: for x below 1 its series in Horner's form, whose
