@@ -102,6 +102,11 @@ struct site {
 	 * compare_with_latest. */
 	uintptr_t latest;
 	uint64_t copied, not_copied, looked;
+	/* Its blocks freed while its latest, larger, was live: every step of
+	 * a buffer grown (the old freed once copied into the new), none of
+	 * sizes that change between rounds, each round's blocks freed before
+	 * the next round's are made. */
+	uint64_t freed_under_larger;
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
 	/* Small blocks sampled here (small_sites.c): how many, their bytes,
 	 * and the bytes they stand for; added to without the lock, each a
@@ -943,11 +948,14 @@ void mt_sites_sandboxed(void)
 
 static void compare_with_latest(struct site *s, const struct block *b)
 {
-	if (s->latest == b->addr || s->looked >= COPY_LOOKS ||
-	    __atomic_load_n(&no_more_looks, __ATOMIC_RELAXED))
+	if (s->latest == b->addr)
 		return;
 	const struct block *l = block_of(s->latest);
 	if (l->addr != s->latest || l->site != b->site || l->bytes <= b->bytes)
+		return;
+	s->freed_under_larger++;
+	if (s->looked >= COPY_LOOKS ||
+	    __atomic_load_n(&no_more_looks, __ATOMIC_RELAXED))
 		return;
 	s->looked++;
 	unsigned char got[2 * COPY_WINDOWS * COPY_WINDOW];
@@ -1297,6 +1305,7 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 	/* (0 too: a reader tells a recording without the count from one
 	 * whose blocks no realloc made) */
 	mt_json_u64(&large, "reallocs", s->reallocs);
+	mt_json_u64(&large, "freed_under_larger", s->freed_under_larger);
 	mt_json_u64(&large, "function_max_live", function_max_live);
 	if (s->freed_elsewhere)
 		mt_json_u64(&large, "freed_elsewhere", s->freed_elsewhere);
@@ -1483,6 +1492,7 @@ void mt_sites_reset_after_fork(void)
 		s->requested = 0;
 		s->thread_max_live = s->freed_elsewhere = s->reallocs = 0;
 		s->copied = s->not_copied = s->looked = 0;
+		s->freed_under_larger = 0;
 		memset(s->count, 0, sizeof s->count);
 		memset(s->caused_bytes, 0, sizeof s->caused_bytes);
 		s->small_samples = s->small_sampled_bytes = 0;

@@ -595,6 +595,30 @@ def test_sizes_that_cycle_are_not_a_buffer_grown():
     assert not any("grown step by step" in f["explanation"] for f in found)
 
 
+def test_rows_made_at_a_new_size_each_round_are_not_a_buffer_grown(tmp_path):
+    """Two matrices of rows made each round, the row size cycling from 100
+    KiB to 8 MiB: the round's first row is larger than the last round's and
+    many rows are live at once, but each round's rows are freed before the
+    next round's are made (new-user trial 29: "a buffer grown step by
+    step", reserve() proposed).  The shim counts a site's blocks freed
+    while a larger one made there is live: none here."""
+    summary = tmp_path / "s.json"
+    run([CLI, "run", "-q", "--summary", str(summary), "--",
+         program("matrix_rounds"), "30"], clean_env())
+    large = json.loads(summary.read_text())["sites"][0]["large"]
+    # (what the sizes alone took for growth)
+    assert large["larger"] >= 1.5 * large.get("smaller", 0) and large["max_live"] > 2
+    assert large["freed_under_larger"] == 0, large
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("matrix_rounds"), "30"], clean_env())
+    found = json.loads(r.stdout)["findings"]
+    assert found, r.stdout
+    assert not any("grown step by step" in f["explanation"] for f in found)
+    code = [x["description"] for f in found for x in f["fixes"]
+            if x["kind"] == "code"]
+    assert not any("reserve()" in c for c in code), code
+
+
 def test_the_mmap_threshold_proposed_is_not_below_glibcs_own():
     """glibc raised its mmap threshold to the 10 MiB of a dict's table the
     program frees each batch; most large blocks are smaller.  The threshold
