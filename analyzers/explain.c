@@ -247,8 +247,10 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	if (!top)
 		return;
 	if (own) {
-		mt_finding_append(x, " %.0f%% of the mapping and unmapping is done at %s.",
+		mt_finding_append(x, " %.0f%% of the %s is done at %s.",
 			 json_number_value(json_object_get(top, "share")) * 100,
+			 strstr(keys[0], "purge") ? "giving back"
+						  : "mapping and unmapping",
 			 mt_site_label(json_object_get(top, "stack"), label, sizeof label));
 		return;
 	}

@@ -228,6 +228,11 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 			       num(inferred_bytes, "madvise")) / calls;
 		double n = f->syscalls_by_allocator[MT_SYS_MADVISE] +
 			   num(inf, "madvise") / calls;
+		f->own_purges = fmin(f->syscalls_own[MT_SYS_MADVISE],
+				     fmax(0, f->dontneed + f->free_advice - n));
+		f->own_purged_bytes = f->own_purges > 0
+					      ? fmax(0, f->purged_bytes - mine)
+					      : 0;
 		f->purged_bytes = fmin(f->purged_bytes, mine);
 		f->dontneed = fmin(f->dontneed, n);
 		f->free_advice = fmin(f->free_advice, n - f->dontneed);

@@ -33,6 +33,9 @@ struct mt_call_figures {
 	double dontneed, free_advice;	/* madvise(MADV_DONTNEED/FREE) */
 	double hugepage_advice;		/* madvise(MADV_HUGEPAGE): NumPy's */
 	double purged_bytes;		/* the bytes of those */
+	/* The program's own MADV_DONTNEED and MADV_FREE (on its own memory,
+	 * not the allocator's) and their bytes: not in the three above. */
+	double own_purges, own_purged_bytes;
 	double brk_grow, brk_shrink, brk_grow_bytes, brk_shrink_bytes;
 	/* glibc's thread arenas shrunk from inside free() (madvise) */
 	double thread_heap_shrinks, thread_heap_shrink_bytes;

@@ -848,7 +848,7 @@ static void print_small_sites(FILE *out, json_t *all, unsigned depth)
  * read the same. */
 static const char *const row_causes[] = {"brk_grow", "brk_shrink", "mmap",
 					 "munmap", "purge", "thread_heap_shrink",
-					 "own_mmap", "own_munmap"};
+					 "own_mmap", "own_munmap", "own_purge"};
 #define ROW_CAUSES (sizeof row_causes / sizeof *row_causes)
 struct row {
 	char *shown;
@@ -905,7 +905,7 @@ void mt_sites_print(FILE *out, json_t *s, unsigned depth)
 	size_t i;
 	fprintf(out, "\nsites of large blocks, pid %lld (what the allocator did "
 		     "while allocating or freeing them), and of the program's "
-		     "own mappings (own+, own-)\n",
+		     "own mappings (own+, own-) and purges (own-pg)\n",
 		(long long)json_integer_value(json_object_get(s, "pid")));
 	if (!json_array_size(sites)) {
 		fputs(json_object_get(s, "sites") ? "  none\n"
@@ -919,9 +919,10 @@ void mt_sites_print(FILE *out, json_t *s, unsigned depth)
 	/* From a trace with fault samples: the faults in each site's blocks. */
 	json_t *fs = json_object_get(s, "fault_samples");
 	bool faults = json_object_get(fs, "on_sites") != NULL;
-	fprintf(out, "  %7s %9s %7s %7s %7s %7s %7s %7s %7s %6s %6s%s  %s\n",
+	fprintf(out, "  %7s %9s %7s %7s %7s %7s %7s %7s %7s %6s %6s %6s%s  %s\n",
 		"blocks", "MiB", "live-fn", "brk+", "brk-", "mmap", "munmap",
-		"purges", "thr-hp-", "own+", "own-", faults ? "   faults" : "",
+		"purges", "thr-hp-", "own+", "own-", "own-pg",
+		faults ? "   faults" : "",
 		"site < callers (same Python frames folded)");
 	/* Rows that would read the same (stacks that differ only in frames
 	 * the label does not show: an import's deeper callers) are one. */
@@ -953,7 +954,7 @@ void mt_sites_print(FILE *out, json_t *s, unsigned depth)
 		fprintf(out, "  %7lld %9.1f %7lld", (long long)r->blocks,
 			r->bytes / (1 << 20), (long long)r->live_fn);
 		for (size_t c = 0; c < ROW_CAUSES; c++)
-			fprintf(out, c < ROW_CAUSES - 2 ? " %7lld" : " %6lld",
+			fprintf(out, c < ROW_CAUSES - 3 ? " %7lld" : " %6lld",
 				(long long)r->caused[c]);
 		fprintf(out, "%s  %s\n", nf, r->shown);
 		free(r->shown);

@@ -218,7 +218,9 @@ void mt_probe_madvise(const void *addr, int advice, uint64_t bytes)
 			mt_tls.calloc_purged += bytes;
 		}
 		mt_site_credit_purge(bytes);
-	}
+	} else if ((advice == MADV_DONTNEED || advice == MADV_FREE) && bytes &&
+		   mt_sites_on)
+		mt_site_own_mapping(MT_SITE_OWN_PURGE, bytes, mt_tls.sys_caller);
 	MT_EMIT(sys_count, t, MT_SYS_MADVISE, by_allocator(), bytes, advice);
 }
 

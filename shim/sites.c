@@ -1173,6 +1173,7 @@ static const char *const cause_names[MT_SITE_CAUSES] = {
 	[MT_SITE_THREAD_HEAP_SHRINK] = "thread_heap_shrink",
 	[MT_SITE_OWN_MMAP] = "own_mmap",
 	[MT_SITE_OWN_MUNMAP] = "own_munmap",
+	[MT_SITE_OWN_PURGE] = "own_purge",
 };
 
 static void write_native(struct mt_json_obj *f, const struct native_name *nm)

@@ -40,6 +40,7 @@ enum mt_site_cause {
 	MT_SITE_THREAD_HEAP_SHRINK, /* glibc's thread arenas */
 	MT_SITE_OWN_MMAP,	   /* the program's own mmap, not the allocator's */
 	MT_SITE_OWN_MUNMAP,
+	MT_SITE_OWN_PURGE,	   /* the program's own MADV_DONTNEED or FREE */
 	MT_SITE_CAUSES
 };
 _Static_assert(MT_SITE_CAUSES <= sizeof mt_tls.pending_count / sizeof mt_tls.pending_count[0],

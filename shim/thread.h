@@ -90,8 +90,8 @@ struct mt_tls {
 	/* What the allocator did while site was MT_SITE_PENDING (a large
 	 * block asked for, its site not known until the call returns), by
 	 * cause (sites.h): how many times, how many bytes. */
-	uint32_t pending_count[8];
-	uint64_t pending_bytes[8];
+	uint32_t pending_count[12];
+	uint64_t pending_bytes[12];
 	bool shim_thread;	  /* a thread of the shim's own */
 	bool in_lttng;		  /* inside lttng-ust, emitting an event */
 	bool seen;		  /* counted in threads_seen (once: a thread
