@@ -52,5 +52,5 @@ double mt_bare_median(const struct mt_bare_times *t)
 			v[j] = v[j - 1];
 		v[j] = t->cpu_s[i];
 	}
-	return t->n ? v[(t->n - 1) / 2] : 0;
+	return mt_median_of_sorted(v, t->n);
 }

@@ -27,7 +27,8 @@ size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
 		      int stdout_fd);
 /* The run of least CPU (its index), or -1 when there is none. */
 int mt_bare_fastest(const struct mt_bare_times *t);
-/* The median CPU (the lower of the middle two), or 0 with no run. */
+/* The median CPU (of an even number of runs, the mean of the middle
+ * two), or 0 with no run. */
 double mt_bare_median(const struct mt_bare_times *t);
 
 #endif

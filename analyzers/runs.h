@@ -49,6 +49,13 @@ struct mt_ending mt_runs_command_ending(void);
 int mt_runs_repeat(struct mt_runs *b, size_t nb, long repeat,
 		   char *const argv[], const char *setting, int stdout_fd,
 		   const char *verb, bool progress);
+/* The median of n values sorted, the mean of the middle two of an even
+ * number; 0 of none. */
+static inline double mt_median_of_sorted(const double *v, size_t n)
+{
+	return !n ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* The run whose CPU time (user and system) is the median of r's, the
  * lower of the middle two: where a run's figures must agree with each
  * other (its totals with its sites), they come from that one run. */

@@ -58,7 +58,7 @@ def check_spread(undecided, bare_runs):
     does not beat every run of the slower; where a churn was found on the
     slower one, its CPU beyond the churn's system time is what is weighed."""
     least = {b["backend"]: min(b["cpu_s"]) for b in bare_runs}
-    median = {b["backend"]: statistics.median_low(b["cpu_s"])
+    median = {b["backend"]: statistics.median(b["cpu_s"])
               for b in bare_runs}
     slow, fast = undecided["backend"], undecided["other_backend"]
     spread = max([1] + [median[b] / least[b] for b in least if b != slow])

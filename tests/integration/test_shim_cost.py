@@ -172,3 +172,20 @@ def test_calls_only_the_kernel_counters_saw_cost_what_counting_them_costs():
     k = s["shim_cost"]
     assert k["calls_s"] < 0.5 * mprotect * 429.3e-9, (k, mprotect)
     assert k["calls_s"] >= mprotect * 20e-9, (k, mprotect)
+
+
+def test_two_runs_spread_is_half_their_difference():
+    """Of two runs, the median is their mean, not the lower (which read
+    every --repeat 2 spread as 0.000 s, and compare's median as its min:
+    new-user trial 29): the spread said is at least half the bare runs'
+    difference."""
+    r = run([CLI, "explain", "--json", "--backend", "glibc,mimalloc",
+             "--repeat", "2", "--", program("random_records"), "1", "1"],
+            clean_env())
+    out = json.loads(r.stdout)
+    for cost in out["shim_cost"]:
+        (cpu,) = [b["cpu_s"] for b in out["bare_runs"]
+                  if b["backend"] == cost["backend"]]
+        assert len(cpu) == 2, out["bare_runs"]
+        assert cost["runs_spread_s"] >= (max(cpu) - min(cpu)) / 2 - 1e-9, (cost, cpu)
+        assert cost["runs_spread_s"] > 0 or cpu[0] == cpu[1], (cost, cpu)
