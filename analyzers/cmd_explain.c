@@ -359,7 +359,7 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 	};
 	/* (measured here only for runs that need them: a few tenths of a
 	 * second) */
-	if (f->whole && f->unmapped_touched > 0) {
+	if (f->whole && (f->unmapped_touched > 0 || f->purged_touched > 0)) {
 		in.page_fault_cost_s = 2 * mt_fault_cost_s(false);
 		in.huge_fault_cost_s = 2 * mt_fault_cost_s(true);
 		in.huge_fault_most_s = mt_fault_cost_most_s(true);

@@ -305,6 +305,12 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 		num(touched, "bytes_by_allocator") / calls;
 	f->unmapped_touched_huge_by_allocator =
 		num(touched, "huge_bytes_by_allocator") / calls;
+	json_t *purged = json_object_get(r, "purged_touched");
+	f->purged_touched = num(purged, "bytes") / calls;
+	f->purged_touched_huge = num(purged, "huge_bytes") / calls;
+	f->purged_touched_by_allocator = num(purged, "bytes_by_allocator") / calls;
+	f->purged_touched_huge_by_allocator =
+		num(purged, "huge_bytes_by_allocator") / calls;
 	json_t *remaps = json_object_get(r, "remaps");
 	f->remap_grow = num(remaps, "grow") / calls;
 	f->remap_grow_bytes = num(remaps, "grow_bytes") / calls;

@@ -49,6 +49,9 @@ struct mt_call_figures {
 	 * "unmapped_touched") */
 	double unmapped_touched, unmapped_touched_huge;
 	double unmapped_touched_by_allocator, unmapped_touched_huge_by_allocator;
+	/* the same of the memory purged with madvise ("purged_touched") */
+	double purged_touched, purged_touched_huge;
+	double purged_touched_by_allocator, purged_touched_huge_by_allocator;
 	/* glibc's mapped chunks resized in place by realloc: grown (fresh
 	 * pages) and shrunk (pages given back), how many and bytes */
 	double remap_grow, remap_grow_bytes, remap_shrink, remap_shrink_bytes;

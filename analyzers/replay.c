@@ -327,21 +327,24 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 {
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
 	struct mt_counters c;
-	/* The counters, then the peak of live bytes.  Format 1.16's
-	 * counters are today's without calloc's purges (the last two
-	 * fields), 1.15's also without the malloc_trim calls (the five
+	/* The counters, then the peak of live bytes.  Format 1.17's
+	 * counters are today's without the purges' bytes touched (the last
+	 * four fields), 1.16's also without calloc's purges (the two
+	 * before), 1.15's also without the malloc_trim calls (the five
 	 * before), 1.14's also without the remaps (the four before),
 	 * 1.12's also without the unmapped bytes touched (the four before),
 	 * 1.11's also without the large blocks' freed bytes, 1.9's also
 	 * without the realloc moves (the two before), 1.8's also without
 	 * sys_bytes_by_allocator; older layouts differ inside, and are not
 	 * read. */
-	size_t before_1_17 = n - 2, before_1_16 = before_1_17 - 5,
+	size_t before_1_18 = n - 4, before_1_17 = before_1_18 - 2,
+	       before_1_16 = before_1_17 - 5,
 	       before_1_15 = before_1_16 - 4,
 	       before_1_13 = before_1_15 - 4,
 	       before_1_12 = before_1_13 - 1, before_1_10 = before_1_12 - 2,
 	       before_1_9 = before_1_10 - MT_SYS_COUNT;
-	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_17 + 1 &&
+	if ((size_t)e->nv != n + 1 && (size_t)e->nv != before_1_18 + 1 &&
+	    (size_t)e->nv != before_1_17 + 1 &&
 	    (size_t)e->nv != before_1_16 + 1 &&
 	    (size_t)e->nv != before_1_15 + 1 &&
 	    (size_t)e->nv != before_1_13 + 1 &&
@@ -503,6 +506,11 @@ static bool on_event(const struct mt_event *e, void *arg)
 		mt_count_unmap_touched(counters(r, t), e->unmap_touched.bytes,
 				       e->unmap_touched.huge_bytes,
 				       e->unmap_touched.by_allocator);
+		break;
+	case MT_EV_PURGE_TOUCHED:
+		mt_count_purge_touched(counters(r, t), e->purge_touched.bytes,
+				       e->purge_touched.huge_bytes,
+				       e->purge_touched.by_allocator);
 		break;
 	case MT_EV_RSS:
 		keep_rss(r, e);

@@ -68,6 +68,10 @@ struct mt_counters {
 	 * a block it reuses that way, which no decay setting stops (1.17;
 	 * last, as above) */
 	uint64_t calloc_purges, calloc_purged_bytes;
+	/* What the purges (madvise MADV_DONTNEED or MADV_FREE) of 128 KiB or
+	 * more held, as unmapped_touched (1.18; last, as above) */
+	uint64_t purged_touched, purged_touched_huge;
+	uint64_t purged_touched_by_allocator, purged_touched_huge_by_allocator;
 };
 
 #define MT_LARGE_BYTES (128 * 1024)
@@ -188,6 +192,20 @@ static inline void mt_count_unmap_touched(struct mt_counters *c,
 	if (by_allocator) {
 		mt_add(&c->unmapped_touched_by_allocator, touched);
 		mt_add(&c->unmapped_touched_huge_by_allocator, huge);
+	}
+}
+
+/* A purge (madvise MADV_DONTNEED or MADV_FREE) of `touched` resident
+ * anonymous bytes, `huge` of them in transparent huge pages. */
+static inline void mt_count_purge_touched(struct mt_counters *c,
+					  uint64_t touched, uint64_t huge,
+					  bool by_allocator)
+{
+	mt_add(&c->purged_touched, touched);
+	mt_add(&c->purged_touched_huge, huge);
+	if (by_allocator) {
+		mt_add(&c->purged_touched_by_allocator, touched);
+		mt_add(&c->purged_touched_huge_by_allocator, huge);
 	}
 }
 

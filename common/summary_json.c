@@ -128,6 +128,14 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 	mt_json_u64(&touched, "huge_bytes_by_allocator",
 		    c->unmapped_touched_huge_by_allocator);
 	mt_json_end(&touched);
+	struct mt_json_obj purged = mt_json_nested(top, "purged_touched");
+	mt_json_u64(&purged, "bytes", c->purged_touched);
+	mt_json_u64(&purged, "huge_bytes", c->purged_touched_huge);
+	mt_json_u64(&purged, "bytes_by_allocator",
+		    c->purged_touched_by_allocator);
+	mt_json_u64(&purged, "huge_bytes_by_allocator",
+		    c->purged_touched_huge_by_allocator);
+	mt_json_end(&purged);
 
 	/* glibc's mapped chunks that realloc resized in place. */
 	struct mt_json_obj remaps = mt_json_nested(top, "remaps");

@@ -697,6 +697,7 @@ MT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 MT_EXPORT int madvise(void *addr, size_t len, int advice)
 {
 	unsigned mark = mt_sys_begin(CALLER);
+	mt_sys_purging(addr, len, advice);
 	int r = mt_real.madvise(addr, len, advice);
 	mt_probe_sys_entry(MT_CALL_MADVISE, (uintptr_t)addr, len, (uint64_t)advice, r);
 	if (!mt_sys_counted_since(mark))
@@ -749,6 +750,8 @@ static long memory_syscall(void *caller, long nr, long a, long b, long c,
 	mt_sys_begin(caller);
 	if (nr == SYS_munmap)
 		mt_sys_unmapping((void *)a, (size_t)b);
+	else if (nr == SYS_madvise)
+		mt_sys_purging((void *)a, (size_t)b, (int)c);
 	long r = mt_real.syscall(nr, a, b, c, d, e, f);
 	bool ok = r != -1;
 	mt_probe_sys_entry(MT_CALL_SYSCALL, (uint64_t)a, (uint64_t)b,

@@ -6,6 +6,7 @@
 #define MEMTRACE_PROBE_H
 
 #include <stdint.h>
+#include <sys/mman.h>
 
 #include "allocator_imports.h"
 #include "block_sizes.h"
@@ -254,6 +255,18 @@ static inline void mt_sys_unmapping(void *addr, size_t len)
 	if (__builtin_expect(len >= MT_LARGE_BYTES, 0) &&
 	    mt_tls.sys_depth == 1 && !mt_tls.hidden)
 		mt_rss_unmapping(addr, len, mt_tls.sys_by_allocator);
+}
+
+/* An madvise about to be made by the outermost wrapper: what a purge's
+ * memory held, as for mt_sys_unmapping (a jemalloc that purges a NumPy
+ * program's arrays, in huge pages, faulted fewer times than it had pages
+ * resident, and passed for first touch: new-user trial 29). */
+static inline void mt_sys_purging(void *addr, size_t len, int advice)
+{
+	if (__builtin_expect(len >= MT_LARGE_BYTES, 0) &&
+	    (advice == MADV_DONTNEED || advice == MADV_FREE) &&
+	    mt_tls.sys_depth == 1 && !mt_tls.hidden)
+		mt_rss_purging(addr, len, mt_tls.sys_by_allocator);
 }
 
 static inline void mt_sys_end(void)

@@ -235,7 +235,8 @@ static void open_pagemap(void)
 	}
 }
 
-void mt_rss_unmapping_slow(void *addr, size_t len, bool by_allocator)
+void mt_rss_giving_back_slow(void *addr, size_t len, bool by_allocator,
+			     bool purge)
 {
 	struct mt_thread *t = mt_self();
 	struct stat st;
@@ -263,6 +264,12 @@ void mt_rss_unmapping_slow(void *addr, size_t len, bool by_allocator)
 		  &ignored, &ignored) ||
 	    file)
 		return;
+	if (purge) {
+		mt_count_purge_touched(&t->c, anon, huge, by_allocator);
+		MT_EMIT_EVENT(t, purge_touched, .by_allocator = by_allocator,
+			      .bytes = anon, .huge_bytes = huge);
+		return;
+	}
 	mt_count_unmap_touched(&t->c, anon, huge, by_allocator);
 	MT_EMIT_EVENT(t, unmap_touched, .by_allocator = by_allocator,
 		      .bytes = anon, .huge_bytes = huge);

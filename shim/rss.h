@@ -22,16 +22,23 @@
 void mt_rss_start(void);
 void mt_rss_restart_in_child(void);
 /* An anonymous mapping [addr, addr + len) of MT_LARGE_BYTES or more is
- * about to be unmapped (by_allocator: the allocator's doing): its bytes
- * resident, and those in transparent huge pages, counted and emitted
- * (unmap_touched), where the kernel tells them (rss.c): only where huge
+ * about to be unmapped (by_allocator: the allocator's doing), or
+ * (`purge`) its pages handed back with madvise: its bytes resident, and
+ * those in transparent huge pages, counted and emitted (unmap_touched,
+ * purge_touched), where the kernel tells them (rss.c): only where huge
  * pages may back it, since the faults count a churn of 4 KiB pages. */
 extern MT_HIDDEN bool mt_rss_huge_possible;
-void mt_rss_unmapping_slow(void *addr, size_t len, bool by_allocator);
+void mt_rss_giving_back_slow(void *addr, size_t len, bool by_allocator,
+			     bool purge);
 static inline void mt_rss_unmapping(void *addr, size_t len, bool by_allocator)
 {
 	if (__atomic_load_n(&mt_rss_huge_possible, __ATOMIC_RELAXED))
-		mt_rss_unmapping_slow(addr, len, by_allocator);
+		mt_rss_giving_back_slow(addr, len, by_allocator, false);
+}
+static inline void mt_rss_purging(void *addr, size_t len, bool by_allocator)
+{
+	if (__atomic_load_n(&mt_rss_huge_possible, __ATOMIC_RELAXED))
+		mt_rss_giving_back_slow(addr, len, by_allocator, true);
 }
 /* The process advised memory for huge pages (MADV_HUGEPAGE): where they
  * are given only so, unmappings are looked at from now on. */

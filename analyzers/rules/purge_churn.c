@@ -149,7 +149,11 @@ static struct mt_finding *own_purge_churn(const struct mt_rule_input *in)
 	struct mt_repetition r;
 	char cost[768], b[32];
 	if (!f->whole || f->own_purges < MT_CHURN_PER_CALL || f->faults < 1 ||
-	    !mt_repeats(in, f->own_purges, f->own_purged_bytes, &r))
+	    !mt_repeats_touched(in, f->own_purges, f->own_purged_bytes,
+				f->purged_touched - f->purged_touched_by_allocator,
+				f->purged_touched_huge -
+					f->purged_touched_huge_by_allocator,
+				&r))
 		return NULL;
 	struct mt_finding *x = mt_finding_new("purge-churn", in);
 	if (!x)
@@ -196,7 +200,9 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 
 	/* The allocator's own purges, and faults to show for them. */
 	if (purges < MT_CHURN_PER_CALL || f->faults < 1 ||
-	    !mt_repeats(in, by_allocator, f->purged_bytes, &r))
+	    !mt_repeats_touched(in, by_allocator, f->purged_bytes,
+				f->purged_touched_by_allocator,
+				f->purged_touched_huge_by_allocator, &r))
 		return own_purge_churn(in);
 	struct mt_finding *x = mt_finding_new("purge-churn", in);
 	if (!x)

@@ -131,7 +131,9 @@ bool mt_repeats_touched(const struct mt_rule_input *in, double cycles,
 	 * from the touched memory the unmappings gave back. */
 	if (r->by_touch && r->explained_huge > 0 && in->page_fault_cost_s > 0 &&
 	    in->huge_fault_cost_s > 0) {
-		double huge_all = fmax(fmin(f->faults, f->unmapped_touched_huge / HUGE_PAGE),
+		double huge_all = fmax(fmin(f->faults, (f->unmapped_touched_huge +
+							f->purged_touched_huge) /
+							       HUGE_PAGE),
 				       r->explained_huge);
 		double small_all = fmax(0, f->faults - huge_all);
 		double mine = r->explained_small * in->page_fault_cost_s +
@@ -241,8 +243,9 @@ bool mt_run_churns(const struct mt_rule_input *in)
 	       mt_repeats_touched(in, unmaps, mt_allocator_unmapped_bytes(f),
 				  f->unmapped_touched_by_allocator,
 				  f->unmapped_touched_huge_by_allocator, &r) ||
-	       mt_repeats(in, f->syscalls_by_allocator[MT_SYS_MADVISE],
-			  f->purged_bytes, &r) ||
+	       mt_repeats_touched(in, f->syscalls_by_allocator[MT_SYS_MADVISE],
+				  f->purged_bytes, f->purged_touched_by_allocator,
+				  f->purged_touched_huge_by_allocator, &r) ||
 	       mt_repeats(in, f->thread_heap_shrinks, f->thread_heap_shrink_bytes,
 			  &r);
 }
@@ -259,7 +262,7 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 			 "transparent huge pages (one fault each 2 MiB), and %s "
 			 "of it beyond the %s the process ever had resident at "
 			 "once, which took about %.0f faults to touch again "
-			 "(measured as each mapping was unmapped): about "
+			 "(measured just before each was given back): about "
 			 "%.2f s of system time, %.0f%% of the %.2f s of CPU "
 			 "the run took.",
 			 f->faults, cause,

@@ -104,7 +104,10 @@
 	 * break shrank by in the call (glibc's main heap; its heap_move    \
 	 * event follows), and the other resident bytes it gave back (free  \
 	 * pages inside the heaps, madvised away) */                         \
-	X(MALLOC_TRIM, malloc_trim, 2, shrink_bytes, purged_bytes)
+	X(MALLOC_TRIM, malloc_trim, 2, shrink_bytes, purged_bytes)         \
+	/* anonymous memory of 128 KiB or more about to be purged with      \
+	 * madvise (MADV_DONTNEED, MADV_FREE) (1.18): as unmap_touched */     \
+	X(PURGE_TOUCHED, purge_touched, 3, by_allocator, bytes, huge_bytes)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

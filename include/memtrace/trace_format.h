@@ -19,7 +19,7 @@
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 17
+#define MT_TRACE_MINOR 18
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
