@@ -151,8 +151,27 @@ static void counts_purges_inside_calloc(void **state)
 	mt_count_calloc_purges(&c, 1, 1 << 20);
 	assert_int_equal(c.calloc_purges, 3);
 	assert_int_equal(c.calloc_purged_bytes, 4 << 20);
-	/* the last fields, after 1.16's layout (a baseline's prefix) */
+	/* after 1.16's layout (a baseline's prefix), and before 1.18's */
 	assert_int_equal(offsetof(struct mt_counters, calloc_purged_bytes) +
+				 sizeof(uint64_t),
+			 offsetof(struct mt_counters, purged_touched));
+}
+
+static void counts_purged_memory_touched(void **state)
+{
+	struct mt_counters c;
+	(void)state;
+	memset(&c, 0, sizeof c);
+	mt_count_purge_touched(&c, 48 << 20, 46 << 20, true);
+	mt_count_purge_touched(&c, 1 << 20, 0, false);
+	assert_int_equal(c.purged_touched, 49 << 20);
+	assert_int_equal(c.purged_touched_huge, 46 << 20);
+	assert_int_equal(c.purged_touched_by_allocator, 48 << 20);
+	assert_int_equal(c.purged_touched_huge_by_allocator, 46 << 20);
+	assert_int_equal(c.unmapped_touched, 0);
+	/* the last fields, after 1.17's layout (a baseline's prefix) */
+	assert_int_equal(offsetof(struct mt_counters,
+				  purged_touched_huge_by_allocator) +
 				 sizeof(uint64_t),
 			 sizeof c);
 }
@@ -186,6 +205,7 @@ int main(void)
 		cmocka_unit_test(counts_remaps),
 		cmocka_unit_test(counts_malloc_trims),
 		cmocka_unit_test(counts_purges_inside_calloc),
+		cmocka_unit_test(counts_purged_memory_touched),
 		cmocka_unit_test(sums_add_every_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
