@@ -42,6 +42,9 @@ struct mt_repetition {
 	/* system_s is the faults' at their cost here, less than the run's
 	 * system time in proportion: the rest went to other work */
 	bool capped;
+	/* capped in 4 KiB pages: the least it may be, the faults at what
+	 * one costs here, and its share (the cap is twice that) */
+	double system_s_least, share_least;
 	/* system_s shared out by what the faults cost (huge pages among
 	 * them), not by their count */
 	bool weighed_by_cost;
