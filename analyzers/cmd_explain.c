@@ -505,7 +505,13 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 		/* (each said once) */
 		for (int k = 0; k < x->nfixes;) {
 			struct mt_fix *fix = &x->fixes[k];
-			const char *b = fix->kind == MT_FIX_BACKEND ? fix->backend : NULL;
+			/* (a backend with a setting is not what its runs here
+			 * measured: mimalloc with PYTHONMALLOC=malloc was
+			 * dropped for the CPython arenas' churn that the
+			 * setting ends; new-user trial 29) */
+			const char *b = fix->kind == MT_FIX_BACKEND && !fix->setting[0]
+						? fix->backend
+						: NULL;
 			/* (allocator-time's backend was measured faster, its
 			 * own churn and all: 3000 zeroed tables, glibc 0.9 s
 			 * against jemalloc's 0.03 s with a purge-churn, was
