@@ -18,6 +18,7 @@ size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
 			struct mt_bare_times *b = &t[i];
 			struct rusage u;
 			struct mt_launch l = {.backend = b->backend, .bare = true,
+					      .env = b->env,
 					      .usage = &u, .stdout_fd = stdout_fd,
 					      .stderr_fd = -1};
 			pid_t child;

@@ -14,6 +14,7 @@
 
 struct mt_bare_times {
 	const char *backend;
+	char *const *env; /* NAME=VALUE settings of the runs, or NULL */
 	double cpu_s[MT_MAX_RUNS];  /* user + system, each run */
 	double user_s[MT_MAX_RUNS];
 	size_t n;

@@ -160,6 +160,8 @@ static void setup_bare_env(const struct mt_launch *l)
 		 lib && *lib && old && *old ? ":" : "", old ? old : "");
 	if (*preload)
 		setenv("LD_PRELOAD", preload, 1);
+	for (char *const *e = l->env; e && *e; e++)
+		putenv(*e);
 	prepend_pythonpath(in_build_tree ? MT_SOURCE_PYTHON : MT_INSTALLED_PYTHON);
 }
 

@@ -13,7 +13,7 @@ struct mt_launch {
 	bool force, compress; /* MEMTRACE_FORCE, MEMTRACE_COMPRESS */
 	bool quiet;
 	bool lttng;	     /* MEMTRACE_LTTNG: events to LTTng-UST too */
-	char *const *env;    /* more NAME=VALUE settings, or NULL */
+	char *const *env;    /* more NAME=VALUE settings, or NULL (bare too) */
 	int stdout_fd, stderr_fd; /* the command's, or -1 for ours */
 	/* mt_launch_wait: when not NULL, the command's memory syscalls
 	 * from its exec on, counted by the kernel (exec_counts.h) */

@@ -562,6 +562,26 @@ def test_pythonmalloc_goes_with_mimalloc_and_its_own_runs_do_not_drop_it():
         assert "mimalloc is not proposed" not in f["explanation"], f
 
 
+def test_verify_times_a_fix_without_the_shim():
+    """A fix verified is timed without the shim too, against the command
+    without it, and that CPU judges: PYTHONMALLOC=malloc sends every small
+    object through the shim, whose own estimate was a third of what it
+    added, and a fix that took 671-695 ms bare to 650-693 was said to hurt
+    (682 -> 798 ms under the shim; new-user trial 29)."""
+    prog = os.path.join(os.path.dirname(__file__), "..", "programs",
+                        "py_json_rounds.py")
+    r = run([CLI, "explain", "--json", "--verify", "--repeat", "2",
+             "--backend", "glibc", "--", PYTHON, prog, "6"], clean_env())
+    (churn,) = [f for f in json.loads(r.stdout)["findings"]
+                if f["id"] == "mmap-churn"]
+    (fix,) = [x for x in churn["fixes"] if x.get("backend") == "mimalloc"]
+    v = fix["verified"]
+    assert v["cpu_source"] == "without the shim, the fastest run", v
+    ratio = v["cpu_s_per_call_after"] / v["cpu_s_per_call_before"]
+    assert v["verdict"] != "hurts" or ratio > 1.1, v
+    assert v["verdict"] != "helps" or ratio < 0.95, v
+
+
 def test_the_trim_threshold_leaves_room_for_a_realloc_moving_a_block():
     """A buffer grown by realloc 1 KiB a step to 48 MiB, then freed, six
     times: one block live between calls, but a realloc that moves it holds
