@@ -181,32 +181,42 @@ static inline void mt_count_inferred(struct mt_counters *c, enum mt_sys sys,
 	}
 }
 
-/* An unmapping of `touched` resident anonymous bytes, `huge` of them in
- * transparent huge pages. */
+/* Memory given back of `touched` resident anonymous bytes, `huge` of
+ * them in transparent huge pages, into the four slots of its kind: all,
+ * and the allocator's. */
+static inline void mt_count_touched(uint64_t *all, uint64_t *all_huge,
+				    uint64_t *mine, uint64_t *mine_huge,
+				    uint64_t touched, uint64_t huge,
+				    bool by_allocator)
+{
+	mt_add(all, touched);
+	mt_add(all_huge, huge);
+	if (by_allocator) {
+		mt_add(mine, touched);
+		mt_add(mine_huge, huge);
+	}
+}
+
+/* An unmapping of such memory. */
 static inline void mt_count_unmap_touched(struct mt_counters *c,
 					  uint64_t touched, uint64_t huge,
 					  bool by_allocator)
 {
-	mt_add(&c->unmapped_touched, touched);
-	mt_add(&c->unmapped_touched_huge, huge);
-	if (by_allocator) {
-		mt_add(&c->unmapped_touched_by_allocator, touched);
-		mt_add(&c->unmapped_touched_huge_by_allocator, huge);
-	}
+	mt_count_touched(&c->unmapped_touched, &c->unmapped_touched_huge,
+			 &c->unmapped_touched_by_allocator,
+			 &c->unmapped_touched_huge_by_allocator, touched, huge,
+			 by_allocator);
 }
 
-/* A purge (madvise MADV_DONTNEED or MADV_FREE) of `touched` resident
- * anonymous bytes, `huge` of them in transparent huge pages. */
+/* A purge (madvise MADV_DONTNEED or MADV_FREE) of such memory. */
 static inline void mt_count_purge_touched(struct mt_counters *c,
 					  uint64_t touched, uint64_t huge,
 					  bool by_allocator)
 {
-	mt_add(&c->purged_touched, touched);
-	mt_add(&c->purged_touched_huge, huge);
-	if (by_allocator) {
-		mt_add(&c->purged_touched_by_allocator, touched);
-		mt_add(&c->purged_touched_huge_by_allocator, huge);
-	}
+	mt_count_touched(&c->purged_touched, &c->purged_touched_huge,
+			 &c->purged_touched_by_allocator,
+			 &c->purged_touched_huge_by_allocator, touched, huge,
+			 by_allocator);
 }
 
 /* A mapped chunk remapped from `from` bytes to `to`. */

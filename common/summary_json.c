@@ -67,6 +67,18 @@ static void by_advice(struct mt_json_obj *top, const char *key,
 	}
 	mt_json_end(&adv);
 }
+static void write_touched(struct mt_json_obj *top, const char *key,
+			  uint64_t bytes, uint64_t huge, uint64_t by_allocator,
+			  uint64_t huge_by_allocator)
+{
+	struct mt_json_obj o = mt_json_nested(top, key);
+	mt_json_u64(&o, "bytes", bytes);
+	mt_json_u64(&o, "huge_bytes", huge);
+	mt_json_u64(&o, "bytes_by_allocator", by_allocator);
+	mt_json_u64(&o, "huge_bytes_by_allocator", huge_by_allocator);
+	mt_json_end(&o);
+}
+
 static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 {
 	const struct mt_counters *c = &f->c;
@@ -119,23 +131,14 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 	mt_json_u64(&brk, "shrink_bytes", c->brk_shrink_bytes);
 	mt_json_end(&brk);
 
-	/* What the unmapped memory held: touched, and in huge pages. */
-	struct mt_json_obj touched = mt_json_nested(top, "unmapped_touched");
-	mt_json_u64(&touched, "bytes", c->unmapped_touched);
-	mt_json_u64(&touched, "huge_bytes", c->unmapped_touched_huge);
-	mt_json_u64(&touched, "bytes_by_allocator",
-		    c->unmapped_touched_by_allocator);
-	mt_json_u64(&touched, "huge_bytes_by_allocator",
-		    c->unmapped_touched_huge_by_allocator);
-	mt_json_end(&touched);
-	struct mt_json_obj purged = mt_json_nested(top, "purged_touched");
-	mt_json_u64(&purged, "bytes", c->purged_touched);
-	mt_json_u64(&purged, "huge_bytes", c->purged_touched_huge);
-	mt_json_u64(&purged, "bytes_by_allocator",
-		    c->purged_touched_by_allocator);
-	mt_json_u64(&purged, "huge_bytes_by_allocator",
-		    c->purged_touched_huge_by_allocator);
-	mt_json_end(&purged);
+	/* What the unmapped and the purged memory held: touched, and in
+	 * huge pages. */
+	write_touched(top, "unmapped_touched", c->unmapped_touched,
+		      c->unmapped_touched_huge, c->unmapped_touched_by_allocator,
+		      c->unmapped_touched_huge_by_allocator);
+	write_touched(top, "purged_touched", c->purged_touched,
+		      c->purged_touched_huge, c->purged_touched_by_allocator,
+		      c->purged_touched_huge_by_allocator);
 
 	/* glibc's mapped chunks that realloc resized in place. */
 	struct mt_json_obj remaps = mt_json_nested(top, "remaps");
