@@ -185,7 +185,7 @@ def test_stat_by_site_ranks_them(tmp_path):
     rows = [line.split() for line in r.stderr.splitlines()
             if "numpy_plain.py:" in line and "func" in line]
     # func2's two lines first (they trim the heap), then func1's
-    assert [row[11] for row in rows[:3]] == ["func2", "func2", "func1"], r.stderr
+    assert [row[12] for row in rows[:3]] == ["func2", "func2", "func1"], r.stderr
     assert [row[2] for row in rows[:3]] == ["2", "2", "1"]  # live in function
     assert int(rows[0][4]) >= 20  # the trims: brk- of func2's last line
 
