@@ -824,6 +824,12 @@ def test_an_array_grown_by_np_append_gets_the_growth_fix():
         code = [x["description"] for x in f["fixes"] if x["kind"] == "code"]
         assert code and "final size" in code[0], code
         assert not any("out=" in c for c in code), code
+        # (the threshold holds for this run's sizes only: a string grown
+        # by += a third longer went past the one proposed; new-user trial
+        # 29)
+        for x in f["fixes"]:
+            if "mmap_threshold=" in x.get("setting", ""):
+                assert "Sized to this run's blocks" in x["description"], x
 
 
 ZEROS = """
