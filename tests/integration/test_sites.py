@@ -827,9 +827,9 @@ def test_an_array_grown_by_np_append_gets_the_growth_fix():
         # (the threshold holds for this run's sizes only: a string grown
         # by += a third longer went past the one proposed; new-user trial
         # 29)
-        for x in f["fixes"]:
-            if "mmap_threshold=" in x.get("setting", ""):
-                assert "Sized to this run's blocks" in x["description"], x
+        sized = [x["description"] for x in f["fixes"]
+                 if "mmap_threshold=" in x.get("setting", "")]
+        assert sized and all("Sized to this run's blocks" in d for d in sized), f["fixes"]
 
 
 ZEROS = """
