@@ -20,7 +20,9 @@ size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
 			struct mt_launch l = {.backend = b->backend, .bare = true,
 					      .env = b->env,
 					      .usage = &u, .stdout_fd = stdout_fd,
-					      .stderr_fd = -1};
+					      /* (its messages were shown with
+					       * the runs under the shim) */
+					      .stderr_fd = stdout_fd};
 			pid_t child;
 			bool signaled;
 			if (b->n == MT_MAX_RUNS ||

@@ -1,6 +1,9 @@
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "command.h"
 #include "measure.h"
@@ -26,13 +29,32 @@ static bool ends_on_request(int status)
 	}
 }
 
+/* The command's stderr is shown for its first run; each other run's is
+ * kept aside and shown only if the run fails (explain and compare run a
+ * command a dozen times or more, and its messages came as many times). */
+static bool stderr_shown;
+
+static void show_kept(int fd)
+{
+	char buf[4096];
+	ssize_t n;
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return;
+	fflush(stderr);
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		if (write(STDERR_FILENO, buf, (size_t)n) != n)
+			break;
+}
+
 bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		 int stdout_fd, char *failure, size_t len)
 {
 	char *env[2] = {(char *)setting, NULL};
+	int kept = stderr_shown ? memfd_create("memtrace-stderr", MFD_CLOEXEC) : -1;
 	struct mt_launch l = {.backend = r->backend, .quiet = true,
 			      .env = setting ? env : NULL,
-			      .stdout_fd = stdout_fd, .stderr_fd = -1};
+			      .stdout_fd = stdout_fd, .stderr_fd = kept};
+	stderr_shown = true;
 	if (r->n == MT_MAX_RUNS) {
 		snprintf(failure, len, "more than %d runs", MT_MAX_RUNS);
 		return false;
@@ -64,10 +86,14 @@ bool mt_runs_add(struct mt_runs *r, char *const argv[], const char *setting,
 		}
 		r->summaries[r->n++] = json_incref(mt_measured_root(&m));
 	} else {
+		if (kept >= 0)
+			show_kept(kept);
 		snprintf(failure, len, "'%s' failed under %s%s%s (%s)", argv[0],
 			 r->backend, setting ? " with " : "", setting ? setting : "",
 			 mt_status_text(m.status, m.signaled, how, sizeof how));
 	}
+	if (kept >= 0)
+		close(kept);
 	mt_measured_free(&m);
 	return ok;
 }

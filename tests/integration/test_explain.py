@@ -1441,3 +1441,20 @@ def test_faults_past_what_was_given_back_are_said_to_make_a_lower_bound():
     assert said == pytest.approx(e["faults_beyond_resident"] - e["pages_given_back"], abs=1), e
     x = churn_of([program("churn"), "mmap", "40"])
     assert "read before it is written" not in x["explanation"], x
+
+
+def test_the_commands_stderr_is_shown_once():
+    """explain runs the command a dozen times or more (each backend, each
+    repeat, without the shim): its messages came as many times.  Shown for
+    its first run, and for a run that fails."""
+    say = "import sys; sys.stderr.write('a message of the program\\n')"
+    r = run([CLI, "explain", "--repeat", "3", "--backend", "glibc,jemalloc",
+             "--", PYTHON, "-c", say], clean_env())
+    assert r.stderr.count("a message of the program") == 1, r.stderr
+    fail = say + "; import os; os.path.exists('/tmp') and sys.exit(3 if " \
+        "os.environ.get('MEMTRACE_BACKEND') == 'jemalloc' else 0)"
+    r = run([CLI, "explain", "--repeat", "2", "--backend", "glibc,jemalloc",
+             "--", PYTHON, "-c", fail], clean_env(), check=False)
+    # (the first run's, and each failed run's with its failure)
+    assert r.stderr.count("a message of the program") == 3, r.stderr
+    assert "failed under jemalloc" in r.stderr, r.stderr
