@@ -570,8 +570,8 @@ def test_verify_times_a_fix_without_the_shim():
     (682 -> 798 ms under the shim; new-user trial 29)."""
     prog = os.path.join(os.path.dirname(__file__), "..", "programs",
                         "py_json_rounds.py")
-    r = run([CLI, "explain", "--json", "--verify", "--repeat", "2",
-             "--backend", "glibc", "--", PYTHON, prog, "6"], clean_env())
+    r = run([CLI, "explain", "--json", "--verify", "--repeat", "1",
+             "--backend", "glibc", "--", PYTHON, prog, "8"], clean_env())
     (churn,) = [f for f in json.loads(r.stdout)["findings"]
                 if f["id"] == "mmap-churn"]
     (fix,) = [x for x in churn["fixes"] if x.get("backend") == "mimalloc"]
