@@ -205,6 +205,9 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->kernel = brk_source && strcmp(brk_source, "kernel") == 0;
 	f->fault_source = json_string_value(json_object_get(src, "page_faults"));
 
+	json_t *again = json_object_get(r, "own_purges_again");
+	f->own_purges_again = again ? num(again, "count") / calls : -1;
+	f->own_purged_again_bytes = again ? num(again, "bytes") / calls : -1;
 	json_t *adv = json_object_get(r, "madvise_by_advice");
 	f->dontneed = num(adv, "MADV_DONTNEED") / calls;
 	f->free_advice = num(adv, "MADV_FREE") / calls;

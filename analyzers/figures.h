@@ -36,6 +36,9 @@ struct mt_call_figures {
 	/* The program's own MADV_DONTNEED and MADV_FREE (on its own memory,
 	 * not the allocator's) and their bytes: not in the three above. */
 	double own_purges, own_purged_bytes;
+	/* of those, the purges of memory purged before, and their bytes
+	 * again; < 0 in summaries without them */
+	double own_purges_again, own_purged_again_bytes;
 	double brk_grow, brk_shrink, brk_grow_bytes, brk_shrink_bytes;
 	/* glibc's thread arenas shrunk from inside free() (madvise) */
 	double thread_heap_shrinks, thread_heap_shrink_bytes;

@@ -328,16 +328,16 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
 	struct mt_counters c;
 	/* The counters, then the peak of live bytes.  Format 1.17's
-	 * counters are today's without the purges' bytes touched (the last
-	 * four fields), 1.16's also without calloc's purges (the two
-	 * before), 1.15's also without the malloc_trim calls (the five
+	 * counters are today's without the purges' bytes touched and the
+	 * program's purges again (the last six fields), 1.16's also without
+	 * calloc's purges (the two before), 1.15's also without the malloc_trim calls (the five
 	 * before), 1.14's also without the remaps (the four before),
 	 * 1.12's also without the unmapped bytes touched (the four before),
 	 * 1.11's also without the large blocks' freed bytes, 1.9's also
 	 * without the realloc moves (the two before), 1.8's also without
 	 * sys_bytes_by_allocator; older layouts differ inside, and are not
 	 * read. */
-	size_t before_1_18 = n - 4, before_1_17 = before_1_18 - 2,
+	size_t before_1_18 = n - 6, before_1_17 = before_1_18 - 2,
 	       before_1_16 = before_1_17 - 5,
 	       before_1_15 = before_1_16 - 4,
 	       before_1_13 = before_1_15 - 4,

@@ -72,6 +72,9 @@ struct mt_counters {
 	 * more held, as unmapped_touched (1.18; last, as above) */
 	uint64_t purged_touched, purged_touched_huge;
 	uint64_t purged_touched_by_allocator, purged_touched_huge_by_allocator;
+	/* The program's own purges of memory it had purged before, and the
+	 * bytes purged again (shim/own_purges.h) (1.18; last, as above) */
+	uint64_t own_purges_again, own_purged_again_bytes;
 };
 
 #define MT_LARGE_BYTES (128 * 1024)
@@ -217,6 +220,15 @@ static inline void mt_count_purge_touched(struct mt_counters *c,
 			 &c->purged_touched_by_allocator,
 			 &c->purged_touched_huge_by_allocator, touched, huge,
 			 by_allocator);
+}
+
+/* A purge of the program's own that fell on `bytes` it had purged
+ * before. */
+static inline void mt_count_own_purge_again(struct mt_counters *c,
+					    uint64_t bytes)
+{
+	mt_add(&c->own_purges_again, 1);
+	mt_add(&c->own_purged_again_bytes, bytes);
 }
 
 /* A mapped chunk remapped from `from` bytes to `to`. */

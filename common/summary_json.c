@@ -139,6 +139,10 @@ static void write_syscalls(struct mt_json_obj *top, const struct mt_figures *f)
 	write_touched(top, "purged_touched", c->purged_touched,
 		      c->purged_touched_huge, c->purged_touched_by_allocator,
 		      c->purged_touched_huge_by_allocator);
+	struct mt_json_obj again = mt_json_nested(top, "own_purges_again");
+	mt_json_u64(&again, "count", c->own_purges_again);
+	mt_json_u64(&again, "bytes", c->own_purged_again_bytes);
+	mt_json_end(&again);
 
 	/* glibc's mapped chunks that realloc resized in place. */
 	struct mt_json_obj remaps = mt_json_nested(top, "remaps");

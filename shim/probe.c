@@ -1,3 +1,4 @@
+#include "own_purges.h"
 #include "probe.h"
 #include "rss.h"
 #include "rawsys.h"
@@ -218,9 +219,14 @@ void mt_probe_madvise(const void *addr, int advice, uint64_t bytes)
 			mt_tls.calloc_purged += bytes;
 		}
 		mt_site_credit_purge(bytes);
-	} else if ((advice == MADV_DONTNEED || advice == MADV_FREE) && bytes &&
-		   mt_sites_on)
-		mt_site_own_mapping(MT_SITE_OWN_PURGE, bytes, mt_tls.sys_caller);
+	} else if ((advice == MADV_DONTNEED || advice == MADV_FREE) && bytes) {
+		uint64_t again = mt_own_purge_again((uintptr_t)addr, bytes);
+		if (again)
+			mt_count_own_purge_again(&t->c, again);
+		if (mt_sites_on)
+			mt_site_own_mapping(MT_SITE_OWN_PURGE, bytes,
+					    mt_tls.sys_caller);
+	}
 	MT_EMIT(sys_count, t, MT_SYS_MADVISE, by_allocator(), bytes, advice);
 }
 

@@ -148,8 +148,14 @@ static struct mt_finding *own_purge_churn(const struct mt_rule_input *in)
 	const struct mt_call_figures *f = in->f;
 	struct mt_repetition r;
 	char cost[768], b[32];
+	/* (only memory purged again was taken again: a stream's chunks,
+	 * each handed back once behind the cursor, were first touches; where
+	 * a summary has no such count, all of them) */
+	double again = f->own_purges_again >= 0 ? f->own_purges_again : f->own_purges;
+	double again_bytes = f->own_purges_again >= 0 ? f->own_purged_again_bytes
+						       : f->own_purged_bytes;
 	if (!f->whole || f->own_purges < MT_CHURN_PER_CALL || f->faults < 1 ||
-	    !mt_repeats_touched(in, f->own_purges, f->own_purged_bytes,
+	    !mt_repeats_touched(in, again, again_bytes,
 				f->purged_touched - f->purged_touched_by_allocator,
 				f->purged_touched_huge -
 					f->purged_touched_huge_by_allocator,
@@ -162,19 +168,25 @@ static struct mt_finding *own_purge_churn(const struct mt_rule_input *in)
 	json_object_set_new(e, "own_purges_per_call", json_real(f->own_purges));
 	json_object_set_new(e, "own_purged_bytes_per_call",
 			    json_real(f->own_purged_bytes));
+	if (f->own_purges_again >= 0) {
+		json_object_set_new(e, "own_purges_again_per_call", json_real(again));
+		json_object_set_new(e, "own_purged_again_bytes_per_call",
+				    json_real(again_bytes));
+	}
 	json_object_set_new(e, "page_faults_per_call", json_real(f->faults));
 	json_object_set_new(e, "system_s_per_call", json_real(f->system_s));
 	mt_repetition_evidence(e, &r);
 	snprintf(x->explanation, sizeof x->explanation,
 		 "Over the run, the program itself called madvise %.0f times "
 		 "to hand pages of its own memory back to the kernel "
-		 "(MADV_DONTNEED or MADV_FREE, %s each on average), and "
-		 "used the memory again: the kernel supplies fresh pages that "
-		 "fault on first touch. So %s These are the program's own "
-		 "calls, on memory it manages itself: no allocator setting "
-		 "changes them.",
+		 "(MADV_DONTNEED or MADV_FREE, %s each on average), %.0f of "
+		 "them on memory it had handed back before and used again "
+		 "meanwhile: the kernel supplies fresh pages that fault on "
+		 "first touch. So %s These are the program's own calls, on "
+		 "memory it manages itself: no allocator setting changes them.",
 		 f->own_purges,
 		 mt_format_bytes(f->own_purged_bytes / f->own_purges, b, sizeof b),
+		 again,
 		 mt_repetition_cost(f, &r, "the program's madvise calls",
 				    cost, sizeof cost));
 	static const char *const own_keys[] = {"own_purge_bytes", NULL};

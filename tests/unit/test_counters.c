@@ -169,9 +169,14 @@ static void counts_purged_memory_touched(void **state)
 	assert_int_equal(c.purged_touched_by_allocator, 48 << 20);
 	assert_int_equal(c.purged_touched_huge_by_allocator, 46 << 20);
 	assert_int_equal(c.unmapped_touched, 0);
+	mt_count_own_purge_again(&c, 32 << 20);
+	assert_int_equal(c.own_purges_again, 1);
+	assert_int_equal(c.own_purged_again_bytes, 32 << 20);
 	/* the last fields, after 1.17's layout (a baseline's prefix) */
-	assert_int_equal(offsetof(struct mt_counters,
-				  purged_touched_huge_by_allocator) +
+	assert_int_equal(offsetof(struct mt_counters, purged_touched),
+			 offsetof(struct mt_counters, calloc_purged_bytes) +
+				 sizeof(uint64_t));
+	assert_int_equal(offsetof(struct mt_counters, own_purged_again_bytes) +
 				 sizeof(uint64_t),
 			 sizeof c);
 }
