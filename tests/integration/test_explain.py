@@ -582,6 +582,26 @@ def test_verify_times_a_fix_without_the_shim():
     assert v["verdict"] != "helps" or ratio < 0.95, v
 
 
+def test_the_mmap_threshold_is_above_a_grown_buffers_largest_block():
+    """A buffer grown by realloc 1 MiB a step to 64 MiB, 8 times: by its
+    blocks' p95 the threshold proposed was 64 MiB, the last block's size,
+    which glibc maps all the same (131k faults bare, 147k with it, and
+    slower; new-user trial 30).  Above the largest block, bare, the faults
+    fall to the first touches."""
+    cmd = [program("realloc_steps"), "64", "8", "1024"]
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--"] + cmd, clean_env())
+    found = json.loads(r.stdout)["findings"]
+    largest = max(s["large"]["max_bytes"] for f in found for s in f.get("sites", []))
+    settings = [x["setting"] for f in found for x in f["fixes"]
+                if "mmap_threshold=" in (x.get("setting") or "")]
+    assert settings, found
+    for setting in settings:
+        mmap = int(setting.split("mmap_threshold=")[1].split(":")[0])
+        assert mmap > largest, (setting, largest)
+    name, value = settings[0].split("=", 1)
+    assert perf_stat_faults(cmd, {name: value}) < 0.3 * perf_stat_faults(cmd, {})
+
+
 def test_the_trim_threshold_leaves_room_for_a_realloc_moving_a_block():
     """A buffer grown by realloc 1 KiB a step to 48 MiB, then freed, six
     times: one block live between calls, but a realloc that moves it holds
