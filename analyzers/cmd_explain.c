@@ -1634,13 +1634,17 @@ int mt_cmd_explain(int argc, char **argv)
 		size_t notes = 0, i;
 		for (i = 0; i < held; i++)
 			notes += !strcmp(found[i]->id, "first-touch");
-		bool compared = true;
+		bool compared = true, faster = false;
 		json_t *u;
-		json_array_foreach(undecided, i, u)
+		json_array_foreach(undecided, i, u) {
 			compared &= !json_is_true(json_object_get(u, "one_backend"));
-		const char *then = compared ? ", nothing to fix"
-					    : "; the allocator's own time is "
-					      "not compared, see below";
+			faster |= json_is_true(json_object_get(u, "beyond_calls"));
+		}
+		const char *then = faster     ? "; another allocator ran it "
+						"faster, see below"
+				   : compared ? ", nothing to fix"
+					      : "; the allocator's own time is "
+						"not compared, see below";
 		fprintf(out, "memtrace explain: %zu finding%s", held,
 			held == 1 ? "" : "s");
 		if (notes && notes == held)
