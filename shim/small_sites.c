@@ -49,7 +49,7 @@ static const double reciprocal[18] = {
 /* ln(x) for x > 0, without libm and without a division: x = m 2^e with m
  * in [sqrt(1/2), sqrt(2)) read off its bits, and ln(m) = t q(t), t = m - 1,
  * q a polynomial of degree 6 (a least-squares fit of ln(1 + t) / t on
- * Chebyshev nodes; within 1e-6 of ln(m), a third of a byte of a 512 KiB
+ * Chebyshev nodes; within 1e-6 of ln(m), half a byte of a 512 KiB
  * interval, and 0 at m = 1).  Evaluated by Estrin's scheme, whose products
  * do not wait on each other, where the series of atanh it replaces was a
  * division then seven dependent steps: some 1.7 ns less a sample, of ~40
