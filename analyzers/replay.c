@@ -507,6 +507,9 @@ static bool on_event(const struct mt_event *e, void *arg)
 				       e->unmap_touched.huge_bytes,
 				       e->unmap_touched.by_allocator);
 		break;
+	case MT_EV_OWN_PURGE_AGAIN:
+		mt_count_own_purge_again(counters(r, t), e->own_purge_again.bytes);
+		break;
 	case MT_EV_PURGE_TOUCHED:
 		mt_count_purge_touched(counters(r, t), e->purge_touched.bytes,
 				       e->purge_touched.huge_bytes,

@@ -221,8 +221,10 @@ void mt_probe_madvise(const void *addr, int advice, uint64_t bytes)
 		mt_site_credit_purge(bytes);
 	} else if ((advice == MADV_DONTNEED || advice == MADV_FREE) && bytes) {
 		uint64_t again = mt_own_purge_again((uintptr_t)addr, bytes);
-		if (again)
+		if (again) {
 			mt_count_own_purge_again(&t->c, again);
+			MT_EMIT_EVENT(t, own_purge_again, .bytes = again);
+		}
 		if (mt_sites_on)
 			mt_site_own_mapping(MT_SITE_OWN_PURGE, bytes,
 					    mt_tls.sys_caller);

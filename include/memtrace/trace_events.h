@@ -107,7 +107,10 @@
 	X(MALLOC_TRIM, malloc_trim, 2, shrink_bytes, purged_bytes)         \
 	/* anonymous memory of 128 KiB or more about to be purged with      \
 	 * madvise (MADV_DONTNEED, MADV_FREE) (1.18): as unmap_touched */     \
-	X(PURGE_TOUCHED, purge_touched, 3, by_allocator, bytes, huge_bytes)
+	X(PURGE_TOUCHED, purge_touched, 3, by_allocator, bytes, huge_bytes) \
+	/* a purge of the program's own that fell on `bytes` it had purged  \
+	 * before (1.18: shim/own_purges.h) */                                \
+	X(OWN_PURGE_AGAIN, own_purge_again, 1, bytes)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,
