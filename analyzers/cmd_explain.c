@@ -1074,10 +1074,13 @@ static void measured_by_its_setting(struct mt_finding *x)
 	if (end)
 		memmove(sentence, end + strlen(MT_MINOR_SAID_END),
 			strlen(end + strlen(MT_MINOR_SAID_END)) + 1);
-	mt_finding_append(x, " Measured with %s, the run took %.3f s of CPU "
+	const char *source = json_string_value(json_object_get(v, "cpu_source"));
+	bool bare = source && !strncmp(source, "without", 7);
+	mt_finding_append(x, " Measured with %s, the run took %.3f s of CPU%s "
 			     "instead of %.3f s (%.0f%% %s, against the %.0f%% "
 			     "less estimated), %.3f s of system time instead of %.3f s%s",
-			  fix->setting, cpu1, cpu0, 100 * fabs(saved),
+			  fix->setting, cpu1, bare ? " (without the shim)" : "",
+			  cpu0, 100 * fabs(saved),
 			  saved >= 0 ? "less" : "more", 100 * estimate,
 			  json_number_value(json_object_get(v, "system_s_per_call_after")),
 			  json_number_value(json_object_get(v, "system_s_per_call_before")),

@@ -960,6 +960,9 @@ def test_a_minor_churn_its_setting_measures_larger_is_said_to_be_worth_it():
     text = churn["explanation"]
     assert "That is minor" not in text and \
         "Measured with %s, the run took" % setting["setting"] in text, text
+    # (its CPU from the runs without the shim, and said so)
+    assert setting["verified"]["cpu_source"].startswith("without the shim")
+    assert "s of CPU (without the shim) instead of" in text, text
     # and the setting's own line says what the text says: "worth the
     # change" beside "no clear effect" for the same run (a 9% saving, the
     # faults gone; new-user trial 27)
