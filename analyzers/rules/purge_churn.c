@@ -147,7 +147,7 @@ static struct mt_finding *own_purge_churn(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
 	struct mt_repetition r;
-	char cost[768], b[32];
+	char cost[768], b[32], repeated[128] = "";
 	/* (only memory purged again was taken again: a stream's chunks,
 	 * each handed back once behind the cursor, were first touches; where
 	 * a summary has no such count, all of them) */
@@ -176,17 +176,22 @@ static struct mt_finding *own_purge_churn(const struct mt_rule_input *in)
 	json_object_set_new(e, "page_faults_per_call", json_real(f->faults));
 	json_object_set_new(e, "system_s_per_call", json_real(f->system_s));
 	mt_repetition_evidence(e, &r);
+	/* (a summary without the count says nothing of which) */
+	if (f->own_purges_again >= 0)
+		snprintf(repeated, sizeof repeated,
+			 ", %.0f of them on memory it had handed back before",
+			 again);
 	snprintf(x->explanation, sizeof x->explanation,
 		 "Over the run, the program itself called madvise %.0f times "
 		 "to hand pages of its own memory back to the kernel "
-		 "(MADV_DONTNEED or MADV_FREE, %s each on average), %.0f of "
-		 "them on memory it had handed back before and used again "
-		 "meanwhile: the kernel supplies fresh pages that fault on "
-		 "first touch. So %s These are the program's own calls, on "
-		 "memory it manages itself: no allocator setting changes them.",
+		 "(MADV_DONTNEED or MADV_FREE, %s each on average)%s, and "
+		 "used the memory again meanwhile: the kernel supplies fresh "
+		 "pages that fault on first touch. So %s These are the "
+		 "program's own calls, on memory it manages itself: no "
+		 "allocator setting changes them.",
 		 f->own_purges,
 		 mt_format_bytes(f->own_purged_bytes / f->own_purges, b, sizeof b),
-		 again,
+		 repeated,
 		 mt_repetition_cost(f, &r, "the program's madvise calls",
 				    cost, sizeof cost));
 	static const char *const own_keys[] = {"own_purge_bytes", NULL};
