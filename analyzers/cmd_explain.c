@@ -1328,10 +1328,15 @@ static json_t *load_trace(const char *path, struct mt_pick pick,
 	json_t *s = json_loads(json, 0, jerr);
 	free(json);
 	const char *why = json_string_value(json_object_get(s, "partial_reason"));
+	json_t *status = json_object_get(json_object_get(s, "recording"), "exit_status");
 	if (why && json_is_true(json_object_get(s, "partial")))
 		fprintf(stderr, "memtrace: explain: %s: partial recording: %s; the "
 				"findings rest on what was recorded\n",
 			path, why);
+	else if (json_integer_value(status) > 0)
+		fprintf(stderr, "memtrace: explain: %s: the program exited with status "
+				"%lld; the findings are of that run\n",
+			path, (long long)json_integer_value(status));
 	return s;
 }
 

@@ -67,9 +67,18 @@ bool mt_recording_partial(const struct mt_recording *r)
 	return !r->closed || events_missing(r) || r->lost_samples;
 }
 
+/* A run that exited with a status other than 0 (said by format 1.18's
+ * shims; older ones said -1 for every exit): whole figures, of a run
+ * that may have failed. */
+static bool exited_failing(const struct mt_recording *r)
+{
+	return r->said && r->closed && r->end == MT_END_EXIT && r->value > 0;
+}
+
 bool mt_recording_noteworthy(const struct mt_recording *r)
 {
-	return mt_recording_partial(r) || r->end != MT_END_EXIT || r->status_damaged;
+	return mt_recording_partial(r) || r->end != MT_END_EXIT || r->status_damaged ||
+	       exited_failing(r);
 }
 
 static const char *const end_names[MT_END_COUNT] = {
@@ -157,6 +166,10 @@ static void reasons(const struct mt_recording *r, char *out, size_t len)
 	out[0] = '\0';
 	if (r->end != MT_END_EXIT || !r->closed) {
 		say_end(r, one, sizeof one);
+		add(out, len, one);
+	}
+	if (exited_failing(r)) {
+		snprintf(one, sizeof one, "exited with status %d", r->value);
 		add(out, len, one);
 	}
 	if (r->status_damaged)

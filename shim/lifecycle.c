@@ -285,6 +285,12 @@ bool mt_lifecycle_killed(int sig)
 	return true;
 }
 
+void mt_lifecycle_exit_status(int status)
+{
+	if (active)
+		mt_trace_exit_status(status & 0377); /* (what the parent sees) */
+}
+
 void mt_lifecycle_exit_now(int status)
 {
 	/* A process leaving by _exit, as a server's workers, a pool's

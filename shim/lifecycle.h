@@ -1,6 +1,7 @@
 /* The shim's life in the host process (lifecycle.c): what the interposed
  * exec and _exit tell it.  Start-up, fork and exit it finds by itself (a
- * constructor, pthread_atfork, a destructor). */
+ * constructor, pthread_atfork, a destructor), exit's status by the wrapped
+ * start of the program (start_main.c). */
 #ifndef MEMTRACE_LIFECYCLE_H
 #define MEMTRACE_LIFECYCLE_H
 
@@ -20,6 +21,9 @@ bool mt_lifecycle_sandboxed(void);
 /* _exit()/_Exit(): no atexit work, no destructor; every thread's events
  * written out first.  Safe in a signal handler and a vfork child. */
 void mt_lifecycle_exit_now(int status);
+/* exit() with this status (a return from main is one): run from the
+ * exit handlers before the destructors (start_main.c). */
+void mt_lifecycle_exit_status(int status);
 /* A signal that ends the process by default is taking it (crash.h): its
  * summary and closing record, as exit writes them, saying the signal.
  * False where an exit is writing them already: it dies of the signal

@@ -1053,6 +1053,13 @@ static int ending_signal;
 /* _exit's status where it ended the process (ending_now_by_exit). */
 static bool ending_by_exit_now;
 static int exit_now_status;
+/* exit's, once its handlers said it (-1: not said). */
+static int exit_status = -1;
+
+void mt_trace_exit_status(int status)
+{
+	exit_status = status;
+}
 
 void mt_trace_ended_by(int sig)
 {
@@ -1097,15 +1104,16 @@ static void trace_finish(const struct mt_closing *record)
 		close_buffer(t->trace);
 		close_buffer(t->signal_trace);
 	}
-	/* (the status is not known to a destructor; a signal that ends
-	 * the process wrote the summary on its way: mt_trace_ended_by) */
+	/* (a signal that ends the process wrote the summary on its way:
+	 * mt_trace_ended_by; exit's status is -1 where the program did not
+	 * start by __libc_start_main, start_main.c) */
 	if (writing_own_file())
 		write_status(ending_signal	  ? MT_END_SIGNAL
 			     : ending_by_exit_now ? MT_END_EXIT_NOW
 						  : MT_END_EXIT,
 			     ending_signal	  ? ending_signal
 			     : ending_by_exit_now ? exit_now_status
-						  : -1,
+						  : exit_status,
 			     0);
 	mt_sink_off(MT_SINK_TRACE); /* the hot paths stop recording too */
 	if (trace_fd >= 0 && is_the_trace(trace_fd))

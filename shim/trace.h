@@ -30,5 +30,8 @@ void mt_trace_free(struct mt_thread *t, const void *p, size_t usable);
 void mt_trace_ended_by(int sig);
 /* The same for _exit(status), which writes the summary as exit does. */
 void mt_trace_ended_by_exit_now(int status);
+/* exit's status, which the status record says (before the closing
+ * record; else -1). */
+void mt_trace_exit_status(int status);
 
 #endif

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from mt import CLI, clean_env, program, run, shim_env
+from mt import CLI, PYTHON, clean_env, program, run, shim_env
 from tracefile import (EXIT, LOST, chunk, chunks, event, header_end,
                        with_status)
 
@@ -152,6 +152,33 @@ def test_a_process_that_leaves_by_exit_now_has_its_closing_record(tmp_path):
     assert AT_EXIT <= set(s), set(s)
     assert s["calls"]["malloc"] >= 1
     assert "complete figures: left by _exit(6)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("how,cmd,status", [
+    ("return", [program("exits"), "return", "4"], 4),
+    ("exit from a thread", [program("exits"), "thread", "300"], 300 & 0xff),
+    ("sys.exit", [PYTHON, "-c", "import sys; sys.exit(2)"], 2),
+    ("success", [program("exits"), "exit", "0"], 0),
+])
+def test_a_normal_exits_status_is_in_the_status_record(how, cmd, status, tmp_path):
+    """A return from main and Python's sys.exit reach exit() inside libc,
+    where no interposed call sees them: the status record said -1.  The
+    shim wraps the program's start to be told it (start_main.c)."""
+    path, r = record(tmp_path, cmd)
+    assert r.returncode == status
+    s, st = stat(path)
+    if status == 0:
+        # (a run that succeeded has nothing to say about its end)
+        assert "recording" not in s and "partial_reason" not in s, s
+        assert "# status end=exit value=0 " in run([CLI, "dump", str(path)],
+                                                   clean_env()).stdout
+        return
+    assert s["recording"]["end"] == "exit"
+    assert s["recording"]["exit_status"] == status
+    assert not s.get("partial") and AT_EXIT <= set(s), s.get("incomplete")
+    assert f"complete figures: exited with status {status}" in st.stderr
+    e = run([CLI, "explain", str(path)], clean_env())
+    assert f"exited with status {status}; the findings are of that run" in e.stderr
 
 
 def test_an_image_that_ended_in_exec_was_not_killed(tmp_path):
