@@ -44,19 +44,28 @@ static double sum_allocations(json_t *calls)
 	return n;
 }
 
+/* A large class's weight: its requests, or their bytes (each counted at
+ * the class's middle). */
+static double class_weight(json_t *c, bool by_bytes)
+{
+	double n = num(c, "count");
+	return by_bytes ? n * (num(c, "min") + num(c, "max")) / 2 : n;
+}
+
 /* The lower bound of the size class where 95% of the large requests
- * (MT_LARGE_BYTES or more) are reached, from the smallest up. */
-static double large_p95(json_t *histogram)
+ * (MT_LARGE_BYTES or more), or of their bytes, are reached, from the
+ * smallest up. */
+static double large_p95(json_t *histogram, bool by_bytes)
 {
 	double total = 0, seen = 0;
 	size_t i;
 	json_t *c;
 	json_array_foreach(histogram, i, c) if (num(c, "min") >= 128 * 1024)
-		total += num(c, "count");
+		total += class_weight(c, by_bytes);
 	json_array_foreach(histogram, i, c) {
 		if (num(c, "min") < 128 * 1024)
 			continue;
-		seen += num(c, "count");
+		seen += class_weight(c, by_bytes);
 		if (seen >= 0.95 * total)
 			return num(c, "min");
 	}
@@ -73,7 +82,7 @@ static double large_share_from(json_t *histogram, double from)
 	json_array_foreach(histogram, i, c) {
 		if (num(c, "min") < 128 * 1024)
 			continue;
-		double bytes = num(c, "count") * (num(c, "min") + num(c, "max")) / 2;
+		double bytes = class_weight(c, true);
 		all += bytes;
 		if (num(c, "min") >= from)
 			above += bytes;
@@ -323,7 +332,8 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->trim_shrinks = num(trims, "shrinks") / calls;
 	f->trim_shrink_bytes = num(trims, "shrink_bytes") / calls;
 	f->large_max_live = num(large, "max_live");
-	f->large_p95 = large_p95(json_object_get(r, "size_histogram"));
+	f->large_p95 = large_p95(json_object_get(r, "size_histogram"), false);
+	f->large_p95_bytes = large_p95(json_object_get(r, "size_histogram"), true);
 	f->large_share_32m = large_share_from(json_object_get(r, "size_histogram"),
 					      32 << 20);
 	f->peak_live = num(json_object_get(s, "bytes"), "peak_live");

@@ -76,6 +76,9 @@ struct mt_call_figures {
 	double large_p95;		/* not per call: 95% of the large
 					   requests are of this power-of-two
 					   class or below (its lower bound) */
+	double large_p95_bytes;		/* the same for their bytes: the
+					   class each page's fault is paid
+					   in */
 	double large_share_32m;		/* not per call: the share of the
 					   large requests' bytes in blocks of
 					   32 MiB or more */
