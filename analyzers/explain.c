@@ -300,23 +300,29 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	if (!mt_site_grows(top))
 		return;
 	json_t *large = json_object_get(top, "large");
+	json_t *reallocs = json_object_get(large, "reallocs");
+	bool by_realloc = !reallocs || json_number_value(reallocs) >= 1;
+	/* (a mapped block glibc grows in place with mremap is no new
+	 * block: only its new pages are the kernel's to fault in) */
+	bool remapped = by_realloc && in->f->realloc_moves >= 1 &&
+			in->f->realloc_copied_bytes == 0 && !strcmp(in->backend, "glibc");
 	char lo[32], hi[32];
 	mt_finding_append(x, " The blocks there grow: %.0f of its %.0f large allocations "
 		 "were larger than the one before, from %s to %s, a buffer "
 		 "grown step by step (realloc, a vector's push_back, a list, "
-		 "string or array appended to), each step a new block for the allocator "
-		 "to find room for and the kernel to fault in.",
+		 "string or array appended to), each step %s.",
 		 mt_site_larger(top),
 		 json_number_value(json_object_get(large, "allocations")),
 		 mt_format_bytes(json_number_value(json_object_get(large, "min_bytes")),
 				 lo, sizeof lo),
 		 mt_format_bytes(json_number_value(json_object_get(large, "max_bytes")),
-				 hi, sizeof hi));
+				 hi, sizeof hi),
+		 remapped ? "more pages for the kernel to fault in"
+			  : "a new block for the allocator to find room for and "
+			    "the kernel to fault in");
 	/* (the run's reallocs, said where the site's blocks are realloc's:
 	 * an array concatenated to makes new ones, and the run's small
 	 * reallocs are no part of it; a summary without the count says it) */
-	json_t *reallocs = json_object_get(large, "reallocs");
-	bool by_realloc = !reallocs || json_number_value(reallocs) >= 1;
 	if (in->f->realloc_moves >= 1 && by_realloc) {
 		mt_finding_append(x, " Over the run realloc moved %.0f blocks to a new place, "
 			 "the allocator copying %s for them%s.",

@@ -592,6 +592,11 @@ def test_the_mmap_threshold_is_above_a_grown_buffers_largest_block():
     r = run([CLI, "explain", "--json", "--repeat", "1", "--"] + cmd, clean_env())
     found = json.loads(r.stdout)["findings"]
     largest = max(s["large"]["max_bytes"] for f in found for s in f.get("sites", []))
+    # (glibc grows the mapped block in place with mremap: no new block
+    # each step, new pages; new-user trial 30)
+    churn = next(f["explanation"] for f in found if f["id"] == "mmap-churn")
+    assert "each step more pages for the kernel to fault in" in churn, churn
+    assert "copying 0 B" in churn, churn
     settings = [x["setting"] for f in found for x in f["fixes"]
                 if "mmap_threshold=" in (x.get("setting") or "")]
     assert settings, found
