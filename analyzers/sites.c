@@ -121,6 +121,22 @@ static void fold_small(json_t *e, json_t *small)
 }
 
 /* Folded sites weighed by weigh(site), ranked, with their shares. */
+/* Where the folded sites' blocks were given back: their places, all. */
+static void fold_released(json_t *e, json_t *site)
+{
+	json_t *places = json_object_get(site, "released_at");
+	if (!json_array_size(places))
+		return;
+	if (!json_object_get(e, "released_at"))
+		json_object_set_new(e, "released_at", json_array());
+	json_array_extend(json_object_get(e, "released_at"), places);
+	json_t *elsewhere = json_object_get(site, "released_elsewhere");
+	if (elsewhere)
+		json_object_set_new(e, "released_elsewhere", json_integer(
+			json_integer_value(json_object_get(e, "released_elsewhere")) +
+			json_integer_value(elsewhere)));
+}
+
 static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 		      const void *arg, size_t max, double min_share)
 {
@@ -191,6 +207,7 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 					json_integer_value(json_object_get(large, key))));
 		}
 		fold_small(e, json_object_get(site, "small"));
+		fold_released(e, site);
 		if (json_object_get(site, "faults"))
 			json_object_set_new(e, "faults", json_integer(
 				json_integer_value(json_object_get(e, "faults")) +
@@ -554,6 +571,46 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 	if (called)
 		snprintf(buf + at, len - at, ", calling %s", called);
 	return buf;
+}
+
+const char *mt_site_release_label(json_t *site, char *buf, size_t len)
+{
+	/* (Python's blocks are given back by the interpreter, wherever the
+	 * last reference goes) */
+	if (mt_stack_has_python(json_object_get(site, "stack")))
+		return NULL;
+	json_t *places = json_object_get(site, "released_at"), *r, *o;
+	double all = json_number_value(json_object_get(site, "released_elsewhere"));
+	double most = 0;
+	size_t i, j;
+	char label[512];
+	json_array_foreach(places, i, r) all += json_number_value(json_object_get(r, "count"));
+	/* (two places that read the same, one line, are one) */
+	json_array_foreach(places, i, r) {
+		json_t *stack = json_object_get(r, "stack");
+		if (mt_frame_is_library(json_array_get(stack, mt_site_own_frame(stack))))
+			continue;
+		mt_site_label(stack, label, sizeof label);
+		double n = 0;
+		json_array_foreach(places, j, o) {
+			char other[512];
+			if (!strcmp(mt_site_label(json_object_get(o, "stack"), other,
+						  sizeof other),
+				    label))
+				n += json_number_value(json_object_get(o, "count"));
+		}
+		if (n > most) {
+			most = n;
+			snprintf(buf, len, "%s", label);
+		}
+	}
+	if (most <= 0 || most < 0.5 * all)
+		return NULL;
+	/* (the line that makes them: nothing to add) */
+	return strcmp(mt_site_label(json_object_get(site, "stack"), label, sizeof label),
+		      buf)
+		       ? buf
+		       : NULL;
 }
 
 const char *mt_site_called(json_t *stack)

@@ -35,6 +35,11 @@ double mt_sites_small_samples(json_t *sites, double *rate);
  * Python frames: its innermost frame of the program's own code (not the
  * interpreter's or a library's: "<module> (frames.py:18), calling pad", pad being the function it called; "xmalloc (wrap.c:4) inlined into frame (wrap.c:6)"). */
 const char *mt_site_label(json_t *stack, char *buf, size_t len);
+/* Where the site's blocks are given back (free, realloc to less), as
+ * mt_site_label says it, when one place in native code not a library's
+ * gives back half of them or more, another than the site's own; else
+ * NULL (and for a site with Python frames). */
+const char *mt_site_release_label(json_t *site, char *buf, size_t len);
 /* The library's Python function the site's own frame called, which
  * allocated or called what did ("irfft"); NULL when the program's frame
  * allocated itself (np.zeros, a C function, has no frame) or is native. */

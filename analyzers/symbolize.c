@@ -270,20 +270,26 @@ static void symbolize_frame(json_t *stack, size_t *at)
 	*at += n ? n : 1;
 }
 
+static void symbolize_stack(json_t *stack)
+{
+	for (size_t k = 0; k < json_array_size(stack);) {
+		const char *kind = json_string_value(
+			json_object_get(json_array_get(stack, k), "kind"));
+		if (kind && !strcmp(kind, "native") &&
+		    !json_object_get(json_array_get(stack, k), "function"))
+			symbolize_frame(stack, &k);
+		else
+			k++;
+	}
+}
+
 void mt_sites_symbolize(json_t *summary)
 {
-	size_t i;
-	json_t *site;
+	size_t i, j;
+	json_t *site, *release;
 	json_array_foreach(json_object_get(summary, "sites"), i, site) {
-		json_t *stack = json_object_get(site, "stack");
-		for (size_t k = 0; k < json_array_size(stack);) {
-			const char *kind = json_string_value(
-				json_object_get(json_array_get(stack, k), "kind"));
-			if (kind && !strcmp(kind, "native") &&
-			    !json_object_get(json_array_get(stack, k), "function"))
-				symbolize_frame(stack, &k);
-			else
-				k++;
-		}
+		symbolize_stack(json_object_get(site, "stack"));
+		json_array_foreach(json_object_get(site, "released_at"), j, release)
+			symbolize_stack(json_object_get(release, "stack"));
 	}
 }

@@ -192,11 +192,12 @@ static __attribute__((noinline)) void free_slow(void *p, bool counted,
 
 /* glibc's free of a chunk from a heap that may trim it; a large block's
  * site is credited with what the free gives back. */
-static void free_heap_chunk(struct mt_thread *t, void *p, size_t usable)
+static void free_heap_chunk(struct mt_thread *t, void *p, size_t usable,
+			    const void *caller)
 {
 	bool large = usable >= MT_LARGE_BYTES;
 	if (large)
-		mt_site_free(p);
+		mt_site_free(p, caller);
 	mt_glibc_free_trimming(t, p, mt_real.free);
 	if (large) {
 		mt_site_done();
@@ -205,26 +206,28 @@ static void free_heap_chunk(struct mt_thread *t, void *p, size_t usable)
 }
 
 static __attribute__((noinline)) void
-free_heap_chunk_slow(struct mt_thread *t, void *p, size_t usable)
+free_heap_chunk_slow(struct mt_thread *t, void *p, size_t usable,
+		     const void *caller)
 {
-	free_heap_chunk(t, p, usable);
+	free_heap_chunk(t, p, usable, caller);
 }
 
 /* What free_traced leaves to a call: the rest of the event, the free. */
 static __attribute__((noinline)) void
 free_traced_rest(struct mt_thread *t, enum mt_inline_left left, void *p,
-		 size_t usable)
+		 size_t usable, const void *caller)
 {
 	if (left == MT_INLINE_FLUSH)
 		mt_trace_flush(t->trace);
 	else if (left == MT_INLINE_COLD)
 		mt_trace_free(t, p, usable);
-	free_heap_chunk(t, p, usable);
+	free_heap_chunk(t, p, usable, caller);
 }
 
 /* glibc with a trace: the event written inline, out of free's own frame;
  * its common case (a small chunk, a warm buffer) ends in a jump to free. */
-static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
+static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p,
+						  const void *caller)
 {
 	size_t head = mt_chunk_head(p);
 	size_t usable = mt_chunk_usable(head);
@@ -240,10 +243,10 @@ static __attribute__((noinline)) void free_traced(struct mt_thread *t, void *p)
 				mt_real.free(p);
 			return;
 		}
-		free_traced_rest(t, left, p, usable);
+		free_traced_rest(t, left, p, usable, caller);
 		return;
 	}
-	free_slow(p, true, NULL);
+	free_slow(p, true, caller);
 }
 
 /* Other allocators: a small block's size from the map of pages
@@ -255,7 +258,7 @@ static __attribute__((noinline)) void free_other(struct mt_thread *t, void *p,
 	size_t usable = mt_usable_other(p, caller);
 	mt_count_free_of(t, usable);
 	if (__builtin_expect(usable >= MT_LARGE_BYTES, 0)) {
-		mt_site_free(p);
+		mt_site_free(p, caller);
 		mt_real.free(p);
 		mt_site_done();
 		mt_rss_large_freed(t, usable);
@@ -359,7 +362,7 @@ MT_EXPORT void free(void *p)
 			if (__builtin_expect(usable >= MT_LARGE_BYTES ||
 						     mt_thread_arena_watched(head),
 					     0)) {
-				free_heap_chunk_slow(t, p, usable);
+				free_heap_chunk_slow(t, p, usable, CALLER);
 				return;
 			}
 			mt_real.free(p);
@@ -370,7 +373,7 @@ MT_EXPORT void free(void *p)
 		}
 	} else if (mt_fast == MT_FAST_GLIBC_TRACING && t && counted && p &&
 		   !mt_in_boot_arena(p)) {
-		free_traced(t, p);
+		free_traced(t, p, CALLER);
 		return;
 	}
 	free_slow(p, counted, CALLER);

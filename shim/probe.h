@@ -207,13 +207,13 @@ static inline void mt_probe_free(struct mt_thread *t, void *p,
 		size_t head = mt_chunk_head(p);
 		usable = mt_chunk_usable(head);
 		if (usable >= MT_LARGE_BYTES)
-			mt_site_free(p);
+			mt_site_free(p, caller);
 		if (head & MT_CHUNK_MMAPPED)
 			mt_glibc_chunk_freed(t, p, head);
 	} else {
 		usable = mt_usable_other(p, caller);
 		if (usable >= MT_LARGE_BYTES)
-			mt_site_free(p);
+			mt_site_free(p, caller);
 	}
 	mt_count_free_of(t, usable);
 	MT_EMIT(free, t, p, usable);

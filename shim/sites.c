@@ -64,6 +64,16 @@ struct node {
  * called the allocator, or without Python frames the stack from there).
  * With Python frames, its stack as written has more native frames, found
  * when the site was new (mixed_stack.h): native[nnative, nall). */
+/* Where code gave blocks of a site back (free, or realloc to less): the
+ * address the call returns to, and how many.  The first RELEASES places
+ * seen are kept; the rest are only counted (`released_elsewhere`). */
+enum { RELEASES = 2 };
+struct release {
+	const void *pc;
+	struct native_name name;
+	uint64_t count;
+};
+
 struct site {
 	uint64_t hash;
 	const void *native[MAX_NATIVE];
@@ -112,6 +122,8 @@ struct site {
 	 * and the bytes they stand for; added to without the lock, each a
 	 * whole 64-bit value to a reader. */
 	uint64_t small_samples, small_sampled_bytes, small_estimate;
+	struct release released[RELEASES];
+	uint64_t released_elsewhere;
 };
 
 struct block {
@@ -988,7 +1000,34 @@ static void compare_with_latest(struct site *s, const struct block *b)
 		}
 }
 
-void mt_site_free(const void *p)
+/* A block of s given back by the call that returns to pc.  With the
+ * lock held. */
+static void note_release(struct site *s, const void *pc)
+{
+	struct mt_object o;
+	for (unsigned i = 0; pc && i < RELEASES; i++) {
+		struct release *r = &s->released[i];
+		if (r->pc == pc) {
+			r->count++;
+			return;
+		}
+		if (r->pc)
+			continue;
+		r->pc = pc;
+		r->count = 1;
+		/* (named offline from the object and the offset, as the
+		 * stacks' frames are) */
+		if (mt_object_of(pc, &o)) {
+			r->name.object = keep_name(o.path[0] != '/' && exe_path[0]
+							   ? exe_path : o.path);
+			r->name.object_offset = (uintptr_t)pc - o.base;
+		}
+		return;
+	}
+	s->released_elsewhere++;
+}
+
+void mt_site_free(const void *p, const void *caller)
 {
 	if (!mt_sites_on || !p || mt_tls.in_sites)
 		return;
@@ -996,6 +1035,7 @@ void mt_site_free(const void *p)
 	take();
 	struct block *b = block_of((uintptr_t)p);
 	if (b->addr) {
+		note_release(&tab->sites[b->site], caller);
 		mt_tls.site = b->site;
 		mt_tls.site_bytes = b->bytes;
 		if (!mt_glibc_chunks)
@@ -1047,6 +1087,10 @@ unsigned mt_site_realloc(const void *old, const void *p, size_t requested,
 	if (b->addr) {
 		id = b->site;
 		mt_tls.site_bytes = b->bytes;
+		/* (given back: to a small block, or a large one of less; a
+		 * block grown is the new one's making) */
+		if (!large || usable < b->bytes)
+			note_release(&tab->sites[id], caller);
 		if (large && usable <= b->bytes)
 			kept = block_kept(b, p, requested, usable);
 		else
@@ -1321,6 +1365,25 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 		mt_json_u64(&caused, key, s->caused_bytes[c]);
 	}
 	mt_json_end(&caused);
+	if (s->released[0].count) {
+		mt_json_key(j, "released_at");
+		mt_json_put(j->o, "[");
+		for (unsigned i = 0; i < RELEASES && s->released[i].count; i++) {
+			mt_json_put(j->o, i ? ", " : "");
+			struct mt_json_obj r = mt_json_begin(j->o, NULL);
+			mt_json_u64(&r, "count", s->released[i].count);
+			mt_json_key(&r, "stack");
+			mt_json_put(j->o, "[");
+			struct mt_json_obj f = mt_json_begin(j->o, NULL);
+			write_native(&f, &s->released[i].name);
+			mt_json_end(&f);
+			mt_json_put(j->o, "]");
+			mt_json_end(&r);
+		}
+		mt_json_put(j->o, "]");
+		if (s->released_elsewhere)
+			mt_json_u64(j, "released_elsewhere", s->released_elsewhere);
+	}
 	if (s->small_samples) {
 		struct mt_json_obj small = mt_json_nested(j, "small");
 		mt_json_u64(&small, "samples", s->small_samples);

@@ -58,9 +58,10 @@ void mt_sites_init(void);
  * mt_site_done). */
 void mt_site_alloc(const void *p, size_t requested, size_t usable,
 		   const void *caller, bool resized);
-/* The large block p is about to be freed (or given up by realloc): the
- * same. */
-void mt_site_free(const void *p);
+/* The large block p is about to be freed by the call that returns to
+ * `caller` (NULL: not known): the same, and the site notes where its
+ * blocks are given back. */
+void mt_site_free(const void *p, const void *caller);
 void mt_site_done(void);
 /* The program is about to ask the allocator for n bytes: when a large
  * block, what the allocator does meanwhile is held for its site

@@ -1130,6 +1130,15 @@ def test_a_mapped_buffer_shrunk_in_place_and_grown_again_churns():
     assert own["line"] == line_of(src, "the buffer grows"), top
     settings = [x["setting"] for x in churn[0]["fixes"] if x.get("setting")]
     assert settings and "mmap_threshold" in settings[0], settings
+    # Where the memory is handed back: the shrinking realloc, 100 times
+    # (new-user trial 29: only the growing line was named).
+    (place,) = churn[0]["sites"][0]["released_at"]
+    assert place["count"] == 100, place
+    gives = next(f for f in place["stack"]
+                 if f.get("file", "").endswith("realloc_shrink.c"))
+    assert gives["line"] == line_of(src, "emptied, kept small"), place
+    assert (f"given back at main (realloc_shrink.c:{gives['line']})"
+            in churn[0]["explanation"]), churn[0]["explanation"]
 
 
 def test_heap_trim_churn_hidden_by_huge_pages_is_checked_by_a_run():

@@ -52,6 +52,9 @@ TRACES = {
     "kept-jemalloc.mt": LARGE,
     "kept-jemalloc-1.9.mt": LARGE,
     "grow-jemalloc.mt": LARGE + [["stat", "--by-site"]],
+    # tests/programs/realloc_shrink.c: the sites' released_at, the line
+    # that gives the memory back (new-user trial 29)
+    "shrink-glibc.mt": [["explain"], ["stat", "--json"]],
 }
 
 

@@ -31,7 +31,7 @@ record() { # NAME BACKEND [VAR=VALUE...] -- CMD...
 	    LD_PRELOAD="$shim" "$@" >/dev/null
 }
 
-for prog in churn thread_heaps c_fragments grow io_churn; do
+for prog in churn thread_heaps c_fragments grow io_churn realloc_shrink; do
 	cp "$build/tests/$prog" "$scratch/$prog"
 done
 
@@ -53,6 +53,9 @@ record grow-jemalloc jemalloc -- "$scratch/grow" grow 30
 # Mappings that churn beside a run whose system time is its writes': the
 # churn's share is what its faults can take, not the writes' time.
 record io-churn glibc -- "$scratch/io_churn" 30
+# A buffer grown by realloc past the mmap threshold, shrunk back to 4 KiB
+# by realloc each round (format 1.18: where its blocks are given back).
+record shrink-glibc glibc -- "$scratch/realloc_shrink" 20
 # A steady control on tcmalloc: nothing to find.
 record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
 # The same control as an LTTng trace (CTF, read through babeltrace2).
