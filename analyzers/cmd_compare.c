@@ -373,7 +373,8 @@ static json_t *recorded_run(const char *backend, char *const argv[])
 		return NULL;
 	}
 	json_t *run = NULL;
-	char *trace = mt_record_run("compare", backend, argv, dir);
+	int status; /* (compare's own status says whether runs failed) */
+	char *trace = mt_record_run("compare", backend, argv, dir, &status);
 	struct mt_trace *t = trace ? mt_trace_open(trace, err, sizeof err) : NULL;
 	if (trace && !t)
 		fprintf(stderr, "memtrace: compare: %s: %s\n", trace, err);

@@ -192,9 +192,12 @@ int mt_cmd_export(int argc, char **argv)
 				     : NULL;
 	if (!t) {
 		fprintf(stderr, "memtrace: export: %s: %s\n", path,
-			mt_is_recording(path) ? err
-					      : "not a memtrace trace (MEMTRACE_OUT "
-						"or memtrace run -o write one)");
+			mt_is_recording(path)	     ? err
+			: access(path, F_OK) != 0 ? "no such file (give a trace: "
+						    "MEMTRACE_OUT or memtrace run "
+						    "-o write one)"
+						  : "not a memtrace trace (MEMTRACE_OUT "
+						    "or memtrace run -o write one)");
 		return 1;
 	}
 	char *text = mt_replay_summary(t, false, err, sizeof err);

@@ -26,7 +26,8 @@ static const char usage[] =
 	"heap (the program break), resident and live memory, the memory\n"
 	"system calls and the sampled page faults, with the regions' calls\n"
 	"shaded.  Reads a trace (MEMTRACE_OUT, or the directory of an LTTng\n"
-	"trace), or records CMD's first.\n"
+	"trace), or records CMD's first; then the exit status is CMD's once\n"
+	"the page is written.\n"
 	"\n"
 	"  -o, --output FILE   the page (default: report.html)\n"
 	"  -b, --backend B     the allocator to record CMD on (default: glibc)\n"
@@ -117,9 +118,16 @@ int mt_cmd_report(int argc, char **argv)
 		if (optind + 1 < argc)
 			return mt_usage_error(usage, "report: one trace at a time");
 		if (!mt_is_recording(argv[optind])) {
-			fprintf(stderr, "memtrace: report: %s is not a memtrace trace "
-					"(MEMTRACE_OUT or memtrace run -o write one)\n",
-				argv[optind]);
+			if (access(argv[optind], F_OK) != 0)
+				fprintf(stderr, "memtrace: report: %s: no such file "
+						"(give a trace: MEMTRACE_OUT or memtrace "
+						"run -o write one)\n",
+					argv[optind]);
+			else
+				fprintf(stderr, "memtrace: report: %s is not a memtrace "
+						"trace (MEMTRACE_OUT or memtrace run -o "
+						"write one)\n",
+					argv[optind]);
 			return 1;
 		}
 		return write_report(argv[optind], pick, output);
@@ -131,8 +139,12 @@ int mt_cmd_report(int argc, char **argv)
 		perror("memtrace: report: cannot create a temporary directory");
 		return 1;
 	}
-	char *trace = mt_record_run("report", backend, argv + optind, dir);
+	/* (the page is written, and the status is the command's, as
+	 * stat's is) */
+	char *trace = mt_record_run("report", backend, argv + optind, dir, &status);
 	int rc = trace ? write_report(trace, pick, output) : 1;
+	if (rc == 0)
+		rc = status;
 	free(trace);
 	mt_remove_run_dir(dir);
 	return rc;

@@ -84,9 +84,11 @@ static int classify(const char *arg)
 	char path[4096];
 	if (mt_is_recording(arg))
 		return A_TRACE;
+	/* (a device, a pipe, a file without x: no program, whatever its
+	 * permissions say; /dev/null was run) */
 	if (stat(arg, &st) == 0)
-		return S_ISREG(st.st_mode) && access(arg, X_OK) != 0 ? A_TRACE
-								     : A_COMMAND;
+		return S_ISREG(st.st_mode) && access(arg, X_OK) == 0 ? A_COMMAND
+								     : A_TRACE;
 	return mt_find_command(arg, path, sizeof path) ? A_COMMAND : A_MISSING;
 }
 

@@ -9,9 +9,10 @@
 #include "record_run.h"
 
 char *mt_record_run(const char *who, const char *backend, char *const argv[],
-		    const char *dir)
+		    const char *dir, int *status)
 {
 	char *path = NULL;
+	*status = 1;
 	if (asprintf(&path, "%s/trace.mt", dir) < 0)
 		return NULL;
 	struct mt_launch l = {MT_LAUNCH_DEFAULTS, .backend = backend,
@@ -22,11 +23,11 @@ char *mt_record_run(const char *who, const char *backend, char *const argv[],
 	}
 	pid_t child;
 	bool signaled;
-	int status = mt_launch_wait(&l, argv, &child, &signaled);
+	*status = mt_launch_wait(&l, argv, &child, &signaled);
 	if (access(path, R_OK) != 0) {
 		fprintf(stderr, "memtrace: %s: '%s' left no trace (exit status "
 				"%d)\n",
-			who, argv[0], status);
+			who, argv[0], *status);
 		free(path);
 		return NULL;
 	}

@@ -157,6 +157,24 @@ def test_bad_input_is_said(tmp_path):
     assert r.returncode == 1 and "cannot write /nonexistent/dir/r.html" in r.stderr
     r = run([CLI, "report"], clean_env(), check=False)
     assert r.returncode == 2 and "give a trace or -- CMD" in r.stderr
+    # (a missing file is said as such, not as one that is no trace:
+    # new-user trial 32)
+    for verb in (["report", "-o", str(tmp_path / "m.html")], ["export", "-f", "collapsed"]):
+        r = run([CLI, *verb, str(tmp_path / "missing.mt")], clean_env(), check=False)
+        assert r.returncode == 1, r
+        assert f"{tmp_path / 'missing.mt'}: no such file" in r.stderr, r.stderr
+    # (a device is no program: read as a trace, not run)
+    r = run([CLI, "stat", "/dev/null"], clean_env(), check=False)
+    assert r.returncode == 1 and "expected a memtrace trace" in r.stderr, r.stderr
+
+
+def test_a_report_of_a_command_exits_with_its_status(tmp_path):
+    """As stat does: the page is written, and a failing command's status
+    is not hidden by a 0 (new-user trial 32)."""
+    page = tmp_path / "r.html"
+    r = run([CLI, "report", "-o", str(page), "--", PYTHON, "-c",
+             "import sys; sys.exit(3)"], clean_env(), check=False)
+    assert r.returncode == 3 and page.exists(), r.stderr
 
 
 def test_collapsed_stacks_add_up(tmp_path):
