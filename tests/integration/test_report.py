@@ -50,6 +50,20 @@ def test_a_stored_trace_with_regions(tmp_path):
 
 
 @needs_browser
+def test_a_partial_recording_says_so_on_the_page(tmp_path):
+    """A run killed mid-way: the page said "wall ? s" and "Findings: none"
+    and not why, where stat says PARTIAL (new-user trial 32)."""
+    page = tmp_path / "k.html"
+    r = run([CLI, "report", "-o", str(page), os.path.join(STORED, "killed-queue.mt")],
+            clean_env())
+    dom = rendered(page)
+    assert '<div id="errors"></div>' in dom
+    m = re.search(r'<p class="partial">Partial recording: killed \(no closing '
+                  r'record[^<]*Incomplete figures \(marked \?\): [^<]*wall_s', dom)
+    assert m, dom[:3000]
+
+
+@needs_browser
 def test_a_command_recorded_then_drawn(tmp_path):
     """-- CMD: recorded into a temporary trace (removed after), with its
     resident-memory samples drawn."""
