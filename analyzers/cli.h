@@ -32,6 +32,7 @@ int mt_options_after_files(const char *verb, const char *usage, int argc,
 struct mt_pick {
 	long pid; /* 0: the first process */
 	unsigned image;
+	bool salvage; /* --salvage: damaged chunks skipped (mt_trace_salvage) */
 };
 /* --pid's value into pick: 0, or after a usage message naming the verb,
  * MT_EXIT_USAGE. */

@@ -29,7 +29,7 @@
 static const char usage[] =
 	"usage: memtrace explain [--backend B[,B...]] [--repeat N] [--verify] "
 	"[--json] [-o FILE]\n"
-	"                        [--pid PID[.N]] (TRACE|SUMMARY.json... | -- CMD ARGS...)\n"
+	"                        [--pid PID[.N]] [--salvage] (TRACE|SUMMARY.json... | -- CMD ARGS...)\n"
 	"\n"
 	"Finds what the allocator and the kernel cost a program, region by\n"
 	"region, and says why, with the measured figures: heap-trim-churn,\n"
@@ -50,6 +50,8 @@ static const char usage[] =
 	"  -p, --pid PID[.N]   the process of an LTTng trace to read (default:\n"
 	"                      the first one started); .N: its image after N\n"
 	"                      execs\n"
+	"  -s, --salvage       with a TRACE: skip damaged chunks and read the\n"
+	"                      rest (the figures then say they are partial)\n"
 	"  -h, --help          this text\n";
 
 enum { MAX_RUNS = 32 };
@@ -1316,6 +1318,8 @@ static json_t *load_trace(const char *path, struct mt_pick pick,
 {
 	char err[512];
 	struct mt_trace *t = mt_trace_open_process(path, pick.pid, pick.image, err, sizeof err);
+	if (t && pick.salvage)
+		mt_trace_salvage(t);
 	char *json = t ? mt_replay_summary(t, false, err, sizeof err) : NULL;
 	const char *note = t && json ? mt_trace_note(t) : NULL;
 	if (note)
@@ -1391,10 +1395,14 @@ static bool load_summaries(char **files, int n, struct mt_pick pick,
 		json_t *s = mt_is_recording(files[i]) ? load_trace(files[i], pick, &err)
 						    : load_summary(files[i], &err);
 		if (!s || !json_object_get(s, "schema")) {
-			fprintf(stderr, "memtrace: explain: %s: %s (expected a "
-					"memtrace trace or summary, as MEMTRACE_OUT and "
-					"MEMTRACE_SUMMARY write)\n",
-				files[i], s ? "not a memtrace summary" : err.text);
+			/* (a trace that does not read whole is one all the
+			 * same: its reader's words say what is wrong) */
+			fprintf(stderr, "memtrace: explain: %s: %s%s\n", files[i],
+				s ? "not a memtrace summary" : err.text,
+				mt_is_recording(files[i])
+					? ""
+					: " (expected a memtrace trace or summary, as "
+					  "MEMTRACE_OUT and MEMTRACE_SUMMARY write)");
 			json_decref(s);
 			return false;
 		}
@@ -1451,6 +1459,7 @@ int mt_cmd_explain(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"output", required_argument, NULL, 'o'},
 		{"pid", required_argument, NULL, 'p'},
+		{"salvage", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -1463,7 +1472,7 @@ int mt_cmd_explain(int argc, char **argv)
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+b:r:vjo:p:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+b:r:vjo:p:sh", options, NULL)) != -1) {
 		char *end;
 		switch (opt) {
 		case 'b':
@@ -1488,6 +1497,9 @@ int mt_cmd_explain(int argc, char **argv)
 		case 'p':
 			if (mt_parse_pick("explain", usage, optarg, &pick))
 				return MT_EXIT_USAGE;
+			break;
+		case 's':
+			pick.salvage = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

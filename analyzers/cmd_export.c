@@ -19,7 +19,7 @@
 
 static const char usage[] =
 	"usage: memtrace export --format collapsed|perfetto|pprof [--value V] [-o FILE]\n"
-	"                       [--pid PID[.N]] TRACE\n"
+	"                       [--pid PID[.N]] [--salvage] TRACE\n"
 	"\n"
 	"Writes a recording in another tool's format.\n"
 	"collapsed: the folded stacks of flamegraph.pl and speedscope, one line\n"
@@ -39,6 +39,7 @@ static const char usage[] =
 	"                     took from the kernel on the site's account)\n"
 	"  -o, --output FILE  write there instead of stdout\n"
 	"  -p, --pid PID[.N]  the process of an LTTng trace (default: the first)\n"
+	"  -s, --salvage      skip damaged chunks and read the rest\n"
 	"  -h, --help         this text\n";
 
 /* A frame's label, with the separators of the format taken out. */
@@ -138,6 +139,7 @@ int mt_cmd_export(int argc, char **argv)
 		{"value", required_argument, NULL, 'v'},
 		{"output", required_argument, NULL, 'o'},
 		{"pid", required_argument, NULL, 'p'},
+		{"salvage", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -146,7 +148,7 @@ int mt_cmd_export(int argc, char **argv)
 	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "f:v:o:p:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "f:v:o:p:sh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			format = optarg;
@@ -160,6 +162,9 @@ int mt_cmd_export(int argc, char **argv)
 		case 'p':
 			if (mt_parse_pick("export", usage, optarg, &pick))
 				return MT_EXIT_USAGE;
+			break;
+		case 's':
+			pick.salvage = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -200,6 +205,8 @@ int mt_cmd_export(int argc, char **argv)
 						    "or memtrace run -o write one)");
 		return 1;
 	}
+	if (pick.salvage)
+		mt_trace_salvage(t);
 	char *text = mt_replay_summary(t, false, err, sizeof err);
 	json_t *summary = text ? json_loads(text, 0, NULL) : NULL;
 	free(text);

@@ -18,7 +18,7 @@
 #include "trace_read.h"
 
 static const char usage[] =
-	"usage: memtrace report [-o FILE] [--pid PID[.N]] TRACE\n"
+	"usage: memtrace report [-o FILE] [--pid PID[.N]] [--salvage] TRACE\n"
 	"       memtrace report [-o FILE] [--backend B] -- CMD ARGS...\n"
 	"\n"
 	"One HTML page that opens offline: the run, explain's findings with\n"
@@ -33,6 +33,8 @@ static const char usage[] =
 	"  -b, --backend B     the allocator to record CMD on (default: glibc)\n"
 	"  -p, --pid PID[.N]   the process of an LTTng trace (default: the\n"
 	"                      first one started); .N: its image after N execs\n"
+	"  -s, --salvage       with a TRACE: skip damaged chunks and read the\n"
+	"                      rest (the figures then say they are partial)\n"
 	"  -h, --help          this text\n";
 
 static int write_report(const char *trace, struct mt_pick pick, const char *output)
@@ -44,6 +46,8 @@ static int write_report(const char *trace, struct mt_pick pick, const char *outp
 		fprintf(stderr, "memtrace: report: %s: %s\n", trace, err);
 		return 1;
 	}
+	if (pick.salvage)
+		mt_trace_salvage(t);
 	char *text = mt_replay_summary(t, false, err, sizeof err);
 	json_t *summary = text ? json_loads(text, 0, NULL) : NULL;
 	free(text);
@@ -79,6 +83,7 @@ int mt_cmd_report(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"backend", required_argument, NULL, 'b'},
 		{"pid", required_argument, NULL, 'p'},
+		{"salvage", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -87,7 +92,7 @@ int mt_cmd_report(int argc, char **argv)
 	int opt, status;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+o:b:p:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+o:b:p:sh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			output = optarg;
@@ -98,6 +103,9 @@ int mt_cmd_report(int argc, char **argv)
 		case 'p':
 			if (mt_parse_pick("report", usage, optarg, &pick))
 				return MT_EXIT_USAGE;
+			break;
+		case 's':
+			pick.salvage = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

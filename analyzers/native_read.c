@@ -725,8 +725,13 @@ static bool native_each(struct mt_trace *base, bool salvage,
 				return true;
 			continue;
 		}
-		if (!salvage)
+		if (!salvage) {
+			/* (what every reader of a trace can do about it) */
+			size_t n = strlen(err);
+			snprintf(err + n, errlen - n, " (damaged: --salvage skips "
+						      "it and reads the rest)");
 			return false;
+		}
 		t->skipped++;
 		if (!resync(t, at))
 			return true;

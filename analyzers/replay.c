@@ -727,6 +727,10 @@ static bool fill_summary(struct replay *r, struct mt_trace *t, struct mt_summary
 	s->backend_name = json_string_value(json_object_get(be, "name"));
 	s->backend_library = json_string_value(json_object_get(be, "library"));
 	s->backend_version = json_string_value(json_object_get(be, "version"));
+	/* (as the shim has it on glibc, whose moves out of sight the events
+	 * infer: a process killed before its closing record said so had
+	 * "0 mmap" beside 100 inferred; new-user trial 32) */
+	s->f.glibc_inference = s->backend_name && !strcmp(s->backend_name, "glibc");
 	finish_threads(r, s);
 	s->peak_live = r->peak > 0 ? (uint64_t)r->peak : 0;
 

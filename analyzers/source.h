@@ -33,6 +33,7 @@ struct mt_source_ops {
 
 struct mt_trace {
 	const struct mt_source_ops *ops;
+	bool salvage; /* mt_trace_salvage */
 };
 
 #endif

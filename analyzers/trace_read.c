@@ -82,7 +82,12 @@ bool mt_trace_each(struct mt_trace *t, bool salvage,
 		   bool (*fn)(const struct mt_event *, void *), void *arg,
 		   char *err, size_t errlen)
 {
-	return t->ops->each(t, salvage, fn, arg, err, errlen);
+	return t->ops->each(t, salvage || t->salvage, fn, arg, err, errlen);
+}
+
+void mt_trace_salvage(struct mt_trace *t)
+{
+	t->salvage = true;
 }
 
 uint64_t mt_trace_start_ns(const struct mt_trace *t)

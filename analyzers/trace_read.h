@@ -46,6 +46,9 @@ json_t *mt_trace_metadata(struct mt_trace *t);
 bool mt_trace_each(struct mt_trace *t, bool salvage,
 		   bool (*fn)(const struct mt_event *, void *), void *arg,
 		   char *err, size_t errlen);
+/* Every mt_trace_each of t from now on salvages (--salvage of a verb
+ * whose readers do not take the flag themselves). */
+void mt_trace_salvage(struct mt_trace *t);
 /* After mt_trace_each with salvage: chunks skipped as damaged. */
 uint64_t mt_trace_skipped(const struct mt_trace *t);
 /* What that counts: "damaged chunks", or in an LTTng trace "events LTTng

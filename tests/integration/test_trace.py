@@ -362,6 +362,20 @@ def test_salvage_keeps_the_undamaged_chunks(tmp_path):
     r = dump(path, "--salvage")
     assert "damaged chunks skipped" in r.stderr
     assert len(r.stdout.splitlines()) > 100
+    # Every reader of a trace takes --salvage, and without it says so
+    # (report, explain and export gave up at one flipped byte, and
+    # explain called the file no trace: new-user trial 32).
+    page = tmp_path / "f.html"
+    for verb in (["explain"], ["report", "-o", str(page)],
+                 ["export", "-f", "perfetto", "-o", str(tmp_path / "f.pb")]):
+        r = run([CLI, *verb, str(path)], clean_env(), check=False)
+        assert r.returncode == 1, (verb, r.stderr)
+        assert "(damaged: --salvage skips it and reads the rest)" in r.stderr, r.stderr
+        assert "expected a memtrace trace" not in r.stderr, r.stderr
+        r = run([CLI, *verb, "--salvage", str(path)], clean_env(), check=False)
+        assert r.returncode == 0, (verb, r.stderr)
+    assert "Partial recording: 1 damaged chunks skipped" in page.read_text() or \
+        "damaged chunks skipped" in page.read_text()
 
 
 def test_reader_corpus_for_the_fuzzer(tmp_path):
