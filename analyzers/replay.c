@@ -323,10 +323,10 @@ static void thread_left(struct replay *r, struct thread *t)
 	free(t);
 }
 
-static void baseline(struct replay *r, struct thread *t, const struct mt_event *e)
+bool mt_baseline_counters(const struct mt_event *e, struct mt_counters *c,
+			  uint64_t *peak)
 {
 	size_t n = sizeof(struct mt_counters) / sizeof(uint64_t);
-	struct mt_counters c;
 	/* The counters, then the peak of live bytes.  Format 1.17's
 	 * counters are today's without the purges' bytes touched and the
 	 * program's purges again (the last six fields), 1.16's also without
@@ -350,14 +350,24 @@ static void baseline(struct replay *r, struct thread *t, const struct mt_event *
 	    (size_t)e->nv != before_1_13 + 1 &&
 	    (size_t)e->nv != before_1_12 + 1 &&
 	    (size_t)e->nv != before_1_10 + 1 && (size_t)e->nv != before_1_9 + 1)
-		return;
+		return false;
 	n = (size_t)e->nv - 1;
-	memset(&c, 0, sizeof c);
-	memcpy(&c, e->baseline.values, n * sizeof(uint64_t));
+	memset(c, 0, sizeof *c);
+	memcpy(c, e->baseline.values, n * sizeof(uint64_t));
+	*peak = e->baseline.values[n];
+	return true;
+}
+
+static void baseline(struct replay *r, struct thread *t, const struct mt_event *e)
+{
+	struct mt_counters c;
+	uint64_t peak;
+	if (!mt_baseline_counters(e, &c, &peak))
+		return;
 	mt_counters_add(counters(r, t), &c);
 	t->large_live = (int64_t)(c.large_allocs - c.large_frees);
 	r->live = (int64_t)(c.allocated - c.freed);
-	r->peak = (int64_t)e->baseline.values[n];
+	r->peak = (int64_t)peak;
 }
 
 static void name_region(struct replay *r, const struct mt_event *e)

@@ -26,5 +26,10 @@ struct mt_replayed {
 bool mt_replay(struct mt_trace *t, bool salvage, struct mt_replayed *out,
 	       char *err, size_t errlen);
 void mt_replayed_free(struct mt_replayed *r);
+/* A baseline event's counters and the peak of live bytes so far, in
+ * today's layout (the fields a format lacked are 0); false for a layout
+ * not read (before 1.9). */
+bool mt_baseline_counters(const struct mt_event *e, struct mt_counters *c,
+			  uint64_t *peak);
 
 #endif

@@ -49,6 +49,22 @@ def test_a_stored_trace_with_regions(tmp_path):
     assert "<td>func1</td>" in dom and "<td>func2</td>" in dom
 
 
+def test_the_live_bytes_are_drawn_from_every_allocation(tmp_path):
+    """The live line came from the resident-memory samples alone, which a
+    short run has few of or none (a run of 13 ms drew nothing; new-user
+    trial 32).  From the events, each interval's end: a single thread's
+    reach the summary's exact peak."""
+    page = tmp_path / "n.html"
+    run([CLI, "report", "-o", str(page), os.path.join(STORED, "numpy-plain.mt")],
+        clean_env())
+    data = json.loads(re.search(r'id="data">(.*?)</script>', page.read_text(),
+                                re.S).group(1))
+    live = data["series"]["live_event_bytes"]
+    assert len(live) > 100 and not data["series"]["live_bytes"], len(live)
+    assert max(v for _, v in live) == data["summary"]["bytes"]["peak_live"]
+    assert min(v for _, v in live) >= 0
+
+
 @needs_browser
 def test_a_partial_recording_says_so_on_the_page(tmp_path):
     """A run killed mid-way: the page said "wall ? s" and "Findings: none"
