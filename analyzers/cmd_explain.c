@@ -1146,6 +1146,16 @@ static json_t *finding_json(const struct mt_finding *x)
 		json_array_append_new(fixes, j);
 	}
 	json_object_set_new(o, "fixes", fixes);
+	/* (each named as the text names it, for readers without the
+	 * symbolizer: the report's page) */
+	size_t k;
+	json_t *site;
+	json_array_foreach(x->sites, k, site) {
+		char label[512];
+		json_object_set_new(site, "label",
+				    json_string(mt_site_label(json_object_get(site, "stack"),
+							      label, sizeof label)));
+	}
 	json_object_set(o, "sites", x->sites ? x->sites : json_array());
 	if (x->small_sites)
 		json_object_set(o, "small_sites", x->small_sites);

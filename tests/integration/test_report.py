@@ -80,6 +80,20 @@ def test_a_partial_recording_says_so_on_the_page(tmp_path):
 
 
 @needs_browser
+def test_each_finding_names_its_sites_on_the_page(tmp_path):
+    """The page gave the explanation, which names the top site, but not the
+    sites explain lists under it (a second line of the churn; new-user
+    trial 32)."""
+    page = tmp_path / "p.html"
+    run([CLI, "report", "-o", str(page), os.path.join(STORED, "numpy-plain.mt")],
+        clean_env())
+    dom = rendered(page)
+    sites = re.findall(r'<div class="fix">site (\d+)%  ([^<]*)</div>', dom)
+    assert ("50", "func2 (numpy_plain.py:17)") in sites, sites
+    assert len({label for _, label in sites}) >= 2, sites
+
+
+@needs_browser
 def test_a_command_recorded_then_drawn(tmp_path):
     """-- CMD: recorded into a temporary trace (removed after), with its
     resident-memory samples drawn."""
