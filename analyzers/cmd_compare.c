@@ -428,14 +428,21 @@ static bool write_html(const char *path, const char *table, struct mt_runs *b,
 	return ok;
 }
 
-static size_t usable_backends(char *list, struct mt_runs *out)
+/* The backends of the list that are installed (one not installed is
+ * skipped, and said); -1 where a name is no backend's at all, a typo that
+ * would leave a comparison of one (new-user trial 31), said by
+ * mt_launch_check. */
+static long usable_backends(char *list, struct mt_runs *out)
 {
-	size_t n = 0;
+	long n = 0;
 	for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
 		struct mt_launch l = {MT_LAUNCH_DEFAULTS, .backend = name};
 		if (n == MAX_BACKENDS)
 			break;
+		bool known = mt_backend_is_path(name) || mt_backend_by_name(name);
 		if (!mt_launch_check(&l)) {
+			if (!known)
+				return -1;
 			fprintf(stderr, "memtrace: compare: skipping %s\n", name);
 			continue;
 		}
@@ -512,7 +519,10 @@ int mt_cmd_compare(int argc, char **argv)
 		return status;
 
 	struct mt_runs b[MAX_BACKENDS];
-	size_t nb = usable_backends(list, b);
+	long found = usable_backends(list, b);
+	if (found < 0)
+		return MT_EXIT_USAGE;
+	size_t nb = (size_t)found;
 	if (!nb) {
 		fprintf(stderr, "memtrace: compare: no backend to run on\n");
 		return MT_EXIT_USAGE;

@@ -34,13 +34,23 @@ def test_whole_program_without_regions():
 
 
 def test_missing_backend_is_skipped_with_a_note():
-    r = compare("--backends", "glibc,hoard", "--repeat", "1", "--csv", "--",
+    missing = "/nonexistent/libhoard.so"
+    r = compare("--backends", "glibc," + missing, "--repeat", "1", "--csv", "--",
                 program("churn"), "steady", "5")
     assert r.returncode == 0
-    assert "skipping hoard" in r.stderr
+    assert f"skipping {missing}" in r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "region,metric,backend,value"
     assert all(",glibc," in l for l in lines[1:])
+
+
+def test_a_backend_name_that_is_no_backend_is_a_usage_error():
+    """A typo was skipped as a missing backend, and the comparison of one
+    that was left exited 0 (new-user trial 31); explain and stat say so."""
+    r = run([CLI, "compare", "--backends", "glibc,jemaloc", "--repeat", "1", "--",
+             program("churn"), "steady", "5"], clean_env(), check=False)
+    assert r.returncode == 2, r
+    assert "unknown backend 'jemaloc'" in r.stderr and not r.stdout, r.stderr
 
 
 def test_table_and_ratio_line():
