@@ -1,6 +1,9 @@
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "launch.h"
@@ -30,6 +33,44 @@ static const char usage[] =
 	"                      of their own, written to DIR (-o); needs\n"
 	"                      lttng-tools; read it with babeltrace2 DIR\n"
 	"  -h, --help          this text\n";
+
+/* Can the shim create the trace?  Asked before the command runs: the
+ * shim says it cannot only once the command is running, and records
+ * nothing while it runs to its end (new-user trial 31).  A name with %p
+ * (each process its own file) is asked of its directory. */
+static bool trace_writable(const char *path, bool force)
+{
+	if (strstr(path, "%p")) {
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%s", path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		if (access(slash ? dir : ".", W_OK) == 0)
+			return true;
+		fprintf(stderr, "memtrace: run: cannot create the trace %s: %s: %m "
+				"(choose a writable directory for -o)\n",
+			path, slash ? dir : ".");
+		return false;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+		return true;
+	}
+	if (errno == EEXIST && force)
+		return true;
+	if (errno == EEXIST)
+		fprintf(stderr, "memtrace: run: %s exists: memtrace never overwrites "
+				"a file (remove it, choose another name, or --force)\n",
+			path);
+	else
+		fprintf(stderr, "memtrace: run: cannot create the trace %s: %m "
+				"(choose a writable path for -o)\n",
+			path);
+	return false;
+}
 
 int mt_cmd_run(int argc, char **argv)
 {
@@ -90,6 +131,8 @@ int mt_cmd_run(int argc, char **argv)
 		return mt_usage_error(usage, "run: --force and --compress are for "
 					     "memtrace's own trace, not --lttng");
 	if (!mt_launch_check(&l))
+		return MT_EXIT_USAGE;
+	if (!lttng && l.trace && !trace_writable(l.trace, l.force))
 		return MT_EXIT_USAGE;
 	if (lttng) {
 		/* -o names LTTng's output directory. */

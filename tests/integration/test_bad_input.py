@@ -138,3 +138,25 @@ def test_an_option_after_the_trace_says_where_it_goes(verb, tmp_path):
     # before it, as usage says, it is read
     r = run([CLI, verb, "-o", str(out), str(trace)], clean_env(), check=False)
     assert r.returncode == 0 and out.exists(), r.stderr
+
+
+def test_run_says_a_trace_it_cannot_write_before_running(tmp_path):
+    """An unwritable or existing -o: the command ran to its end recording
+    nothing, exit 0, a warning at its start the only sign (new-user trial
+    31).  The CLI asks first, and runs nothing."""
+    marker = tmp_path / "ran"
+    cmd = ["sh", "-c", f"touch {marker}"]
+    existing = tmp_path / "old.mt"
+    existing.write_text("keep")
+    for path, said in [("/proc/nope/t.mt", "cannot create the trace /proc/nope/t.mt"),
+                       (str(existing), f"{existing} exists: memtrace never overwrites"),
+                       ("/nonexistent/t.%p.mt", "choose a writable directory")]:
+        r = run([CLI, "run", "-q", "-o", path, "--"] + cmd, clean_env(), check=False)
+        assert r.returncode == 2, (path, r.stderr)
+        assert said in r.stderr, r.stderr
+        assert not marker.exists(), path
+    assert existing.read_text() == "keep"
+    # (a path it can write: no file left behind by the question)
+    fresh = tmp_path / "new.mt"
+    r = run([CLI, "run", "-q", "-o", str(fresh), "--"] + cmd, clean_env())
+    assert marker.exists() and fresh.stat().st_size > 0
