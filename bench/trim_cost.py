@@ -2,7 +2,7 @@
 """What the shim adds to malloc_trim: a tight loop of malloc_trim(0) on a
 small heap (bench/trim_calls.c), bare and under the shim, interleaved,
 minimum of --repeats.  The shim looks at the resident memory (two reads of
-/proc/self/statm) on at most one call a millisecond; the target is the
+/proc/self/statm) once 50 times its last look's cost has passed; the target is the
 loop within 1.25x bare.  A benchmark, not a test: prints and exits 0."""
 import argparse
 import os
