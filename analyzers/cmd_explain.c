@@ -16,6 +16,7 @@
 #include "replay_json.h"
 #include "rules/rules.h"
 #include "allocator_time.h"
+#include "memory_peak.h"
 #include "bare_times.h"
 #include "children_alike.h"
 #include "explain_runs.h"
@@ -1587,6 +1588,10 @@ int mt_cmd_explain(int argc, char **argv)
 	json_t *undecided = json_array();
 	if (with_cmd && !mt_allocator_time(&all, undecided, m, bare, nm,
 					sysconf(_SC_PAGESIZE))) {
+		fprintf(stderr, "memtrace: explain: out of memory\n");
+		return 1;
+	}
+	if (with_cmd && !mt_memory_peak(&all, m, bare, nm, sysconf(_SC_PAGESIZE))) {
 		fprintf(stderr, "memtrace: explain: out of memory\n");
 		return 1;
 	}
