@@ -76,8 +76,36 @@ static double value_of(json_t *site, const char *value)
 	return caused;
 }
 
+/* A site's stack as a folded line's frames, outermost first.  A stack
+ * that lists its Python frames first (recorded before stacks were
+ * interleaved): them, then the native ones (innermost of all: the code
+ * that called the allocator); else, innermost first throughout,
+ * reversed. */
+static void put_stack(FILE *out, json_t *stack)
+{
+	size_t n = json_array_size(stack), py = 0;
+	while (py < n && !strcmp(json_string_value(json_object_get(
+			       json_array_get(stack, py), "kind")) ?: "",
+			 "python"))
+		py++;
+	bool first = true;
+	for (size_t d = py; d-- > 0; first = false) {
+		fputs(first ? "" : ";", out);
+		put_frame(out, json_array_get(stack, d));
+	}
+	for (size_t d = n; d-- > py; first = false) {
+		fputs(first ? "" : ";", out);
+		put_frame(out, json_array_get(stack, d));
+	}
+}
+
+/* One line per stack as it reads: sites whose frames read the same (two
+ * places in one line of a function) summed, in the order first seen (a
+ * NumPy program's `ones (numeric.py:205)` stack was written twice; new-user
+ * trial 32). */
 static int collapsed(FILE *out, json_t *summary, const char *value)
 {
+	json_t *sums = json_object(), *order = json_array();
 	size_t i;
 	json_t *site;
 	json_array_foreach(json_object_get(summary, "sites"), i, site) {
@@ -85,26 +113,30 @@ static int collapsed(FILE *out, json_t *summary, const char *value)
 		double v = value_of(site, value);
 		if (!json_array_size(stack) || v < 1)
 			continue;
-		/* Outermost first.  A stack that lists its Python frames first
-		 * (recorded before stacks were interleaved): them, then the
-		 * native ones (innermost of all: the code that called the
-		 * allocator); else, innermost first throughout, reversed. */
-		size_t n = json_array_size(stack), py = 0;
-		while (py < n && !strcmp(json_string_value(json_object_get(
-				       json_array_get(stack, py), "kind")) ?: "",
-				 "python"))
-			py++;
-		bool first = true;
-		for (size_t d = py; d-- > 0; first = false) {
-			fputs(first ? "" : ";", out);
-			put_frame(out, json_array_get(stack, d));
-		}
-		for (size_t d = n; d-- > py; first = false) {
-			fputs(first ? "" : ";", out);
-			put_frame(out, json_array_get(stack, d));
-		}
-		fprintf(out, " %.0f\n", v);
+		char *line = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&line, &len);
+		if (!m)
+			break;
+		put_stack(m, stack);
+		fclose(m);
+		json_t *sum = json_object_get(sums, line);
+		if (!sum)
+			json_array_append_new(order, json_string(line));
+		json_object_set_new(sums, line, json_real(json_number_value(sum) + v));
+		free(line);
 	}
+	json_t *key;
+	json_array_foreach(order, i, key) {
+		const char *line = json_string_value(key);
+		fprintf(out, "%s %.0f\n", line,
+			json_number_value(json_object_get(sums, line)));
+	}
+	if (!json_array_size(order))
+		fprintf(stderr, "memtrace: export: no call sites of large blocks (128 "
+				"KiB or more) in this recording: nothing to fold\n");
+	json_decref(sums);
+	json_decref(order);
 	return ferror(out) ? 1 : 0;
 }
 
