@@ -1183,7 +1183,7 @@ static void print_sites(FILE *out, const char *head, json_t *sites,
 		fprintf(out, "  %*s %3.0f%%  %s", (int)strlen(head), k ? "" : head,
 			json_number_value(json_object_get(site, "share")) * 100,
 			mt_site_label(stack, label, sizeof label));
-		mt_site_print_callers(out, stack, 2);
+		mt_site_print_callers(out, site, 2);
 		fputc('\n', out);
 		if (!unnamed->object)
 			unnamed->object =

@@ -81,14 +81,20 @@ static double value_of(json_t *site, const char *value)
  * interleaved): them, then the native ones (innermost of all: the code
  * that called the allocator); else, innermost first throughout,
  * reversed. */
-static void put_stack(FILE *out, json_t *stack)
+static void put_stack(FILE *out, json_t *site)
 {
+	json_t *stack = json_object_get(site, "stack");
 	size_t n = json_array_size(stack), py = 0;
 	while (py < n && !strcmp(json_string_value(json_object_get(
 			       json_array_get(stack, py), "kind")) ?: "",
 			 "python"))
 		py++;
 	bool first = true;
+	/* (a stack the shim cut: its outermost frame is not the root) */
+	if (json_is_true(json_object_get(site, "stack_cut"))) {
+		fputs("[deeper frames not recorded]", out);
+		first = false;
+	}
 	for (size_t d = py; d-- > 0; first = false) {
 		fputs(first ? "" : ";", out);
 		put_frame(out, json_array_get(stack, d));
@@ -118,7 +124,7 @@ static int collapsed(FILE *out, json_t *summary, const char *value)
 		FILE *m = open_memstream(&line, &len);
 		if (!m)
 			break;
-		put_stack(m, stack);
+		put_stack(m, site);
 		fclose(m);
 		json_t *sum = json_object_get(sums, line);
 		if (!sum)

@@ -208,6 +208,8 @@ static json_t *ranked(json_t *sites, double (*weigh)(json_t *, const void *),
 		}
 		fold_small(e, json_object_get(site, "small"));
 		fold_released(e, site);
+		if (json_is_true(json_object_get(site, "stack_cut")))
+			json_object_set_new(e, "stack_cut", json_true());
 		if (json_object_get(site, "faults"))
 			json_object_set_new(e, "faults", json_integer(
 				json_integer_value(json_object_get(e, "faults")) +
@@ -732,8 +734,9 @@ static bool unnamed_interpreter_frame(json_t *f)
 	       (!strncmp(base, "python", 6) || !strncmp(base, "libpython", 9));
 }
 
-void mt_site_print_callers(FILE *out, json_t *stack, size_t max)
+void mt_site_print_callers(FILE *out, json_t *site, size_t max)
 {
+	json_t *stack = json_object_get(site, "stack");
 	char label[512];
 	size_t own = holding_frame(stack, mt_site_own_frame(stack)), shown = 0;
 	/* (a stack that lists its Python frames first: the native frame
@@ -754,6 +757,8 @@ void mt_site_print_callers(FILE *out, json_t *stack, size_t max)
 			fprintf(out, " < %s", mt_frame_label(f, label, sizeof label));
 		shown++;
 	}
+	if (shown < max && json_is_true(json_object_get(site, "stack_cut")))
+		fputs(" < [deeper frames not recorded]", out);
 }
 
 /* Everything the allocator moved on a site's account, then its bytes. */
@@ -837,15 +842,16 @@ static void print_fault_coverage(FILE *out, json_t *s, json_t *fs)
 
 /* A site as a row shows it: its label and `depth` - 1 callers (malloc'd;
  * NULL when out of memory). */
-static char *site_shown(json_t *stack, unsigned depth)
+static char *site_shown(json_t *site, unsigned depth)
 {
+	json_t *stack = json_object_get(site, "stack");
 	char label[512], *shown = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&shown, &len);
 	if (!m)
 		return NULL;
 	fputs(mt_site_label(stack, label, sizeof label), m);
-	mt_site_print_callers(m, stack, depth - 1);
+	mt_site_print_callers(m, site, depth - 1);
 	fclose(m);
 	return shown;
 }
@@ -868,7 +874,7 @@ static void print_small_sites(FILE *out, json_t *all, unsigned depth)
 	/* (rows that read the same at this depth summed, as above) */
 	json_t *rows = json_array();
 	json_array_foreach(sites, i, site) {
-		char *shown = site_shown(json_object_get(site, "stack"), depth);
+		char *shown = site_shown(site, depth);
 		json_t *small = json_object_get(site, "small"), *row = NULL, *r2;
 		size_t k;
 		json_array_foreach(rows, k, r2) if (!strcmp(json_string_value(
@@ -988,7 +994,7 @@ void mt_sites_print(FILE *out, json_t *s, unsigned depth)
 	json_array_foreach(sites, i, site) {
 		if (!rows)
 			break;
-		char *shown = site_shown(json_object_get(site, "stack"), depth);
+		char *shown = site_shown(site, depth);
 		if (!shown)
 			continue;
 		struct row *r = NULL;

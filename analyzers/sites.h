@@ -92,8 +92,10 @@ bool mt_stack_has_python(json_t *stack);
  * templates inlined from system headers too), not the program's. */
 bool mt_frame_is_library(json_t *frame);
 /* " < caller" for the first max callers of a site's own frame, the
- * program's (a Python frame's callers, the interpreter's too). */
-void mt_site_print_callers(FILE *out, json_t *stack, size_t max);
+ * program's (a Python frame's callers, the interpreter's too); where the
+ * shim cut the stack before its outermost frame (`stack_cut`) and fewer
+ * than max were shown, " < [deeper frames not recorded]". */
+void mt_site_print_callers(FILE *out, json_t *site, size_t max);
 /* The sum of the "caused" figures named in keys over every site (the
  * sites not written out, summed by the shim, included). */
 double mt_sites_total(json_t *sites, const char *const *keys);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sites.h"
 #include "symbolize.h"
 
 /* A file of the compiler's or the system's headers (the C++ library's
@@ -288,7 +289,15 @@ void mt_sites_symbolize(json_t *summary)
 	size_t i, j;
 	json_t *site, *release;
 	json_array_foreach(json_object_get(summary, "sites"), i, site) {
-		symbolize_stack(json_object_get(site, "stack"));
+		json_t *stack = json_object_get(site, "stack");
+		symbolize_stack(stack);
+		/* (cut where only the C runtime's frames were left: main's
+		 * callers, _start; nothing of the program's unrecorded) */
+		json_t *outermost = json_array_get(stack, json_array_size(stack) - 1);
+		const char *fn = json_string_value(json_object_get(outermost, "function"));
+		if (outermost && (mt_frame_is_library(outermost) ||
+				  (fn && !strcmp(fn, "main"))))
+			json_object_del(site, "stack_cut");
 		json_array_foreach(json_object_get(site, "released_at"), j, release)
 			symbolize_stack(json_object_get(release, "stack"));
 	}

@@ -78,6 +78,7 @@ struct site {
 	uint64_t hash;
 	const void *native[MAX_NATIVE];
 	unsigned nnative, nall;
+	bool cut; /* its native stack went on past them (struct pending) */
 	/* the frames as written, innermost first: k >= 0 Python frame k,
 	 * k < 0 native frame -1 - k */
 	signed char order[MAX_PY_FRAMES + MAX_NATIVE];
@@ -355,6 +356,7 @@ struct pending {
 	/* the site's native frames: the key's, then the mixed stack's */
 	const void *all[MAX_NATIVE];
 	unsigned nall, norder;
+	bool cut; /* the native stack went on past MAX_NATIVE frames */
 	signed char order[MAX_PY_FRAMES + MAX_NATIVE];
 	struct frame_name names[MAX_PY_FRAMES];
 	struct mt_object objects[MAX_NATIVE];
@@ -424,6 +426,7 @@ static unsigned add_site(unsigned *slot, uint64_t hash,
 	}
 	s->nnative = key_nn;
 	s->nall = nn;
+	s->cut = whole && p->cut;
 	for (unsigned k = 0; k < nn; k++) {
 		struct native_name *nm = &s->natives[k];
 		s->native[k] = native[k];
@@ -560,6 +563,7 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 {
 	struct mt_pyframe f[MAX_PY_FRAMES];
 	struct pending names;
+	names.cut = false;
 	unsigned n = (unsigned)mt_python_frames(f, MAX_PY_FRAMES);
 	struct mt_thread *t = mt_tls.thread;
 	/* The same code in two regions is two sites: a region's findings
@@ -596,7 +600,15 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	}
 	mt_python_frames_done();
 	if (!n) {
-		nn = mt_native_stack(caller, native, MAX_NATIVE, &function);
+		/* (a frame more, to tell a stack cut from one that ends
+		 * there: a flame graph's outermost row was not the root, and
+		 * nothing said so; new-user trial 32) */
+		const void *walked[MAX_NATIVE + 1];
+		nn = mt_native_stack(caller, walked, MAX_NATIVE + 1, &function);
+		names.cut = nn > MAX_NATIVE;
+		if (names.cut)
+			nn = MAX_NATIVE;
+		memcpy(native, walked, nn * sizeof *native);
 		h = hash_of(native, nn, f, n, region);
 		id = site_and_function_found(h, native, nn, f, n, region, fid);
 	}
@@ -1457,6 +1469,10 @@ static void write_list(struct mt_json_out *o, const unsigned *order,
 			} else {
 				mt_json_key(&j, "stack");
 				write_stack(o, s);
+			}
+			if (s->cut) {
+				mt_json_key(&j, "stack_cut");
+				mt_json_put(o, "true");
 			}
 			if (s->region >= 0)
 				mt_json_str(&j, "region",
