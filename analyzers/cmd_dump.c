@@ -85,6 +85,8 @@ static bool print(const struct mt_event *e, void *arg)
 			fprintf(out, " entry=%s", mt_call_names[v]);
 		} else if (!strcmp(name, "sys") && v < MT_SYS_COUNT) {
 			fprintf(out, " sys=%s", mt_sys_names[v]);
+		} else if (e->tag == MT_EV_THREAD_START && (v & MT_SHIM_THREAD)) {
+			fprintf(out, " %s=%" PRIu64 " memtrace", name, v & ~MT_SHIM_THREAD);
 		} else if (!strcmp(name, "result")) {
 			fprintf(out, " result=%" PRId64, mt_unzigzag_value(v));
 		} else if (is_address_field(name)) {

@@ -99,6 +99,7 @@ struct writer {
 	long pid;
 	uint64_t faults;
 	struct mt_idmap threads; /* tids described */
+	struct mt_idmap shim;	 /* the shim's own threads' tids */
 	struct mt_idmap names;	 /* region id + 1 -> its name */
 	uint64_t packets[8];	 /* per kind, for the closing line */
 };
@@ -202,11 +203,18 @@ static void slice(struct writer *w, uint64_t ns, uint32_t tid, int type,
 	w->packets[type]++;
 }
 
-static bool any_kernel_call(const struct mt_event *e, void *arg)
+/* A first pass: are the kernel's calls there, and which threads are the
+ * shim's (their shim_thread events may come after the calls sampled on
+ * them, which another thread of it wrote). */
+static bool survey(const struct mt_event *e, void *arg)
 {
-	bool *seen = arg;
-	*seen = e->tag == MT_EV_KCALL;
-	return !*seen;
+	struct writer *w = arg;
+	if (e->tag == MT_EV_KCALL)
+		w->kernel_calls = true;
+	if (e->tag == MT_EV_THREAD_START && (e->thread_start.tid & MT_SHIM_THREAD) &&
+	    !mt_idmap_put(&w->shim, (uint32_t)e->thread_start.tid, (void *)1))
+		return false;
+	return true;
 }
 
 static bool write_event(const struct mt_event *e, void *arg)
@@ -238,6 +246,8 @@ static bool write_event(const struct mt_event *e, void *arg)
 		unsigned sys = (unsigned)(e->kernel_call.which & 15);
 		if ((e->kernel_call.which >> 4) & 1 || sys >= MT_SYS_COUNT)
 			break; /* (the entry has the arguments) */
+		if (mt_idmap_get(&w->shim, e->kernel_call.tid))
+			break; /* (the shim's own) */
 		syscall_event(w, e->kernel_call.time_ns, (uint32_t)e->kernel_call.tid,
 			      mt_sys_names[sys], kernel_args, &e->kernel_call.arg0,
 			      e->nv - 3);
@@ -275,10 +285,10 @@ bool mt_export_perfetto(FILE *out, struct mt_trace *t, json_t *summary,
 {
 	struct writer w = {.out = out, .start_ns = mt_trace_start_ns(t)};
 	w.pid = (long)json_integer_value(json_object_get(summary, "pid"));
-	bool seen = false;
-	if (!mt_trace_each(t, false, any_kernel_call, &seen, err, errlen) && !seen)
+	if (!mt_trace_each(t, false, survey, &w, err, errlen)) {
+		mt_idmap_free(&w.shim);
 		return false;
-	w.kernel_calls = seen;
+	}
 	json_t *cmd = json_array_get(json_object_get(summary, "command"), 0);
 	process_track(&w, json_string_value(cmd) ?: "?");
 	counter_track(&w, HEAP, "heap: the program break above its start (bytes)");
@@ -291,6 +301,7 @@ bool mt_export_perfetto(FILE *out, struct mt_trace *t, json_t *summary,
 		free(mt_idmap_at(&w.names, i));
 	mt_idmap_free(&w.names);
 	mt_idmap_free(&w.threads);
+	mt_idmap_free(&w.shim);
 	fprintf(stderr, "memtrace: export: %llu counter values, %llu syscalls (%s), "
 			"%llu region calls\n",
 		(unsigned long long)w.packets[COUNTER],

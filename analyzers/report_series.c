@@ -49,18 +49,31 @@ struct gather {
 	struct mt_idmap names;		   /* region id + 1 -> name */
 	struct open_region open[64];	   /* calls in progress */
 	size_t nopen;
+	const struct mt_idmap *shim; /* the shim's own threads */
 	int64_t live_at_start; /* by the baseline */
 	bool live_seen;	       /* any allocation or free */
 	json_t *bands;
 	bool failed;
 };
 
+/* The first pass: how long the recording lasts, and which threads are
+ * the shim's own (the kernel calls sampled on them are not the
+ * program's; their thread_start may come after those calls in the file). */
+struct span {
+	uint64_t last;
+	struct mt_idmap shim;
+	bool failed;
+};
+
 static bool find_span(const struct mt_event *e, void *arg)
 {
-	uint64_t *last = arg;
-	if (e->ns > *last)
-		*last = e->ns;
-	return true;
+	struct span *s = arg;
+	if (e->ns > s->last)
+		s->last = e->ns;
+	if (e->tag == MT_EV_THREAD_START && (e->thread_start.tid & MT_SHIM_THREAD) &&
+	    !mt_idmap_put(&s->shim, (uint32_t)e->thread_start.tid, (void *)1))
+		s->failed = true;
+	return !s->failed;
 }
 
 static struct bucket *at(struct gather *g, uint64_t ns)
@@ -166,6 +179,7 @@ static bool gather_event(const struct mt_event *e, void *arg)
 	case MT_EV_KCALL:
 		/* at entry: the kernel's view of every memory syscall */
 		if (!((e->kernel_call.which >> 4) & 1) &&
+		    !mt_idmap_get(g->shim, e->kernel_call.tid) &&
 		    (slot = slot_of_sys(e->kernel_call.which & 15)) >= 0) {
 			when_sampled(g, e->kernel_call.time_ns, e)->kernel[slot]++;
 			g->kernel_seen = true;
@@ -251,11 +265,16 @@ static json_t *counts(const struct gather *g, int slot, bool faults)
 
 json_t *mt_report_series(struct mt_trace *t, char *err, size_t errlen)
 {
-	uint64_t last = 0;
-	if (!mt_trace_each(t, false, find_span, &last, err, errlen))
+	struct span span = {0};
+	if (!mt_trace_each(t, false, find_span, &span, err, errlen) || span.failed) {
+		if (span.failed)
+			mt_read_fail(err, errlen, "out of memory");
+		mt_idmap_free(&span.shim);
 		return NULL;
+	}
+	uint64_t last = span.last;
 	struct gather g = {.span_ns = last ? last : 1,
-			   .start_ns = mt_trace_start_ns(t)};
+			   .start_ns = mt_trace_start_ns(t), .shim = &span.shim};
 	g.width_ns = g.span_ns / MT_REPORT_POINTS + 1;
 	g.b = calloc(MT_REPORT_POINTS, sizeof *g.b);
 	g.bands = json_array();
@@ -263,6 +282,7 @@ json_t *mt_report_series(struct mt_trace *t, char *err, size_t errlen)
 		mt_read_fail(err, errlen, "out of memory");
 		free(g.b);
 		json_decref(g.bands);
+		mt_idmap_free(&span.shim);
 		return NULL;
 	}
 	bool ok = mt_trace_each(t, false, gather_event, &g, err, errlen) && !g.failed;
@@ -291,6 +311,7 @@ json_t *mt_report_series(struct mt_trace *t, char *err, size_t errlen)
 	for (size_t i = 0; i < g.names.cap; i++)
 		free(mt_idmap_at(&g.names, i));
 	mt_idmap_free(&g.names);
+	mt_idmap_free(&span.shim);
 	free(g.b);
 	return s;
 }

@@ -347,6 +347,14 @@ static struct mt_trace_buf *new_buffer(bool in_signal)
 	return b;
 }
 
+/* A thread_start event's tid: the shim's own threads told apart (a
+ * program's timeline had a thread that was memtrace's collector; new-user
+ * trial 32). */
+static uint64_t thread_start_tid(uint32_t tid)
+{
+	return mt_tls.shim_thread ? tid | MT_SHIM_THREAD : tid;
+}
+
 /* t's buffer, made at its first event (or NULL: not recording). */
 static struct mt_trace_buf *buffer(struct mt_thread *t)
 {
@@ -358,7 +366,7 @@ static struct mt_trace_buf *buffer(struct mt_thread *t)
 	t->trace = b;
 	mt_buf_claim(b);
 	unsigned char *p = begin_event(b, MT_EV_THREAD_START);
-	mt_event_end(b, mt_put_varint(p, b->tid));
+	mt_event_end(b, mt_put_varint(p, thread_start_tid(b->tid)));
 	return b;
 }
 
@@ -404,7 +412,7 @@ static void trace_thread_attach(struct mt_thread *t)
 	rename_buffer(t->signal_trace, tid);
 	if (native_on() && !b->closed && mt_buf_claim(b) != MT_BUSY) {
 		unsigned char *p = begin_event(b, MT_EV_THREAD_START);
-		mt_event_end(b, mt_put_varint(p, tid));
+		mt_event_end(b, mt_put_varint(p, thread_start_tid(tid)));
 	}
 }
 

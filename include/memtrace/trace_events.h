@@ -53,6 +53,7 @@
 	X(REGION_BEGIN, region_begin, 1, id)                                 \
 	X(REGION_END, region_end, 2, id, wall_ns)                            \
 	X(COUNTERS, counters, MT_WIRE_ARRAY, values[MT_ARRAY_MAX])           \
+	/* tid | MT_SHIM_THREAD for a thread of the shim's own */          \
 	X(THREAD_START, thread_start, 1, tid)                                 \
 	X(THREAD_EXIT, thread_exit, 1, tid)                                  \
 	X(FORKED, forked, 1, parent)                                         \
@@ -111,6 +112,12 @@
 	/* a purge of the program's own that fell on `bytes` it had purged  \
 	 * before (1.18: shim/own_purges.h) */                                \
 	X(OWN_PURGE_AGAIN, own_purge_again, 1, bytes)
+
+/* In a thread_start event's tid: a thread of the shim's own (its events
+ * the shim's, the kernel calls sampled on it not the program's); the
+ * bit above any tid, which readers before it took for a thread they
+ * never met. */
+#define MT_SHIM_THREAD ((uint64_t)1 << 32)
 
 enum mt_tag {
 #define MT_TAG_OF(id, name, wire, ...) MT_EV_##id,

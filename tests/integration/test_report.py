@@ -240,6 +240,30 @@ def test_collapsed_stacks_add_up(tmp_path):
     assert r.returncode == 2 and "collapsed" in r.stderr
 
 
+def test_the_shims_own_threads_are_not_the_programs(tmp_path):
+    """A single-threaded program's Perfetto timeline had a second thread,
+    memtrace's collector, with system calls of its own (new-user trial
+    32): its thread_start says it is the shim's, dump says so, and its
+    kernel calls are left out of the export (and the report's chart)."""
+    trace = tmp_path / "t.mt"
+    run([CLI, "run", "-q", "-o", str(trace), "--", PYTHON, "-c",
+         "import time; b = [bytearray(1 << 20) for _ in range(30)]; time.sleep(0.3)"],
+        clean_env())
+    dump = run([CLI, "dump", str(trace)], clean_env()).stdout.splitlines()
+    starts = [l.split() for l in dump if " thread_start " in l]
+    shim = {l[3].split("=")[1] for l in starts if l[-1] == "memtrace"}
+    program_threads = [l for l in starts if l[-1] != "memtrace"]
+    assert shim and len(program_threads) == 1, starts
+    calls = [l.split() for l in dump if " kernel_call " in l and " enter " in l]
+    if not calls:
+        pytest.skip("no kernel samples (perf_event_open not allowed here)")
+    mine = [c for c in calls if c[3].split("=")[1] not in shim]
+    assert len(mine) < len(calls), "no call sampled on the shim's threads"
+    r = run([CLI, "export", "-f", "perfetto", "-o", str(tmp_path / "t.pb"), str(trace)],
+            clean_env())
+    assert f", {len(mine)} syscalls (the kernel's view)" in r.stderr, (r.stderr, len(calls))
+
+
 def varint(buf, i):
     v = shift = 0
     while True:
