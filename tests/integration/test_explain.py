@@ -1401,6 +1401,13 @@ def test_memory_kept_while_the_program_works_on_after_its_frees(backend):
     resident = [int(part.split()[0]) << 10 for part in
                 r.stderr.split("resident after the frees:")[1:]]
     assert resident, r.stderr
+    # (explain shows the command's stderr for its first run only: the
+    # others' figures measured bare, as the runs vary, 224 to 292 MB on
+    # mimalloc on a busy machine)
+    for _ in range(2):
+        b = run([program("free_then_work")], bare_env(backend))
+        resident += [int(part.split()[0]) << 10 for part in
+                     b.stderr.split("resident after the frees:")[1:]]
     if max(resident) < 64 << 20:
         assert not kept, (resident, kept)
         return
