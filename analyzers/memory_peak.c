@@ -14,18 +14,14 @@
 #define OVER_OTHER_BYTES (64.0 * 1024 * 1024)
 #define OVER_LIVE 3.0
 
-/* A backend's peak resident memory: the least of its runs without the
- * shim where it was timed so (the shim's own memory left out), else of
- * its runs under it; 0 when not known. */
-static double peak_rss(const struct measured *m, const struct mt_bare_times *bare)
+/* A backend's peak resident memory: the least of its runs', each the
+ * command's own process (VmHWM, under the shim: its own few MiB on every
+ * backend alike).  Not the runs without the shim, whose ru_maxrss is the
+ * largest of the process and its children: a forked child's 605 MiB was
+ * said of a parent of 3.6 MB, and of `sh -c` (new-user trial 33). */
+static double peak_rss(const struct measured *m)
 {
 	double least = 0;
-	for (size_t i = 0; bare && i < bare->n; i++)
-		if (bare->peak_rss_bytes[i] > 0 &&
-		    (least == 0 || bare->peak_rss_bytes[i] < least))
-			least = bare->peak_rss_bytes[i];
-	if (least > 0)
-		return least;
 	for (size_t i = 0; i < m->runs.n; i++) {
 		json_t *v = json_object_get(m->runs.summaries[i], "peak_rss_bytes");
 		double rss = json_number_value(v);
@@ -63,7 +59,7 @@ bool mt_memory_peak(struct findings *all, const struct measured *m,
 	for (int j = 0; j < nm && j < 16; j++, n++) {
 		if (m[j].source || !m[j].runs.n)
 			return true; /* read from files: no runs of the same command */
-		rss[j] = peak_rss(&m[j], bare ? &bare[j] : NULL);
+		rss[j] = peak_rss(&m[j]);
 		live[j] = peak_live(&m[j]);
 		if (rss[j] > 0 && (least < 0 || rss[j] < rss[least]))
 			least = j;
@@ -90,31 +86,38 @@ bool mt_memory_peak(struct findings *all, const struct measured *m,
 		json_object_set_new(e, "other_backend", json_string(other));
 		json_object_set_new(e, "other_peak_rss_bytes", json_real(rss[least]));
 		json_object_set_new(e, "rss_source",
-				    json_string(bare ? "runs without the shim"
-						     : "runs under the shim"));
+				    json_string("the command's own process, under the shim"));
 		char b1[32], b2[32], b3[32];
 		snprintf(x->explanation, sizeof x->explanation,
 			 "On %s the process held %s resident at its peak, %.1f "
 			 "times the %s it ever had live at once; on %s the same "
 			 "command peaked at %s (the least of each backend's "
-			 "runs%s). The rest is the allocator's own keeping: "
-			 "memory the program freed that it holds for reuse or "
-			 "has not given back yet, its caches and the free room "
-			 "in its arenas. Held for too short a time to be "
-			 "memory kept, it is still the peak a machine must have "
-			 "room for, and what a process is killed for when memory "
+			 "runs, the command's own process). The rest is the "
+			 "allocator's own keeping: memory the program freed that "
+			 "it holds for reuse or has not given back yet, its "
+			 "caches and the free room in its arenas. However long "
+			 "it holds it, it is the peak a machine must have room "
+			 "for, and what a process is killed for when memory "
 			 "runs out.",
 			 m[j].runs.backend, mt_format_bytes(rss[j], b1, sizeof b1),
 			 rss[j] / live[j], mt_format_bytes(live[j], b2, sizeof b2),
-			 other, mt_format_bytes(rss[least], b3, sizeof b3),
-			 bare ? ", without the shim" : "");
+			 other, mt_format_bytes(rss[least], b3, sizeof b3));
+		/* (and its time: the backend of less memory took twice the
+		 * CPU in new-user trial 33) */
+		double t_here = 0, t_other = 0;
+		char times[160] = "";
+		if (mt_measured_on(m, bare, nm, m[j].runs.backend, &t_here) &&
+		    mt_measured_on(m, bare, nm, other, &t_other) && t_here > 0)
+			snprintf(times, sizeof times, "; its CPU time %.3f s against "
+						      "%.3f s here",
+				 t_other, t_here);
 		struct mt_fix *fix = mt_fix_add(x, MT_FIX_BACKEND);
 		if (fix) {
 			fix->backend = other;
 			snprintf(fix->text, sizeof fix->text,
 				 "run on %s, measured here: %s at its peak against "
-				 "%s (memtrace run --backend %s)",
-				 other, b3, b1, other);
+				 "%s%s (memtrace run --backend %s)",
+				 other, b3, b1, times, other);
 		}
 		if (!mt_findings_keep(all, x)) {
 			mt_finding_free(x);

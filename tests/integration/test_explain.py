@@ -629,7 +629,7 @@ def test_the_mmap_threshold_keeps_the_blocks_that_hold_the_bytes():
 
 
 @pytest.mark.skipif("jemalloc" not in BACKENDS, reason="needs jemalloc")
-def test_no_never_purge_setting_where_the_allocator_holds_many_times_live():
+def test_a_never_purge_setting_is_said_last_where_the_allocator_holds_many_times_live():
     """8 threads of small records on jemalloc: its purges churn, but it
     already held 772 MiB at its peak for 122 MiB live, and never purging
     took it to 2.7 GiB, with more faults (new-user trial 31): the setting
@@ -640,10 +640,12 @@ def test_no_never_purge_setting_where_the_allocator_holds_many_times_live():
     found = json.loads(r.stdout)["findings"]
     churn = [f for f in found if f["id"] == "purge-churn"]
     assert churn, [f["id"] for f in found]
-    settings = [x.get("setting") or "" for x in churn[0]["fixes"]]
-    assert not any("decay_ms" in s or "oversize" in s for s in settings), settings
-    assert "No setting that keeps the freed pages is proposed" in \
-        churn[0]["explanation"], churn[0]["explanation"]
+    fixes = churn[0]["fixes"]
+    keep = [i for i, x in enumerate(fixes) if "decay_ms" in (x.get("setting") or "")]
+    # (proposed last, the memory it may hold said: it helped another such
+    # program, new-user trial 33)
+    assert keep and keep[0] > 0 and all(i >= len(fixes) - len(keep) for i in keep), fixes
+    assert "may hold much more (--verify measures it)" in fixes[keep[0]]["description"]
     env = bare_env("jemalloc")
     _, rss = run_peak_rss(cmd, env, capture_output=True)
     _, kept = run_peak_rss(cmd, {**env, "MALLOC_CONF":
@@ -658,14 +660,28 @@ def test_a_backend_that_peaks_at_many_times_the_live_bytes_is_said():
     peak for 122 MiB live, glibc 160 MiB, and nothing said so (held for
     too short a time for memory-kept; new-user trial 31).  Bare, the peaks
     are measured again here."""
-    cmd = [program("thread_records"), "8", "20"]
+    cmd = [program("thread_records"), "8", "40"]
+    # The same started by a shell: the shell's own memory is no peak (a
+    # child's 605 MiB was said of its parent of 3.6 MB; new-user trial 33).
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--backend",
+             "glibc,jemalloc", "--", "sh", "-c", " ".join(cmd) + "; true"],
+            clean_env())
+    found = json.loads(r.stdout)["findings"]
+    assert not [f for f in found if f["id"] == "memory-peak" and
+                not f.get("process")], found
     r = run([CLI, "explain", "--json", "--repeat", "1", "--backend",
              "glibc,jemalloc", "--"] + cmd, clean_env())
     found = json.loads(r.stdout)["findings"]
-    (peak,) = [f for f in found if f["id"] == "memory-peak"]
+    peaks = [f for f in found if f["id"] == "memory-peak"]
+    # (where jemalloc held it long enough, memory-kept says it instead)
+    if not peaks:
+        assert [f for f in found if f["id"] == "memory-kept" and
+                f["backend"] == "jemalloc"], found
+        return
+    (peak,) = peaks
     assert peak["backend"] == "jemalloc", peak
     e = peak["evidence"]
-    assert e["other_backend"] == "glibc" and e["rss_source"] == "runs without the shim"
+    assert e["other_backend"] == "glibc", e
     assert e["peak_rss_bytes"] >= 3 * e["peak_live_bytes"], e
     _, je = run_peak_rss(cmd, bare_env("jemalloc"), capture_output=True)
     _, gl = run_peak_rss(cmd, bare_env("glibc"), capture_output=True)
