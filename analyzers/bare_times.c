@@ -31,7 +31,6 @@ size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
 			    signaled != ending.signaled)
 				continue;
 			b->user_s[b->n] = seconds(u.ru_utime);
-			b->peak_rss_bytes[b->n] = (double)u.ru_maxrss * 1024;
 			b->cpu_s[b->n++] = seconds(u.ru_utime) + seconds(u.ru_stime);
 			counted++;
 		}

@@ -17,7 +17,6 @@ struct mt_bare_times {
 	char *const *env; /* NAME=VALUE settings of the runs, or NULL */
 	double cpu_s[MT_MAX_RUNS];  /* user + system, each run */
 	double user_s[MT_MAX_RUNS];
-	double peak_rss_bytes[MT_MAX_RUNS]; /* ru_maxrss, its children's too */
 	size_t n;
 };
 
