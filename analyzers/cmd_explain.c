@@ -125,6 +125,41 @@ static json_t *runs_differ(FILE *out, const struct measured *m, int nm)
 	return list;
 }
 
+/* The backends no finding is about (the command's own process): each
+ * said, with what its runs measured, so that a reader of four backends
+ * sees the one with nothing to say was looked at (new-user trial 34: a
+ * backend with 3.5x the faults of another, below every rule's bar, had
+ * no line at all).  A line each after the findings, or (json) an array. */
+static json_t *quiet_backends(FILE *out, const struct measured *m, int nm,
+			      struct mt_finding *const *found, size_t held)
+{
+	json_t *list = out ? NULL : json_array();
+	double page = (double)sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < nm; i++) {
+		const char *backend = m[i].runs.backend;
+		bool said = false;
+		for (size_t k = 0; k < held && !said; k++)
+			said = !found[k]->process && !strcmp(found[k]->backend, backend);
+		struct mt_call_figures f;
+		if (said || !mt_runs_figures(&m[i].runs, MT_WHOLE_PROGRAM, &f))
+			continue;
+		double cpu = f.user_s + f.system_s, resident = f.peak_rss / page;
+		if (list) {
+			json_array_append_new(list, json_pack(
+				"{s:s, s:f, s:f, s:f, s:f}", "backend", backend,
+				"page_faults", f.faults, "peak_resident_pages", resident,
+				"system_s", f.system_s, "cpu_s", cpu));
+			continue;
+		}
+		fprintf(out, "\n[no finding] backend %s\n  The run took %.0f page "
+			     "faults (the most pages it had resident at once: %.0f) "
+			     "and %.2f s of system time in %.2f s of CPU; no rule "
+			     "found a cost of the allocator in it worth a change.\n",
+			backend, f.faults, resident, f.system_s, cpu);
+	}
+	return list;
+}
+
 /* What the shim cost each run read or made, estimated (figures.h), and
  * measured where explain ran the command without it, beside the run's
  * CPU time: a line each, or (json) an array. */
@@ -1729,6 +1764,11 @@ int mt_cmd_explain(int argc, char **argv)
 			json_object_set(top, "recorded_not_measured", recorded);
 		if (json_array_size(shared))
 			json_object_set(top, "one_setting", shared);
+		json_t *quiet = quiet_backends(NULL, m, nm, found, held);
+		if (json_array_size(quiet))
+			json_object_set_new(top, "no_finding", quiet);
+		else
+			json_decref(quiet);
 		json_dumpf(top, out, JSON_INDENT(2));
 		fputc('\n', out);
 		json_decref(top);
@@ -1767,6 +1807,7 @@ int mt_cmd_explain(int argc, char **argv)
 			print_finding(out, found[i], children);
 		if (held < n)
 			fprintf(out, "\nRefuted by --verify (not counted above):\n");
+		quiet_backends(out, m, nm, found, held);
 		for (; i < n; i++)
 			print_finding(out, found[i], children);
 		mt_print_shared_settings(out, shared);
