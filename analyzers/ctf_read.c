@@ -712,6 +712,7 @@ static const char *ctf_note(struct mt_trace *base)
 }
 
 static const struct mt_source_ops ctf_ops = {
+	.skipped_one = "event LTTng discarded",
 	.skipped_what = "events LTTng discarded",
 	.close = ctf_close,
 	.metadata = ctf_metadata,

@@ -739,6 +739,7 @@ static bool native_each(struct mt_trace *base, bool salvage,
 }
 
 static const struct mt_source_ops native_ops = {
+	.skipped_one = "damaged chunk",
 	.skipped_what = "damaged chunks",
 	.close = native_close,
 	.metadata = native_metadata,

@@ -14,8 +14,8 @@
 struct mt_trace;
 
 struct mt_source_ops {
-	/* What `skipped` counts, in words. */
-	const char *skipped_what;
+	/* What `skipped` counts, in words: one of them, and more. */
+	const char *skipped_one, *skipped_what;
 	void (*close)(struct mt_trace *t);
 	json_t *(*metadata)(struct mt_trace *t);
 	bool (*each)(struct mt_trace *t, bool salvage,

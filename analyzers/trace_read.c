@@ -102,7 +102,8 @@ uint64_t mt_trace_skipped(const struct mt_trace *t)
 
 const char *mt_trace_skipped_what(const struct mt_trace *t)
 {
-	return t->ops->skipped_what;
+	return t->ops->skipped(t) == 1 ? t->ops->skipped_one
+				       : t->ops->skipped_what;
 }
 
 const char *mt_trace_note(struct mt_trace *t)

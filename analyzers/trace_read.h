@@ -52,7 +52,7 @@ void mt_trace_salvage(struct mt_trace *t);
 /* After mt_trace_each with salvage: chunks skipped as damaged. */
 uint64_t mt_trace_skipped(const struct mt_trace *t);
 /* What that counts: "damaged chunks", or in an LTTng trace "events LTTng
- * discarded". */
+ * discarded" (each in the singular for one). */
 const char *mt_trace_skipped_what(const struct mt_trace *t);
 /* The status record (format 1.8): how recording ended, as the writer
  * last said.  False when the file has none (older formats, an LTTng
