@@ -92,6 +92,48 @@ static double shim_measured_s(const struct measured *m,
  * four runs of six, and in one read "first-touch only, nothing to fix"
  * (6k faults against 284k; new-user trial 28).  A line each, or (json)
  * an array. */
+/* A backend's runs whose system time differed twice over, by a tenth of
+ * the CPU or more (and 50 ms), where the faults did not: the kernel's work
+ * is what moved (huge pages compacted or not, the machine's other work),
+ * and the time figures of one run can be off by as much (a NumPy program
+ * of 64 MB temporaries: 0.26 to 1.01 s of system time with the same
+ * 19,985 faults, bare; new-user trial 34).  Said, or (list) added. */
+static void system_time_differs(FILE *out, json_t *list, const struct measured *m)
+{
+	double lo = -1, hi = -1, cpu = 0, flo = -1, fhi = -1;
+	for (size_t k = 0; k < m->runs.n; k++) {
+		json_t *c = json_object_get(m->runs.summaries[k], "cpu_s");
+		json_t *pf = json_object_get(m->runs.summaries[k], "page_faults");
+		if (!c || !pf)
+			return;
+		double sys = json_number_value(json_object_get(c, "system"));
+		double f = json_number_value(json_object_get(pf, "minor")) +
+			   json_number_value(json_object_get(pf, "major"));
+		lo = lo < 0 || sys < lo ? sys : lo;
+		hi = sys > hi ? sys : hi;
+		flo = flo < 0 || f < flo ? f : flo;
+		fhi = f > fhi ? f : fhi;
+		cpu = fmax(cpu, sys + json_number_value(json_object_get(c, "user")));
+	}
+	if (m->runs.n < 2 || hi < 2 * lo || hi - lo < fmax(0.1 * cpu, 0.05) ||
+	    fhi > 1.25 * flo)
+		return;
+	if (list) {
+		json_array_append_new(list, json_pack(
+			"{s:s, s:f, s:f, s:f, s:f, s:I}", "backend", m->runs.backend,
+			"system_s_min", lo, "system_s_max", hi, "page_faults_min", flo,
+			"page_faults_max", fhi, "runs", (json_int_t)m->runs.n));
+		return;
+	}
+	fprintf(out, "the runs on %s differed in system time, %.2f to %.2f s, "
+		     "with about the same page faults (%.0f to %.0f): the "
+		     "kernel's work for the same run varied (huge pages "
+		     "compacted or not, the machine's other work), and a time "
+		     "figure below, the median run's, may be off by as much "
+		     "(more runs, --repeat, tell how often)\n",
+		m->runs.backend, lo, hi, flo, fhi);
+}
+
 static json_t *runs_differ(FILE *out, const struct measured *m, int nm)
 {
 	json_t *list = out ? NULL : json_array();
@@ -106,6 +148,7 @@ static json_t *runs_differ(FILE *out, const struct measured *m, int nm)
 			lo = lo < 0 || f < lo ? f : lo;
 			hi = f > hi ? f : hi;
 		}
+		system_time_differs(out, list, &m[i]);
 		if (m[i].runs.n < 2 || lo < 0 || hi < 3 * lo || hi - lo < 10000)
 			continue;
 		if (list) {
