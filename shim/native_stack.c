@@ -28,7 +28,7 @@ enum kind { UNKNOWN, USER, RUNTIME, SHIM };
 enum {
 	SLOTS = 512,
 	MAX_FRAMES = 48, /* walked, the shim's and the runtime's included */
-	MAX_KEEP = 8,	 /* kept */
+	MAX_KEEP = 12,	 /* kept */
 	WALKS = 32,	 /* remembered per thread */
 	CHECKS = 32,	 /* return addresses read back to reuse a walk */
 	STACK_SPAN = 1 << 20, /* a remembered walk stays within this much

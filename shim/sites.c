@@ -25,7 +25,9 @@
 
 enum {
 	MAX_PY_FRAMES = 8,
-	MAX_NATIVE = 6,		  /* frames outside Python code */
+	/* frames outside Python code (a debug build's std::vector is six
+	 * frames of templates between the program's line and malloc) */
+	MAX_NATIVE = 10,
 	MAX_SITES = 4096,	  /* then new sites are not told apart */
 	SITE_SLOTS = 2 * MAX_SITES,
 	BLOCK_SLOTS = 1 << 16,	  /* live large blocks followed */
@@ -66,11 +68,16 @@ struct node {
  * when the site was new (mixed_stack.h): native[nnative, nall). */
 /* Where code gave blocks of a site back (free, or realloc to less): the
  * address the call returns to, and how many.  The first RELEASES places
- * seen are kept; the rest are only counted (`released_elsewhere`). */
-enum { RELEASES = 2 };
+ * seen are kept; the rest are only counted (`released_elsewhere`).  Each
+ * with a few frames from there outward, walked once, when it is new: the
+ * free may be in code of a library's templates compiled into the
+ * program (std::vector's deallocate at -O0), which names no line of its
+ * own (new-user trial 33). */
+enum { RELEASES = 2, RELEASE_FRAMES = 8 };
 struct release {
 	const void *pc;
-	struct native_name name;
+	struct native_name names[RELEASE_FRAMES];
+	unsigned nnames;
 	uint64_t count;
 };
 
@@ -1012,31 +1019,59 @@ static void compare_with_latest(struct site *s, const struct block *b)
 		}
 }
 
-/* A block of s given back by the call that returns to pc.  With the
- * lock held. */
-static void note_release(struct site *s, const void *pc)
+/* The object and offset of pc, named offline as the stacks' frames are.
+ * With the lock held. */
+static void name_native(struct native_name *nm, const void *pc)
 {
 	struct mt_object o;
+	if (mt_object_of(pc, &o)) {
+		nm->object = keep_name(o.path[0] != '/' && exe_path[0] ? exe_path
+								     : o.path);
+		nm->object_offset = (uintptr_t)pc - o.base;
+	}
+}
+
+/* A block of s given back by the call that returns to pc.  With the
+ * lock held.  Returns the slot of a place new to s, for name_release, or
+ * -1. */
+static int note_release(struct site *s, const void *pc)
+{
 	for (unsigned i = 0; pc && i < RELEASES; i++) {
 		struct release *r = &s->released[i];
 		if (r->pc == pc) {
 			r->count++;
-			return;
+			return -1;
 		}
 		if (r->pc)
 			continue;
 		r->pc = pc;
 		r->count = 1;
-		/* (named offline from the object and the offset, as the
-		 * stacks' frames are) */
-		if (mt_object_of(pc, &o)) {
-			r->name.object = keep_name(o.path[0] != '/' && exe_path[0]
-							   ? exe_path : o.path);
-			r->name.object_offset = (uintptr_t)pc - o.base;
-		}
-		return;
+		name_native(&r->names[0], pc);
+		r->nnames = 1;
+		return (int)i;
 	}
 	s->released_elsewhere++;
+	return -1;
+}
+
+/* The frames outward of a new place of release `slot` of site id, walked
+ * without the lock.  A site in Python code needs none: the interpreter
+ * gives its blocks back wherever the last reference goes. */
+static void name_release(unsigned id, int slot, const void *pc)
+{
+	if (slot < 0 || tab->sites[id].nframes)
+		return;
+	const void *walked[RELEASE_FRAMES];
+	uintptr_t function;
+	unsigned n = mt_native_stack(pc, walked, RELEASE_FRAMES, &function);
+	take();
+	struct release *r = &tab->sites[id].released[slot];
+	if (r->pc == pc && n > 1 && walked[0] == pc) {
+		for (unsigned k = 1; k < n; k++)
+			name_native(&r->names[k], walked[k]);
+		r->nnames = n;
+	}
+	give();
 }
 
 void mt_site_free(const void *p, const void *caller)
@@ -1046,8 +1081,11 @@ void mt_site_free(const void *p, const void *caller)
 	mt_tls.in_sites = true;
 	take();
 	struct block *b = block_of((uintptr_t)p);
+	int fresh = -1;
+	unsigned id = 0;
 	if (b->addr) {
-		note_release(&tab->sites[b->site], caller);
+		id = b->site;
+		fresh = note_release(&tab->sites[id], caller);
 		mt_tls.site = b->site;
 		mt_tls.site_bytes = b->bytes;
 		if (!mt_glibc_chunks)
@@ -1056,6 +1094,7 @@ void mt_site_free(const void *p, const void *caller)
 		block_freed(b);
 	}
 	give();
+	name_release(id, fresh, caller);
 	mt_tls.in_sites = false;
 }
 
@@ -1094,6 +1133,7 @@ unsigned mt_site_realloc(const void *old, const void *p, size_t requested,
 	mt_tls.in_sites = true;
 	bool large = p && usable >= MT_LARGE_BYTES;
 	unsigned id = 0, kept = 0;
+	int fresh = -1;
 	take();
 	struct block *b = block_of((uintptr_t)old);
 	if (b->addr) {
@@ -1102,7 +1142,7 @@ unsigned mt_site_realloc(const void *old, const void *p, size_t requested,
 		/* (given back: to a small block, or a large one of less; a
 		 * block grown is the new one's making) */
 		if (!large || usable < b->bytes)
-			note_release(&tab->sites[id], caller);
+			fresh = note_release(&tab->sites[id], caller);
 		if (large && usable <= b->bytes)
 			kept = block_kept(b, p, requested, usable);
 		else
@@ -1113,7 +1153,9 @@ unsigned mt_site_realloc(const void *old, const void *p, size_t requested,
 		credit_pending(id);
 		mt_tls.site = id;
 		give();
+		name_release(id, fresh, caller);
 	} else {
+		name_release(id, fresh, caller);
 		give();
 		/* grown: the caller's, what was pending with it */
 		kept = site_alloc(p, requested, usable, caller, true);
@@ -1386,9 +1428,12 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 			mt_json_u64(&r, "count", s->released[i].count);
 			mt_json_key(&r, "stack");
 			mt_json_put(j->o, "[");
-			struct mt_json_obj f = mt_json_begin(j->o, NULL);
-			write_native(&f, &s->released[i].name);
-			mt_json_end(&f);
+			for (unsigned k = 0; k < s->released[i].nnames; k++) {
+				mt_json_put(j->o, k ? ", " : "");
+				struct mt_json_obj f = mt_json_begin(j->o, NULL);
+				write_native(&f, &s->released[i].names[k]);
+				mt_json_end(&f);
+			}
 			mt_json_put(j->o, "]");
 			mt_json_end(&r);
 		}

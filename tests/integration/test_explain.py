@@ -1221,6 +1221,28 @@ def test_mimalloc_is_proposed_without_a_delay_for_small_blocks():
     assert not mi.get("setting") and "DECOMMIT_DELAY" not in mi["description"], mi
 
 
+def test_a_debug_builds_template_frames_name_the_programs_lines():
+    """A C++ program built at -O0: std::vector's constructor and its
+    allocator are six out-of-line frames of the program itself between its
+    line and malloc, and its destructor four between the line that drops
+    it and free.  The site was named by the allocator's template
+    (new_allocator.h:137), the place it is given back by deallocate's
+    (new-user trial 33): enough frames are kept to reach the program's."""
+    src = os.path.join(os.path.dirname(__file__), "..", "programs", "debug_vectors.cpp")
+    made = line_of(src, "std::vector<double> v(")
+    dropped = line_of(src, "return sum;") + 1
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("debug_vectors"), "40"], clean_env())
+    found = json.loads(r.stdout)["findings"]
+    assert found, r.stdout
+    for f in found:
+        assert f["sites"][0]["label"] == "round_of (debug_vectors.cpp:%d)" % made, f
+    r = run([CLI, "explain", "--repeat", "1", "--", program("debug_vectors"), "40"],
+            clean_env())
+    assert "given back at round_of (debug_vectors.cpp:%d)" % dropped in r.stdout, r.stdout
+    assert "new_allocator.h" not in r.stdout, r.stdout
+
+
 def test_a_mapped_buffer_shrunk_in_place_and_grown_again_churns():
     """A buffer filled by realloc past glibc's mmap threshold, then shrunk
     to 4 KiB by realloc and kept, round after round: glibc grows and

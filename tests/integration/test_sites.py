@@ -477,16 +477,16 @@ def test_a_helpers_blocks_are_put_on_each_caller(backend):
 
 
 def test_a_stack_cut_before_the_program_ends_says_so(tmp_path):
-    """Native stacks are kept to 6 frames: a deep recursion's flame graph
-    had its sixth frame for a root, and nothing said so (new-user trial
-    32).  The shim walks a frame more to know; the readers say the rest
+    """Native stacks are kept to 10 frames (6 before): a deep recursion's
+    flame graph had its last frame for a root, and nothing said so (new-user
+    trial 32).  The shim walks a frame more to know; the readers say the rest
     was not recorded, but not where only main's callers were left."""
     summary = tmp_path / "s.json"
     run([program("stacks"), "60"], shim_env("glibc", summary=str(summary)))
     s = json.loads(summary.read_text())
     cut = [x for x in s["sites"] if x.get("stack_cut")]
-    assert cut and all(len(x["stack"]) == 6 for x in cut), s["sites"]
-    r = run([CLI, "stat", "--by-site", "--depth", "10", str(summary)], clean_env())
+    assert cut and all(len(x["stack"]) == 10 for x in cut), s["sites"]
+    r = run([CLI, "stat", "--by-site", "--depth", "12", str(summary)], clean_env())
     rows = [row for row in r.stdout.splitlines() if "(stacks.c:" in row]
     marked = [row for row in rows if "[deeper frames not recorded]" in row]
     assert marked and all("< main (stacks.c:" not in row for row in marked), rows
