@@ -441,6 +441,25 @@ static bool library_file(const char *file)
 	       strstr(file, "/lib/python3");
 }
 
+/* A C++ function of the standard library's, by its name as demangled
+ * (a template's name begins with its return type): where the program was
+ * built without debug information, std::vector's out-of-line templates of
+ * a -O0 build have no header file to tell them by. */
+static bool cxx_library_function(const char *name)
+{
+	const char *own = name;
+	int depth = 0;
+	for (const char *c = name; *c && *c != '(' ; c++) {
+		if (*c == '<')
+			depth++;
+		else if (*c == '>')
+			depth--;
+		else if (*c == ' ' && !depth)
+			own = c + 1;
+	}
+	return !strncmp(own, "std::", 5) || !strncmp(own, "__gnu_cxx::", 11);
+}
+
 /* Native code that is the runtime's or a library's templates: the C and
  * C++ libraries, code inlined from system headers (std::vector). */
 static bool library_native(json_t *f)
@@ -454,6 +473,8 @@ static bool library_native(json_t *f)
 		     !strncmp(file, "/usr/lib/gcc/", 13)))
 		return true;
 	if (function && !strcmp(function, "_start")) /* (the C runtime's, linked in) */
+		return true;
+	if (!file && function && cxx_library_function(function))
 		return true;
 	for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
 		if (!strncmp(object, runtime[i], strlen(runtime[i])))

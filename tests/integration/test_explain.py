@@ -1241,6 +1241,11 @@ def test_a_debug_builds_template_frames_name_the_programs_lines():
             clean_env())
     assert "given back at round_of (debug_vectors.cpp:%d)" % dropped in r.stdout, r.stdout
     assert "new_allocator.h" not in r.stdout, r.stdout
+    # built without -g: no header file tells the templates, their names do
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("debug_vectors_nodebug"), "40"], clean_env())
+    for f in json.loads(r.stdout)["findings"]:
+        assert f["sites"][0]["label"].startswith("round_of(int)+0x"), f
 
 
 def test_a_mapped_buffer_shrunk_in_place_and_grown_again_churns():
