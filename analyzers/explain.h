@@ -28,7 +28,7 @@ struct mt_finding {
 	 * finding. */
 	char *process;
 	json_t *evidence; /* the measured figures the conclusion rests on */
-	char explanation[2 * MT_TEXT];
+	char explanation[3 * MT_TEXT];
 	struct mt_fix fixes[MT_MAX_FIXES];
 	int nfixes;
 	/* The run's recording did not cover it all (a partial trace): why,

@@ -56,6 +56,9 @@ record io-churn glibc -- "$scratch/io_churn" 30
 # A buffer grown by realloc past the mmap threshold, shrunk back to 4 KiB
 # by realloc each round (format 1.18: where its blocks are given back).
 record shrink-glibc glibc -- "$scratch/realloc_shrink" 20
+# Four threads' NumPy arrays churning glibc's thread heaps in huge pages:
+# a churn below the bar as counted, from a count that is a lower bound.
+record thread-numpy-glibc glibc -- /usr/bin/python3 tests/programs/np_thread_pool.py
 # A steady control on tcmalloc: nothing to find.
 record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
 # The same control as an LTTng trace (CTF, read through babeltrace2).
