@@ -158,7 +158,13 @@ static void say_zeroing(struct mt_finding *x, const struct mt_rule_input *in,
 			 "then reused as it is%s",
 			 in->numpy ? " (np.empty and then fill(0), or writing "
 				     "every element, instead of np.zeros)"
-				   : " (memset)",
+				   /* (GCC's strlen pass makes calloc of
+				    * them: new-user trial 35, a frame
+				    * buffer malloc'ed and memset) */
+				   : " (memset; GCC at -O2 turns a malloc "
+				     "followed by a memset of the whole block "
+				     "to zero into calloc, which "
+				     "-fno-optimize-strlen stops)",
 			 !strcmp(in->backend, "jemalloc")
 				 ? "; with that, MALLOC_CONF=dirty_decay_ms:-1,"
 				   "muzzy_decay_ms:-1 keeps the freed pages for it"

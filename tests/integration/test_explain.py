@@ -1574,6 +1574,28 @@ def test_calloc_zeroing_purges_are_counted_and_no_decay_setting_is_proposed():
                    and "dirty_decay_ms:-1" in f["description"] for f in x["fixes"]), x["fixes"]
 
 
+@pytest.mark.skipif("jemalloc" not in BACKENDS, reason="jemalloc not installed")
+def test_a_calloc_the_compiler_made_is_said_and_its_fix_works(tmp_path):
+    """A frame buffer made with malloc and cleared with memset: GCC at -O2
+    makes one calloc of the two, and jemalloc gives the reused block's
+    pages back to zero them.  "Allocate with malloc and write the zeros
+    yourself" was what the program did (new-user trial 35): the fix says
+    how the compiler's rewrite is stopped, and that, bare, stops the
+    churn."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--backend", "jemalloc",
+             "--", program("zeroed_frames"), "100"], clean_env())
+    (x,) = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "purge-churn"]
+    assert "were made inside calloc" in x["explanation"], x["explanation"]
+    assert any("-fno-optimize-strlen" in f["description"] for f in x["fixes"]), x["fixes"]
+    src = os.path.join(os.path.dirname(__file__), "..", "programs", "zeroed_frames.c")
+    faults = {}
+    for name, flags in (("calloc", []), ("malloc", ["-fno-optimize-strlen"])):
+        exe = tmp_path / name
+        run(["gcc", "-O2", *flags, "-o", str(exe), src], clean_env())
+        faults[name] = perf_stat_faults([str(exe), "100"], bare_env("jemalloc"))
+    assert faults["malloc"] < 0.2 * faults["calloc"], faults
+
+
 ZEROS_IN_A_LIBRARY = """
 import numpy as np
 x = np.random.default_rng(0).standard_normal(1 << 18)
