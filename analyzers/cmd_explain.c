@@ -168,20 +168,21 @@ static json_t *runs_differ(FILE *out, const struct measured *m, int nm)
 	return list;
 }
 
-/* The backends no finding is about (the command's own process): each
+/* The backends no finding is about (the command's own process; one
+ * --verify refuted is about it too, and says so below): each
  * said, with what its runs measured, so that a reader of four backends
  * sees the one with nothing to say was looked at (new-user trial 34: a
  * backend with 3.5x the faults of another, below every rule's bar, had
  * no line at all).  A line each after the findings, or (json) an array. */
 static json_t *quiet_backends(FILE *out, const struct measured *m, int nm,
-			      struct mt_finding *const *found, size_t held)
+			      struct mt_finding *const *found, size_t n)
 {
 	json_t *list = out ? NULL : json_array();
 	double page = (double)sysconf(_SC_PAGESIZE);
 	for (int i = 0; i < nm; i++) {
 		const char *backend = m[i].runs.backend;
 		bool said = false;
-		for (size_t k = 0; k < held && !said; k++)
+		for (size_t k = 0; k < n && !said; k++)
 			said = !found[k]->process && !strcmp(found[k]->backend, backend);
 		struct mt_call_figures f;
 		if (said || !mt_runs_figures(&m[i].runs, MT_WHOLE_PROGRAM, &f))
@@ -1807,7 +1808,7 @@ int mt_cmd_explain(int argc, char **argv)
 			json_object_set(top, "recorded_not_measured", recorded);
 		if (json_array_size(shared))
 			json_object_set(top, "one_setting", shared);
-		json_t *quiet = quiet_backends(NULL, m, nm, found, held);
+		json_t *quiet = quiet_backends(NULL, m, nm, found, n);
 		if (json_array_size(quiet))
 			json_object_set_new(top, "no_finding", quiet);
 		else
@@ -1848,9 +1849,9 @@ int mt_cmd_explain(int argc, char **argv)
 			children |= found[i]->process != NULL;
 		for (i = 0; i < held; i++)
 			print_finding(out, found[i], children);
+		quiet_backends(out, m, nm, found, n);
 		if (held < n)
 			fprintf(out, "\nRefuted by --verify (not counted above):\n");
-		quiet_backends(out, m, nm, found, held);
 		for (; i < n; i++)
 			print_finding(out, found[i], children);
 		mt_print_shared_settings(out, shared);
