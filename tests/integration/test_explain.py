@@ -1587,6 +1587,11 @@ def test_a_calloc_the_compiler_made_is_said_and_its_fix_works(tmp_path):
     (x,) = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "purge-churn"]
     assert "were made inside calloc" in x["explanation"], x["explanation"]
     assert any("-fno-optimize-strlen" in f["description"] for f in x["fixes"]), x["fixes"]
+    # the purges zero calloc's block: its site's, not the copy's, whose
+    # block was freed before it as much (half each, before)
+    top = x["sites"][0]
+    assert top["label"].startswith("blank_frame (zeroed_frames.c:"), x["sites"]
+    assert top["share"] > 0.9, x["sites"]
     src = os.path.join(os.path.dirname(__file__), "..", "programs", "zeroed_frames.c")
     faults = {}
     for name, flags in (("calloc", []), ("malloc", ["-fno-optimize-strlen"])):
