@@ -1833,14 +1833,24 @@ int mt_cmd_explain(int argc, char **argv)
 				   : compared ? ", nothing to fix"
 					      : "; the allocator's own time is "
 						"not compared, see below";
-		fprintf(out, "memtrace explain: %zu finding%s", held,
-			held == 1 ? "" : "s");
+		/* (first-touch is a note, not a finding: "3 findings
+		 * (first-touch only...)" read as three things found on a
+		 * program with none; new-user trial 35) */
 		if (notes && notes == held)
-			fprintf(out, " (first-touch only: the faults of the "
-				     "working set%s)", then);
+			fprintf(out, "memtrace explain: %s (first-touch only: "
+				     "the faults of the working set%s)",
+				faster || !compared ? "no finding" : "nothing to fix",
+				faster || !compared ? then : "");
 		else if (notes)
-			fprintf(out, " (%zu of them first-touch: the faults of "
-				     "the working set%s)", notes, then);
+			fprintf(out, "memtrace explain: %zu finding%s (and %zu "
+				     "first-touch note%s: the faults of the working "
+				     "set%s)",
+				held - notes, held - notes == 1 ? "" : "s", notes,
+				notes == 1 ? "" : "s",
+				faster || !compared ? then : "");
+		else
+			fprintf(out, "memtrace explain: %zu finding%s", held,
+				held == 1 ? "" : "s");
 		fputc('\n', out);
 		shim_costs(out, m, bare, nm);
 		runs_differ(out, m, nm);
