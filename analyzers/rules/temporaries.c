@@ -122,6 +122,16 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 				few = live;
 				mt_site_label(json_object_get(site, "stack"), few_at,
 					      sizeof few_at);
+				/* (the count is the top level's, all its
+				 * lines': "At <module> (np_concat.py:6),
+				 * where 3 are live" was read as that line's,
+				 * which had one; new-user trial 35) */
+				json_t *st = json_object_get(site, "stack");
+				const char *fn = json_string_value(json_object_get(
+					json_array_get(st, mt_site_own_frame(st)), "function"));
+				if (fn && !strcmp(fn, "<module>"))
+					snprintf(few_at, sizeof few_at,
+						 "the script's top level");
 			}
 		}
 		/* (more than an expression makes: each operation of a NumPy
@@ -204,10 +214,14 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 	 * 2. Where 2 are live at once" read as one figure taken for the
 	 * other; new-user trial 18) */
 	if (two && json_array_size(sites) > 1)
-		mt_finding_append(x, " At %s, where %lld are live at once, the function "
+		mt_finding_append(x, " %s %s, where %lld are live at once, %s "
 				  "needs %lld times the memory of one buffer: the "
 				  "allocator must find room for each anew.",
-				  few_at, (long long)few, (long long)few);
+				  strcmp(few_at, "the script's top level") ? "At" : "In",
+				  few_at, (long long)few,
+				  strcmp(few_at, "the script's top level") ? "the function"
+									  : "it",
+				  (long long)few);
 	else if (two)
 		mt_finding_append(x, " Where %lld are live at once, the function needs "
 				  "%lld times the memory of one buffer: the "

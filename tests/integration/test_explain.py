@@ -1620,6 +1620,30 @@ def test_a_keep_pages_setting_is_proposed_where_half_the_blocks_are_mallocs():
     assert with_it < 0.75 * without, (with_it, without)
 
 
+TOP_LEVEL_CONCAT = """
+import numpy as np
+res = np.empty(0)
+x = np.linspace(0, 1, 20000)
+for i in range(300):
+    chunk = np.sin(x * i) * 0.5
+    res = np.concatenate([res, chunk])
+print(res.size)
+"""
+
+
+def test_blocks_live_at_once_in_a_scripts_top_level_are_not_put_on_a_line(tmp_path):
+    """Blocks live at once in a script's top level are counted over all
+    its lines (one function to Python): "At <module> (np_concat.py:6),
+    where 3 are live at once" was read as that line's, which made one at a
+    time (new-user trial 35)."""
+    script = tmp_path / "concat.py"
+    script.write_text(TOP_LEVEL_CONCAT)
+    r = run([CLI, "explain", "--repeat", "1", "--", PYTHON, str(script)], clean_env())
+    (text,) = [b for b in r.stdout.split("\n\n") if b.startswith("[temporaries]")]
+    assert "In the script's top level, where" in text, text
+    assert "At <module>" not in text, text
+
+
 ZEROS_IN_A_LIBRARY = """
 import numpy as np
 x = np.random.default_rng(0).standard_normal(1 << 18)
