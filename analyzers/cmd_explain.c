@@ -587,6 +587,24 @@ static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 		/* (each said once) */
 		for (int k = 0; k < x->nfixes;) {
 			struct mt_fix *fix = &x->fixes[k];
+			/* A delay proposed for a backend whose runs here had
+			 * no churn, without it: the setting is the pace of
+			 * another backend's blocks, and needless (np.zeros each
+			 * batch: MIMALLOC_DECOMMIT_DELAY=128 proposed with
+			 * mimalloc, which did not churn, and changed nothing;
+			 * new-user trial 35). */
+			double alone;
+			if (fix->kind == MT_FIX_BACKEND && fix->setting[0] &&
+			    !strncmp(fix->setting, "MIMALLOC_DECOMMIT_DELAY=", 24) &&
+			    mt_measured_on(m, bare, nm, fix->backend, &alone) &&
+			    !finding_on(all, fix->backend, "")) {
+				fix->setting[0] = '\0';
+				snprintf(fix->text, sizeof fix->text,
+					 "run on %s, which kept its freed memory for "
+					 "reuse in its runs here, as it is (memtrace run "
+					 "--backend %s)",
+					 fix->backend, fix->backend);
+			}
 			/* (a backend with a setting is not what its runs here
 			 * measured: mimalloc with PYTHONMALLOC=malloc was
 			 * dropped for the CPython arenas' churn that the

@@ -1644,6 +1644,39 @@ def test_blocks_live_at_once_in_a_scripts_top_level_are_not_put_on_a_line(tmp_pa
     assert "At <module>" not in text, text
 
 
+ZEROED_BATCHES = """
+import numpy as np
+idx = np.random.default_rng(1).integers(0, 2_097_152, size=20000)
+total = 0.0
+for b in range(60):
+    acc = np.zeros(2_097_152)
+    np.add.at(acc, idx, 1.0)
+    total += acc.sum()
+print(total)
+"""
+
+
+@pytest.mark.skipif(not {"jemalloc", "mimalloc"} <= set(BACKENDS),
+                    reason="jemalloc or mimalloc not installed")
+def test_a_backend_measured_without_churn_is_proposed_without_a_setting(tmp_path):
+    """np.zeros each batch: jemalloc purges to zero the reused block, and
+    mimalloc was proposed with MIMALLOC_DECOMMIT_DELAY by the blocks'
+    pace, where its own runs in the same explain had no churn and the
+    setting changed nothing (new-user trial 35): measured here, it is
+    proposed as it is."""
+    script = tmp_path / "zeroed.py"
+    script.write_text(ZEROED_BATCHES)
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--backend", "jemalloc,mimalloc",
+             "--", PYTHON, str(script)], clean_env())
+    found = json.loads(r.stdout)["findings"]
+    churn_ids = ("purge-churn", "mmap-churn", "heap-trim-churn", "thread-heap-churn")
+    if [f for f in found if f["backend"] == "mimalloc" and f["id"] in churn_ids]:
+        pytest.skip("mimalloc churned in this run: %s" % [f["id"] for f in found])
+    (x,) = [f for f in found if f["backend"] == "jemalloc" and f["id"] == "purge-churn"]
+    (mi,) = [f for f in x["fixes"] if f.get("backend") == "mimalloc"]
+    assert not mi.get("setting") and "in its runs here" in mi["description"], mi
+
+
 ZEROS_IN_A_LIBRARY = """
 import numpy as np
 x = np.random.default_rng(0).standard_normal(1 << 18)
