@@ -36,7 +36,9 @@ static const char usage[] =
 	"region, and says why, with the measured figures: heap-trim-churn,\n"
 	"thread-heap-churn, mmap-churn, purge-churn, memory-kept, temporaries,\n"
 	"threshold, first-touch, and with several backends allocator-time.\n"
-	"The command's runs write their output to /dev/null.  Each\n"
+	"The command's runs write their output to /dev/null (memtrace run\n"
+	"shows it); where CMD exits with a status other than 0, measured all\n"
+	"the same, that is explain's exit status too.  Each\n"
 	"finding lists fixes; --verify runs CMD again with each one and reports\n"
 	"what it changed.  Reads traces (MEMTRACE_OUT, or the directory of an\n"
 	"LTTng trace) or summaries (MEMTRACE_SUMMARY), or runs CMD under each\n"
@@ -1904,5 +1906,8 @@ int mt_cmd_explain(int argc, char **argv)
 		fprintf(stderr, "memtrace: explain: writing %s failed: %m\n", output);
 		return 1;
 	}
-	return 0;
+	/* (measured all the same, and said: the status is the command's, as
+	 * report's is, so a script sees it failed; new-user trial 35) */
+	struct mt_ending ending = mt_runs_command_ending();
+	return with_cmd && !ending.signaled && ending.status > 0 ? ending.status : 0;
 }

@@ -1362,6 +1362,20 @@ def test_kept_buffers_and_the_programs_own_madvise(backend):
         assert not purge or purge["evidence"]["pages_given_back"] < 20000, purge
 
 
+def test_explain_exits_with_the_commands_status():
+    """A command that exits 3 is measured all the same, and explain's
+    status is 3, as report's is: the only sign was a line on stderr, and
+    a script saw 0 (new-user trial 35)."""
+    r = run([CLI, "explain", "--repeat", "1", "--", PYTHON, "-c",
+             "import sys; sys.exit(3)"], clean_env(), check=False)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert "exited with status 3: measured all the same" in r.stderr
+    assert r.stdout.startswith("memtrace explain: "), r.stdout
+    r = run([CLI, "explain", "--repeat", "1", "--", PYTHON, "-c", "pass"],
+            clean_env(), check=False)
+    assert r.returncode == 0, r.stderr
+
+
 def test_a_program_that_ends_itself_by_sigterm_is_measured_all_the_same():
     """A program that ends by SIGTERM (it or its user sends one) writes its
     summary at the signal: explain measures it, where it said "no run
