@@ -87,13 +87,6 @@ static double shim_measured_s(const struct measured *m,
 	return fmax(0, fastest.user_s + fastest.system_s - without.least);
 }
 
-/* Runs of one backend whose page faults differ threefold and by 10,000 or
- * more: the program does not do its work the same way each time (threads
- * racing, its input, chance), and the findings are those of the median
- * run.  A producer and a consumer thread passing 1 MiB blocks churned in
- * four runs of six, and in one read "first-touch only, nothing to fix"
- * (6k faults against 284k; new-user trial 28).  A line each, or (json)
- * an array. */
 /* A backend's runs whose system time differed twice over, by a tenth of
  * the CPU or more (and 50 ms), where the faults did not: the kernel's work
  * is what moved (huge pages compacted or not, the machine's other work),
@@ -136,6 +129,13 @@ static void system_time_differs(FILE *out, json_t *list, const struct measured *
 		m->runs.backend, lo, hi, flo, fhi);
 }
 
+/* Runs of one backend whose page faults differ threefold and by 10,000 or
+ * more: the program does not do its work the same way each time (threads
+ * racing, its input, chance), and the findings are those of the median
+ * run.  A producer and a consumer thread passing 1 MiB blocks churned in
+ * four runs of six, and in one read "first-touch only, nothing to fix"
+ * (6k faults against 284k; new-user trial 28).  A line each, or (json)
+ * an array. */
 static json_t *runs_differ(FILE *out, const struct measured *m, int nm)
 {
 	json_t *list = out ? NULL : json_array();

@@ -28,26 +28,23 @@
  * with malloc and memset and that setting; np.zeros of 7.6 MiB in a loop,
  * 1.96M faults and 2.5 s either way, np.empty and fill(0) 0.8 s, with the
  * setting 6.5k faults and 0.35 s (new-user trial 18). */
-static bool zeroing_purges(const char *backend, const struct mt_call_figures *f,
-			   double purges)
+static bool zeroing_purges_past(const char *backend,
+				const struct mt_call_figures *f, double purges,
+				double calloc_share)
 {
 	return f->calloc_purges >= 0.5 * purges ||
 	       (!strcmp(backend, "jemalloc") && f->large_bytes > 0 &&
-		f->calloc_bytes >= 0.5 * f->large_bytes);
+		f->calloc_bytes >= calloc_share * f->large_bytes);
 }
 
-/* Zeroing all but a tenth: a setting that keeps freed pages keeps too
- * few to matter.  Below that it keeps the blocks malloc made (a frame
- * from malloc and one from calloc, 48 MiB each: MALLOC_CONF decay -1
- * withheld, where it saved 24%, faults 295k -> 160k; new-user trial
- * 35). */
-static bool mostly_zeroing(const char *backend, const struct mt_call_figures *f,
-			   double purges)
-{
-	return f->calloc_purges >= 0.5 * purges ||
-	       (!strcmp(backend, "jemalloc") && f->large_bytes > 0 &&
-		f->calloc_bytes >= 0.9 * f->large_bytes);
-}
+/* Purges that are calloc's zeroing, said (half the large bytes calloc's
+ * on jemalloc); and those so many that a setting that keeps freed pages
+ * keeps too few to matter (all but a tenth).  Below that it keeps the
+ * blocks malloc made (a frame from malloc and one from calloc, 48 MiB
+ * each: MALLOC_CONF decay -1 withheld, where it saved 24%, faults 295k
+ * -> 160k; new-user trial 35). */
+#define ZEROING_SAID 0.5
+#define ZEROING_MOSTLY 0.9
 
 /* A setting that keeps every freed page is a trade of memory for
  * faults, which holds where the pages kept are used again, and may not
@@ -69,7 +66,7 @@ static void keep_dirty_fixes(struct mt_finding *x, const char *backend,
 			     const struct mt_call_figures *f, bool zeroing)
 {
 	char caveat[256] = "";
-	if (!zeroing && f->calloc_bytes >= 0.5 * f->large_bytes &&
+	if (!zeroing && f->calloc_bytes >= ZEROING_SAID * f->large_bytes &&
 	    f->large_bytes > 0) {
 		char part[32];
 		snprintf(caveat, sizeof caveat,
@@ -155,10 +152,11 @@ static void say_zeroing(struct mt_finding *x, const struct mt_rule_input *in,
 			 "calloc by handing its pages back to the kernel, so "
 			 "keeping freed pages (its decay settings) would move "
 			 "those purges into calloc, not stop them%s.",
-			 f->calloc_bytes >= 0.9 * f->large_bytes ? "Its" : "Part of its",
+			 f->calloc_bytes >= ZEROING_MOSTLY * f->large_bytes ? "Its"
+									     : "Part of its",
 			 mt_format_bytes(f->calloc_bytes, b1, sizeof b1),
 			 mt_format_bytes(f->large_bytes, b2, sizeof b2),
-			 f->calloc_bytes >= 0.9 * f->large_bytes
+			 f->calloc_bytes >= ZEROING_MOSTLY * f->large_bytes
 				 ? "" : "; it would keep the others'");
 	if (called) {
 		char label[512];
@@ -340,14 +338,14 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 				 "the pages given back are not what the next "
 				 "round faults in again");
 	}
-	bool zeroing = zeroing_purges(in->backend, f, by_allocator);
+	bool zeroing = zeroing_purges_past(in->backend, f, by_allocator, ZEROING_SAID);
 	if (zeroing)
 		say_zeroing(x, in, by_allocator);
 	mt_finding_sites(x, in, purged);
 	/* (last where the process already holds many times its live
 	 * bytes: a gamble, said so) */
 	bool gamble = holds_many_times_live(f);
-	bool mostly = mostly_zeroing(in->backend, f, by_allocator);
+	bool mostly = zeroing_purges_past(in->backend, f, by_allocator, ZEROING_MOSTLY);
 	if (!gamble)
 		keep_dirty_fixes(x, in->backend, f, mostly);
 	mt_backend_fixes(x, in->backend, 0, f);
