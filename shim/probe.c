@@ -245,9 +245,15 @@ void mt_probe_calloc_done(const void *p, size_t total)
 		/* The purge zeroed the block calloc returns: its site's, not
 		 * those of the blocks freed before it (a frame buffer from
 		 * malloc beside one from calloc had half of it; new-user
-		 * trial 35).  The site is pending until the call is counted. */
-		for (unsigned k = 0; k < mt_tls.calloc_purges; k++)
-			mt_site_credit(MT_SITE_PURGE, k ? 0 : mt_tls.calloc_purged);
+		 * trial 35).  The site is pending until the call is counted;
+		 * a calloc not followed (not the program's, sites off) leaves
+		 * them to the ledger, as before. */
+		if (mt_tls.site)
+			for (unsigned k = 0; k < mt_tls.calloc_purges; k++)
+				mt_site_credit(MT_SITE_PURGE,
+					       k ? 0 : mt_tls.calloc_purged);
+		else
+			mt_site_credit_purge(mt_tls.calloc_purged);
 	} else if (mt_tls.calloc_purges) {
 		mt_site_credit_purge(mt_tls.calloc_purged);
 	}
