@@ -26,10 +26,14 @@ static struct {
 	int (*holds_gil)(void);
 	int (*is_initialized)(void);
 	int (*addr2line)(PyCodeObject *, int);
-	int (*try_lock)(PyThread_type_lock, int);
+	PyLockStatus (*lock_timed)(PyThread_type_lock, PY_TIMEOUT_T, int);
 	void (*unlock)(PyThread_type_lock);
 	const _PyRuntimeState *runtime;
 } py;
+
+/* The longest wait for the list's lock: some sites found and named by
+ * the threads before, a few microseconds each. */
+enum { HEAD_WAIT_US = 2000 };
 
 /* The interpreter's list of thread states, held by this thread (see
  * readable_thread_state) until mt_python_frames_done. */
@@ -54,13 +58,13 @@ void mt_python_frames_init(void)
 	py.is_initialized = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
 	py.addr2line = (int (*)(PyCodeObject *, int))
 		dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
-	py.try_lock = (int (*)(PyThread_type_lock, int))
-		dlsym(RTLD_DEFAULT, "PyThread_acquire_lock");
+	py.lock_timed = (PyLockStatus (*)(PyThread_type_lock, PY_TIMEOUT_T, int))
+		dlsym(RTLD_DEFAULT, "PyThread_acquire_lock_timed");
 	py.unlock = (void (*)(PyThread_type_lock))
 		dlsym(RTLD_DEFAULT, "PyThread_release_lock");
 	py.runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
 	py.ready = py.this_thread_state && py.holds_gil && py.is_initialized &&
-		   py.addr2line && py.try_lock && py.unlock && py.runtime;
+		   py.addr2line && py.lock_timed && py.unlock && py.runtime;
 #endif
 }
 
@@ -96,8 +100,10 @@ static bool listed(const PyThreadState *ts)
  * while the interpreter finalizes, which unlinks the other threads'
  * states under the list's lock and frees them after: its state is read
  * only while this thread holds that lock and finds it listed.  The lock
- * is only tried (its holder may be in malloc, waiting for ours): when it
- * is busy, the frames are not read this time. */
+ * is waited for a while only (its holder may be in malloc, waiting for
+ * ours, or be this thread): after HEAD_WAIT_US, the frames are not read
+ * this time.  Tried alone, it was busy for one np.zeros in a hundred on
+ * pool threads: another one's held it while finding its site. */
 static PyThreadState *readable_thread_state(void)
 {
 	if (!py.ready || !py.is_initialized())
@@ -108,8 +114,8 @@ static PyThreadState *readable_thread_state(void)
 	if (!py.holds_gil() &&
 	    (unsigned long)pthread_self() != py.runtime->main_thread) {
 		if (!holds_head) {
-			if (!py.try_lock(py.runtime->interpreters.mutex,
-					 NOWAIT_LOCK))
+			if (py.lock_timed(py.runtime->interpreters.mutex,
+					  HEAD_WAIT_US, 0) != PY_LOCK_ACQUIRED)
 				return NULL;
 			holds_head = true;
 		}

@@ -927,6 +927,35 @@ def test_numpy_zeros_in_threads_without_the_gil_has_its_line(backend, tmp_path):
     assert sum(x["large"]["allocations"] for x in zeros) == 6, s["sites"]
 
 
+ZEROS_IN_FOUR_THREADS = """
+import numpy as np
+from concurrent.futures import ThreadPoolExecutor
+
+def work(r):
+    z = np.zeros(1_000_000 + r)  # the zeros line
+    return z.sum() + r
+
+with ThreadPoolExecutor(4) as pool:
+    print(sum(pool.map(work, range(1500))))
+"""
+
+
+def test_threads_without_the_gil_racing_for_the_thread_list_all_have_their_line(tmp_path):
+    """Four pool threads in np.zeros at once: each reads its frames holding
+    the interpreter's list of threads, and one found it held by another
+    (finding its site) for about one block in three hundred, which then had
+    no Python frame (CI, 5 of 6 at the zeros line).  It now waits for the
+    list a while."""
+    prog = tmp_path / "zeros_four_threads.py"
+    prog.write_text(ZEROS_IN_FOUR_THREADS)
+    s = live_summary([PYTHON, str(prog)], "glibc", tmp_path)
+    line = line_of(prog, "the zeros line")
+    zeros = [x for x in s["sites"] if frames(x)[:1] == [("work", line)]]
+    lost = [x for x in s["sites"] if not frames(x) and
+            x["large"].get("requested_bytes", 0) >= 8_000_000]
+    assert sum(x["large"]["allocations"] for x in zeros) == 1500, lost
+
+
 CALLBACKS = os.path.join(HERE, "..", "programs", "py_callbacks.py")
 
 
