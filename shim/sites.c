@@ -126,6 +126,11 @@ struct site {
 	 * the next round's are made. */
 	uint64_t freed_under_larger;
 	uint64_t count[MT_SITE_CAUSES], caused_bytes[MT_SITE_CAUSES];
+	/* Of what it unmapped, that since the process last took memory
+	 * for a large block (tables.takes was end_epoch): at the summary,
+	 * given back at the end, taken again by nothing (arrays kept for
+	 * the run and freed at exit are no churn; new-user trial 34). */
+	uint64_t end_epoch, end_count[MT_SITE_CAUSES], end_bytes[MT_SITE_CAUSES];
 	/* Small blocks sampled here (small_sites.c): how many, their bytes,
 	 * and the bytes they stand for; added to without the lock, each a
 	 * whole 64-bit value to a reader. */
@@ -180,6 +185,9 @@ struct tables {
 	unsigned node_slots[NODE_SLOTS];  /* by hash: node index, 0 empty */
 	unsigned nnodes;
 	struct ledger ledgers[ARENAS];
+	/* Large blocks allocated and the program's own mappings made: the
+	 * times the process took memory that a site's may have been. */
+	uint64_t takes;
 };
 
 bool mt_sites_on;
@@ -677,6 +685,35 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	return id;
 }
 
+/* Memory given back that only a new mapping or the heap grown takes
+ * again: not a purge, whose pages come back when touched (a program's
+ * arena purged and written again makes no call), nor a thread heap's
+ * shrink, which small blocks grow again. */
+static bool unmaps(enum mt_site_cause c)
+{
+	return c == MT_SITE_BRK_SHRINK || c == MT_SITE_MUNMAP ||
+	       c == MT_SITE_OWN_MUNMAP;
+}
+
+/* `count` times and `bytes` of `cause` credited to site s; memory
+ * unmapped also to what it gave back since the process last took some.
+ * With the lock held. */
+static void credit(struct site *s, enum mt_site_cause cause, uint64_t count,
+		   uint64_t bytes)
+{
+	s->count[cause] += count;
+	s->caused_bytes[cause] += bytes;
+	if (!unmaps(cause))
+		return;
+	if (s->end_epoch != tab->takes) {
+		memset(s->end_count, 0, sizeof s->end_count);
+		memset(s->end_bytes, 0, sizeof s->end_bytes);
+		s->end_epoch = tab->takes;
+	}
+	s->end_count[cause] += count;
+	s->end_bytes[cause] += bytes;
+}
+
 /* What the allocator did while the thread's site was pending, credited
  * to site id (0: none), with the lock held; the tallies emptied. */
 static void credit_pending(unsigned id)
@@ -686,6 +723,7 @@ static void credit_pending(unsigned id)
 		 * shared by the threads that allocate there) */
 		if (!mt_tls.pending_count[c] && !mt_tls.pending_bytes[c])
 			continue;
+		/* (inside the allocation: none of it at the end) */
 		if (id) {
 			tab->sites[id].count[c] += mt_tls.pending_count[c];
 			tab->sites[id].caused_bytes[c] += mt_tls.pending_bytes[c];
@@ -713,6 +751,7 @@ static unsigned site_alloc(const void *p, size_t requested, size_t usable,
 	unsigned fid;
 	unsigned id = site_here(caller, &fid, MAX_SITES);
 	take();
+	tab->takes++;
 	struct block *b = block_of((uintptr_t)p);
 	if (id && !b->addr && tab->nblocks < BLOCK_SLOTS * 3 / 4) {
 		struct site *s = &tab->sites[id];
@@ -878,10 +917,9 @@ void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,
 	/* (half the table at most: the sites of large blocks come first) */
 	unsigned id = site_here(caller, &fid, MAX_SITES / 2);
 	take();
-	if (id) {
-		tab->sites[id].count[cause]++;
-		tab->sites[id].caused_bytes[cause] += bytes;
-	}
+	tab->takes += cause == MT_SITE_OWN_MMAP;
+	if (id)
+		credit(&tab->sites[id], cause, 1, bytes);
 	give();
 	mt_tls.in_sites = false;
 }
@@ -897,7 +935,7 @@ static void share_out(const struct ledger *l, enum mt_site_cause cause,
 	for (unsigned k = 0; k < l->n && all; k++) {
 		uint64_t part = k + 1 < l->n ? (uint64_t)((double)bytes * (double)l->bytes[k] / (double)all)
 					     : bytes - given;
-		tab->sites[l->site[k]].caused_bytes[cause] += part;
+		credit(&tab->sites[l->site[k]], cause, 0, part);
 		given += part;
 	}
 }
@@ -1193,7 +1231,7 @@ void mt_site_credit_heap_shrink(const void *arena, enum mt_site_cause cause,
 	struct ledger *l = ledger_of((uintptr_t)arena);
 	if (mt_tls.site && mt_tls.site != MT_SITE_PENDING) {
 		/* the free that set it off: the shrink is counted on it */
-		tab->sites[mt_tls.site].count[cause]++;
+		credit(&tab->sites[mt_tls.site], cause, 1, 0);
 		ledger_add(l, mt_tls.site, mt_tls.site_bytes);
 	}
 	share_out(l, cause, bytes);
@@ -1224,7 +1262,7 @@ void mt_site_credit_purge(uint64_t bytes)
 			top = k;
 	}
 	if (all) {
-		tab->sites[l->site[top]].count[MT_SITE_PURGE]++;
+		credit(&tab->sites[l->site[top]], MT_SITE_PURGE, 1, 0);
 		uint64_t part = bytes < all ? bytes : all;
 		share_out(l, MT_SITE_PURGE, part);
 		/* (what each gave is off its bytes: shared in proportion, the
@@ -1255,9 +1293,7 @@ void mt_site_credit_slow(enum mt_site_cause cause, uint64_t bytes)
 		return;
 	mt_tls.in_sites = true;
 	take();
-	struct site *s = &tab->sites[mt_tls.site];
-	s->count[cause]++;
-	s->caused_bytes[cause] += bytes;
+	credit(&tab->sites[mt_tls.site], cause, 1, bytes);
 	give();
 	mt_tls.in_sites = false;
 }
@@ -1346,6 +1382,14 @@ static uint64_t weight(const struct site *s)
 	return w;
 }
 
+static uint64_t weight_at_end(const struct site *s)
+{
+	uint64_t w = 0;
+	for (int c = 0; c < MT_SITE_CAUSES; c++)
+		w += s->end_count[c] + s->end_bytes[c];
+	return w;
+}
+
 /* A site to write: one with large blocks, memory moved, or small samples
  * (not a function's own entry). */
 static bool written(const struct site *s)
@@ -1419,6 +1463,18 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 		mt_json_u64(&caused, key, s->caused_bytes[c]);
 	}
 	mt_json_end(&caused);
+	if (s->end_epoch == tab->takes && weight_at_end(s)) {
+		struct mt_json_obj end = mt_json_nested(j, "caused_at_end");
+		for (int c = 0; c < MT_SITE_CAUSES; c++) {
+			char key[48];
+			if (!s->end_count[c] && !s->end_bytes[c])
+				continue;
+			mt_json_u64(&end, cause_names[c], s->end_count[c]);
+			snprintf(key, sizeof key, "%s_bytes", cause_names[c]);
+			mt_json_u64(&end, key, s->end_bytes[c]);
+		}
+		mt_json_end(&end);
+	}
 	if (s->released[0].count) {
 		mt_json_key(j, "released_at");
 		mt_json_put(j->o, "[");
@@ -1483,6 +1539,13 @@ static void add_to_rest(struct site *rest, const struct site *s)
 	for (int c = 0; c < MT_SITE_CAUSES; c++) {
 		rest->count[c] += s->count[c];
 		rest->caused_bytes[c] += s->caused_bytes[c];
+	}
+	if (s->end_epoch == tab->takes) {
+		rest->end_epoch = tab->takes;
+		for (int c = 0; c < MT_SITE_CAUSES; c++) {
+			rest->end_count[c] += s->end_count[c];
+			rest->end_bytes[c] += s->end_bytes[c];
+		}
 	}
 }
 
@@ -1620,6 +1683,9 @@ void mt_sites_reset_after_fork(void)
 		s->freed_under_larger = 0;
 		memset(s->count, 0, sizeof s->count);
 		memset(s->caused_bytes, 0, sizeof s->caused_bytes);
+		memset(s->end_count, 0, sizeof s->end_count);
+		memset(s->end_bytes, 0, sizeof s->end_bytes);
+		s->end_epoch = 0;
 		s->small_samples = s->small_sampled_bytes = 0;
 		s->small_estimate = 0;
 	}
@@ -1632,4 +1698,5 @@ void mt_sites_reset_after_fork(void)
 	tab->nthread_live = 0;
 	tab->thread_live_full = false;
 	tab->untracked = 0;
+	tab->takes = 0;
 }
