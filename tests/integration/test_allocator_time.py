@@ -301,9 +301,14 @@ def test_one_backend_says_what_it_cannot_compare():
     assert said, r.stdout
     assert float(said.group(1)) >= 0.1 and int(said.group(2)) >= 3, r.stdout
     assert "explain --backend glibc,mimalloc" in r.stdout
+    # (msgqueue's million calls in 0.17 s are said not compared for their
+    # rate, test_one_backend_says_when_the_allocators_speed_is_not_compared:
+    # not for its system time)
     for cmd in ([program("msgqueue"), "1000000"], [program("thread_reads"), "60000"]):
         r = run([CLI, "explain", "--json", "--"] + cmd, env)
-        assert not json.loads(r.stdout).get("undecided"), (cmd, r.stdout)
+        kernel = [u for u in json.loads(r.stdout).get("undecided", [])
+                  if not u.get("call_rate")]
+        assert not kernel, (cmd, r.stdout)
 
 
 def test_one_backend_says_when_the_allocators_speed_is_not_compared():
