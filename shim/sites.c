@@ -1421,6 +1421,22 @@ static void sort(unsigned *v, unsigned n)
 			}
 }
 
+/* The causes' counts and bytes as object `name`, each cause there was. */
+static void write_causes(struct mt_json_obj *j, const char *name,
+			 const uint64_t *count, const uint64_t *bytes)
+{
+	struct mt_json_obj o = mt_json_nested(j, name);
+	for (int c = 0; c < MT_SITE_CAUSES; c++) {
+		char key[48];
+		if (!count[c] && !bytes[c])
+			continue;
+		mt_json_u64(&o, cause_names[c], count[c]);
+		snprintf(key, sizeof key, "%s_bytes", cause_names[c]);
+		mt_json_u64(&o, key, bytes[c]);
+	}
+	mt_json_end(&o);
+}
+
 /* One site's figures; causes that are 0 left out. */
 static void write_figures(struct mt_json_obj *j, const struct site *s,
 			  uint64_t function_max_live)
@@ -1453,28 +1469,9 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 	if (s->freed_elsewhere)
 		mt_json_u64(&large, "freed_elsewhere", s->freed_elsewhere);
 	mt_json_end(&large);
-	struct mt_json_obj caused = mt_json_nested(j, "caused");
-	for (int c = 0; c < MT_SITE_CAUSES; c++) {
-		char key[48];
-		if (!s->count[c] && !s->caused_bytes[c])
-			continue;
-		mt_json_u64(&caused, cause_names[c], s->count[c]);
-		snprintf(key, sizeof key, "%s_bytes", cause_names[c]);
-		mt_json_u64(&caused, key, s->caused_bytes[c]);
-	}
-	mt_json_end(&caused);
-	if (s->end_epoch == tab->takes && weight_at_end(s)) {
-		struct mt_json_obj end = mt_json_nested(j, "caused_at_end");
-		for (int c = 0; c < MT_SITE_CAUSES; c++) {
-			char key[48];
-			if (!s->end_count[c] && !s->end_bytes[c])
-				continue;
-			mt_json_u64(&end, cause_names[c], s->end_count[c]);
-			snprintf(key, sizeof key, "%s_bytes", cause_names[c]);
-			mt_json_u64(&end, key, s->end_bytes[c]);
-		}
-		mt_json_end(&end);
-	}
+	write_causes(j, "caused", s->count, s->caused_bytes);
+	if (s->end_epoch == tab->takes && weight_at_end(s))
+		write_causes(j, "caused_at_end", s->end_count, s->end_bytes);
 	if (s->released[0].count) {
 		mt_json_key(j, "released_at");
 		mt_json_put(j->o, "[");
