@@ -219,7 +219,11 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 				continue;
 			json_t *s_exp = json_object_get(w->evidence, "system_s_explained");
 			churn_unknown |= !json_is_number(s_exp);
-			churn_s += json_number_value(s_exp);
+			/* (and the same churn's in the processes alike, said
+			 * once: each pool worker's is the command's) */
+			churn_s += json_number_value(s_exp) +
+				   json_number_value(json_object_get(
+					   w->evidence, "system_s_explained_alike"));
 		}
 		double sys_x = vx->least - vx->user, sys_y = vy->least - vy->user;
 		churn_s = fmin(churn_s, fmax(0, sys_x - sys_y));

@@ -54,6 +54,8 @@ static void group_add(struct mt_child_group *g, const struct mt_finding *x,
 		snprintf(item, sizeof item, "%.0f%%", share * 100);
 		list_add(g->shares, sizeof g->shares, item);
 	}
+	g->system_s_explained += json_number_value(
+		json_object_get(x->evidence, "system_s_explained"));
 	g->others++;
 }
 
@@ -65,6 +67,11 @@ static bool group_said(const struct mt_child_group *g, struct mt_finding *x)
 		return false;
 	free(x->process);
 	x->process = process;
+	/* (what the command's whole tree is weighed by: allocator-time
+	 * took one worker's churn for both workers'; new-user trial 36) */
+	if (g->system_s_explained > 0)
+		json_object_set_new(x->evidence, "system_s_explained_alike",
+				    json_real(g->system_s_explained));
 	mt_finding_append(x, " %u more process%s the command started (%s) "
 			     "had this finding too, at the same code, "
 			     "with figures of %s own",

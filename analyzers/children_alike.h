@@ -22,6 +22,8 @@ struct mt_child_group {
 	char pids[160]; /* the others' */
 	char shares[160];
 	unsigned others;
+	/* the others' churns' system time, where they said it */
+	double system_s_explained;
 };
 
 struct mt_children_alike {
