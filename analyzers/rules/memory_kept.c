@@ -17,6 +17,12 @@
 
 #include "rules.h"
 
+
+const char mt_kept_for_a_churn[] =
+	" Giving it back sooner is not proposed: this run also churns (the "
+	"finding above: memory given back and faulted in again), and sooner "
+	"would make more of that.";
+
 /* Less than this kept is not worth a finding on any machine, nor less
  * than a third of the process's anonymous memory at its most. */
 #define KEPT_MIN_BYTES (32.0 * 1024 * 1024)
@@ -366,11 +372,8 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 								     : "page",
 				 mt_format_bytes(pinned, b3, sizeof b3), tail);
 	}
-	if (in->churns && !fragmented) {
-		mt_finding_append(x, " Giving it back sooner is not proposed: this run also "
-			 "churns (the finding above: memory given back and "
-			 "faulted in again), and sooner would make more of that.");
-	}
+	if (in->churns && !fragmented)
+		mt_finding_append(x, "%s", mt_kept_for_a_churn);
 	fixes(x, in, &p);
 	return x;
 }

@@ -12,6 +12,11 @@ mt_rule mt_rule_heap_trim_churn, mt_rule_mmap_churn, mt_rule_purge_churn,
 	mt_rule_temporaries, mt_rule_threshold, mt_rule_first_touch,
 	mt_rule_thread_heap_churn, mt_rule_memory_kept;
 
+/* What memory-kept says where it does not propose giving memory back
+ * sooner for a churn of the same run (explain takes it back where
+ * --verify refutes that churn). */
+extern const char mt_kept_for_a_churn[];
+
 /* glibc settings that keep large blocks on the heap, sized from f. */
 void mt_glibc_threshold_fixes(struct mt_finding *x,
 			      const struct mt_call_figures *f, long page_size);

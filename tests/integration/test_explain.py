@@ -1823,3 +1823,26 @@ def test_cpythons_arenas_whose_faults_stay_without_them_are_refuted():
         env = dict(bare_env("mimalloc"), PYTHONMALLOC="malloc")
         with_it = perf_stat_faults(cmd, {k: env[k] for k in ("LD_PRELOAD", "PYTHONMALLOC")})
         assert with_it > 0.75 * perf_stat_faults(cmd, {}), with_it
+
+
+def test_memory_kept_for_a_churn_verify_refutes_says_so():
+    """A ragged grid of vectors rebuilt each step, on jemalloc: a
+    purge-churn whose own setting left the faults as they were (refuted),
+    and memory kept beside it, whose text still said giving it back sooner
+    "is not proposed: this run also churns (the finding above ...)", the
+    finding set apart below (new-user trial 36).  It says the churn did
+    not hold."""
+    if "jemalloc" not in BACKENDS:
+        pytest.skip("jemalloc not installed")
+    r = run([CLI, "explain", "--json", "--verify", "--repeat", "1",
+             "--backend", "jemalloc", "--", program("ragged_grid")], clean_env())
+    out = json.loads(r.stdout)
+    if not [f for f in out.get("refuted", []) if f["id"] == "purge-churn"]:
+        pytest.skip("no purge-churn refuted this run: %s"
+                    % [f["id"] for f in out["findings"]])
+    kept = [f for f in out["findings"] if f["id"] == "memory-kept"]
+    if not kept:
+        pytest.skip("no memory kept this run: %s" % [f["id"] for f in out["findings"]])
+    for kept in kept:
+        assert "this run also churns" not in kept["explanation"], kept
+        assert "which --verify refuted (below)" in kept["explanation"], kept
