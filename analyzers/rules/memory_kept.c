@@ -26,12 +26,6 @@ const char mt_kept_for_a_churn[] =
 /* Less than this kept is not worth a finding on any machine, nor less
  * than a third of the process's anonymous memory at its most. */
 #define KEPT_MIN_BYTES (32.0 * 1024 * 1024)
-/* Nor less than this held over time (32 MiB for a quarter of a second): a
- * pool's worker that held 45 MiB for 0.07 s of its 0.17 s, then exited,
- * which gives everything back, had the finding on three backends, each
- * with a call to give memory back "now" (new-user trial 36); 180 MiB held
- * for 0.2 s to the exit of a program of small blocks is one. */
-#define KEPT_MIN_BYTE_SECONDS (32.0 * 1024 * 1024 * 0.25)
 
 static double round_up(double n, double to)
 {
@@ -306,8 +300,7 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 	/* One figure for the whole process: said once, for the whole run. */
 	if (!f->whole || f->resident_samples < 3 ||
 	    f->kept_sustained < KEPT_MIN_BYTES ||
-	    f->kept_sustained < f->anon_max / 3 ||
-	    f->kept_sustained * f->kept_s < KEPT_MIN_BYTE_SECONDS)
+	    f->kept_sustained < f->anon_max / 3)
 		return NULL;
 	struct mt_finding *x = mt_finding_new("memory-kept", in);
 	if (!x)

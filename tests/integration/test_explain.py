@@ -1846,18 +1846,3 @@ def test_memory_kept_for_a_churn_verify_refutes_says_so():
     for kept in kept:
         assert "this run also churns" not in kept["explanation"], kept
         assert "which --verify refuted (below)" in kept["explanation"], kept
-
-
-def test_memory_kept_for_a_moment_by_a_short_worker_is_no_finding():
-    """A pool's workers each end within 0.2 s, having held some 45 MiB
-    freed for 0.07 s of it (jemalloc; 33 and 32 MiB on the others): three
-    memory-kept findings, each proposing a call to give memory back now,
-    where the worker's exit gives it all back (new-user trial 36).  Less
-    than 32 MiB held for a quarter of a second is no finding."""
-    backend = "jemalloc" if "jemalloc" in BACKENDS else "glibc"
-    r = run([CLI, "explain", "--json", "--repeat", "1", "--backend", backend,
-             "--", PYTHON, os.path.join(os.path.dirname(__file__), "..",
-                                        "programs", "mp_vstack.py")], clean_env())
-    kept = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "memory-kept"]
-    assert not [f for f in kept if f["evidence"]["kept_s"] *
-                f["evidence"]["kept_bytes_sustained"] < 8 << 20], kept
