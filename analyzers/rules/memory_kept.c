@@ -17,7 +17,6 @@
 
 #include "rules.h"
 
-
 const char mt_kept_for_a_churn[] =
 	" Giving it back sooner is not proposed: this run also churns (the "
 	"finding above: memory given back and faulted in again), and sooner "
