@@ -1441,40 +1441,57 @@ def test_memory_kept_by_blocks_reused_at_a_fast_pace_is_not_purged_at_once(backe
         kept[0]["fixes"]
 
 
-@pytest.mark.parametrize("prog", [["pinned_rounds", "10"], ["holes", "12"]])
-def test_a_churn_its_own_setting_refutes_is_said_not_to_hold(prog):
+@pytest.mark.parametrize("prog", [["pinned_rounds", "10"], ["holes", "12"],
+                                  ["ragged_grid"]])
+def test_a_churn_its_setting_leaves_holds_where_another_backend_ends_it(prog):
     """Small blocks made and freed in rounds under one kept block
-    (pinned_rounds), or among fragments (holes): on jemalloc, purging off
-    (MALLOC_CONF decay -1) left the faults as they were and took the
-    process from 134 MB to 1.3 GB resident, verified "no clear effect"
-    (new-user trial 14), and purge-churn still said the purges accounted
-    for the faults (new-user trial 21: 188k of them).  The peak resident
-    memory is weighed: twice as much, and 64 MiB more, is a fix that
-    hurts; and a churn whose own setting stopped the purges and not the
-    faults is set apart as refuted, not counted as a finding."""
+    (pinned_rounds), among fragments (holes), or a grid of vectors rebuilt
+    each step (ragged_grid): on jemalloc, purging off (MALLOC_CONF decay
+    -1) left the faults as they were and took the process from 134 MB to
+    1.3 GB resident, verified "no clear effect" (new-user trial 14), while
+    purge-churn said the purges accounted for the faults (new-user trial
+    21: 188k of them).  The peak resident memory is weighed: twice as
+    much, and 64 MiB more, is a fix that hurts.  The churn was then set
+    apart as refuted; but tcmalloc and mimalloc, verified, took the faults
+    away and the time with them (ragged_grid: 193k -> 9.6k faults, 0.93 ->
+    0.50 s), and jemalloc's 2x was left unexplained (new-user trial 36).
+    The faults were jemalloc's way of reusing freed memory (pages purged
+    and taken again; never purging, it takes fresh ones): the churn holds,
+    said so, its setting said to be no fix."""
     if "jemalloc" not in BACKENDS:
         pytest.skip("jemalloc not installed")
+    if "tcmalloc" not in BACKENDS and "mimalloc" not in BACKENDS:
+        pytest.skip("neither tcmalloc nor mimalloc installed")
     cmd = [program(prog[0])] + prog[1:]
     r = run([CLI, "explain", "--json", "--backend", "jemalloc", "--verify",
              "--repeat", "1", "--"] + cmd, clean_env())
     out = json.loads(r.stdout)
-    assert "purge-churn" not in {f["id"] for f in out["findings"]}, out["findings"]
-    (x,) = [f for f in out.get("refuted", []) if f["id"] == "purge-churn"]
-    fixes = {f.get("setting"): f["verified"] for f in x["fixes"]}
-    v = fixes["MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1"]
+    assert not out.get("refuted"), out["refuted"]
+    found = [f for f in out["findings"] if f["id"] == "purge-churn"]
+    if not found:
+        pytest.skip("no purge-churn this run: %s" % [f["id"] for f in out["findings"]])
+    (x,) = found
+    setting = "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1"
+    v = {f.get("setting"): f["verified"] for f in x["fixes"]}[setting]
     assert v["peak_rss_bytes_after"] > 2 * v["peak_rss_bytes_before"], v
     assert v["verdict"].startswith("hurts") and "more memory" in v["verdict"], v
     assert v["given_back_per_call_after"] <= 0.25 * v["given_back_per_call_before"], v
     assert (v["page_faults_per_call_before"] - v["page_faults_per_call_after"]
             < 0.25 * x["evidence"]["faults_explained"]), v
-    assert x["explanation"].endswith("and this finding does not hold."), x
-    # the backends that fault less are still said, measured
-    assert any(f["kind"] == "backend" and f["verified"]["verdict"] == "helps"
-               for f in x["fixes"]), x["fixes"]
-    r = run([CLI, "explain", "--backend", "jemalloc", "--verify", "--repeat",
-             "1", "--"] + cmd, clean_env())
-    assert "(the most memory resident: " in r.stdout, r.stdout
-    assert "\nRefuted by --verify (not counted above):\n\n[purge-churn]" in r.stdout
+    e = x["evidence"]
+    assert e["no_fix_setting"] == setting, e
+    (fell,) = [f for f in x["fixes"] if f["kind"] == "backend"
+               and f["backend"] == e["faults_fell_on"]]
+    w = fell["verified"]
+    assert w["verdict"] == "helps", w
+    assert (w["page_faults_per_call_before"] - w["page_faults_per_call_after"]
+            >= 0.25 * e["faults_explained"]), w
+    assert "that setting is no fix. On %s the faults fell to" % e["faults_fell_on"] \
+        in x["explanation"], x["explanation"]
+    assert "took fresh ones instead of using those again" in x["explanation"], x
+    # memory kept beside it is held back for the churn, which stands
+    for kept in [f for f in out["findings"] if f["id"] == "memory-kept"]:
+        assert "which --verify refuted" not in kept["explanation"], kept
 
 
 def test_a_churn_its_setting_undoes_is_not_refuted():
@@ -1823,26 +1840,3 @@ def test_cpythons_arenas_whose_faults_stay_without_them_are_refuted():
         env = dict(bare_env("mimalloc"), PYTHONMALLOC="malloc")
         with_it = perf_stat_faults(cmd, {k: env[k] for k in ("LD_PRELOAD", "PYTHONMALLOC")})
         assert with_it > 0.75 * perf_stat_faults(cmd, {}), with_it
-
-
-def test_memory_kept_for_a_churn_verify_refutes_says_so():
-    """A ragged grid of vectors rebuilt each step, on jemalloc: a
-    purge-churn whose own setting left the faults as they were (refuted),
-    and memory kept beside it, whose text still said giving it back sooner
-    "is not proposed: this run also churns (the finding above ...)", the
-    finding set apart below (new-user trial 36).  It says the churn did
-    not hold."""
-    if "jemalloc" not in BACKENDS:
-        pytest.skip("jemalloc not installed")
-    r = run([CLI, "explain", "--json", "--verify", "--repeat", "1",
-             "--backend", "jemalloc", "--", program("ragged_grid")], clean_env())
-    out = json.loads(r.stdout)
-    if not [f for f in out.get("refuted", []) if f["id"] == "purge-churn"]:
-        pytest.skip("no purge-churn refuted this run: %s"
-                    % [f["id"] for f in out["findings"]])
-    kept = [f for f in out["findings"] if f["id"] == "memory-kept"]
-    if not kept:
-        pytest.skip("no memory kept this run: %s" % [f["id"] for f in out["findings"]])
-    for kept in kept:
-        assert "this run also churns" not in kept["explanation"], kept
-        assert "which --verify refuted (below)" in kept["explanation"], kept
