@@ -57,7 +57,7 @@ static bool fastest_run(const struct mt_runs *r, struct mt_call_figures *out)
  * of the machine in one run of three or more does not move it.  Of an
  * even number, the mean of the middle two: the lower of them made two
  * runs' median their least, and their spread 0 (new-user trial 29). */
-static double median_cpu(const struct mt_runs *r)
+static double median_cpu(const struct mt_runs *r, size_t *runs)
 {
 	double v[MT_MAX_RUNS];
 	size_t n = 0;
@@ -72,6 +72,7 @@ static double median_cpu(const struct mt_runs *r)
 			v[j] = v[j - 1];
 			v[j - 1] = t;
 		}
+	*runs = n;
 	return mt_median_of_sorted(v, n);
 }
 
@@ -86,14 +87,16 @@ bool mt_cpu_view_of(const struct measured *m, const struct mt_bare_times *bare,
 	if (!fastest_run(&m->runs, f))
 		return false;
 	if (!bare) {
-		*out = (struct mt_cpu_view){own_cpu(f), f->user_s, median_cpu(&m->runs)};
+		size_t runs;
+		double median = median_cpu(&m->runs, &runs);
+		*out = (struct mt_cpu_view){own_cpu(f), f->user_s, median, runs};
 		return true;
 	}
 	int i = mt_bare_fastest(bare);
 	if (i < 0)
 		return false;
 	*out = (struct mt_cpu_view){bare->cpu_s[i], bare->user_s[i],
-				 mt_bare_median(bare)};
+				 mt_bare_median(bare), bare->n};
 	return true;
 }
 

@@ -34,6 +34,7 @@ bool mt_churn_finding(const char *id);
  * and the median. */
 struct mt_cpu_view {
 	double least, user, median;
+	size_t runs; /* the runs the median is of */
 };
 
 /* From the runs without the shim (bare_times.h), or where there are none
