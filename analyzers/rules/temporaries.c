@@ -19,6 +19,57 @@ static const char *function_key(json_t *site, char *buf, size_t len)
 	return function ? buf : "";
 }
 
+/* The sizes asked for of a site's large blocks, smallest and largest. */
+static void block_sizes(json_t *site, double *lo, double *hi)
+{
+	json_t *large = json_object_get(site, "large");
+	*lo = json_number_value(json_object_get(large, "min_bytes"));
+	*hi = json_number_value(json_object_get(large, "max_bytes"));
+	/* (usable sizes, rounded up to the allocator's classes: in the sizes
+	 * asked for, as the mean is said, or jemalloc's "12.0 MiB to 48.0
+	 * MiB" stood beside "about 45.8 MiB" for the same arrays; new-user
+	 * trial 28) */
+	double asked = json_number_value(json_object_get(large, "requested_bytes")),
+	       usable = json_number_value(json_object_get(large, "bytes"));
+	if (asked > 0 && usable >= asked) {
+		*lo *= asked / usable;
+		*hi *= asked / usable;
+	}
+}
+
+/* Do other lines of the function `key` make blocks, and none within
+ * twice the size of the site's?  Its function's count of blocks live at once is of
+ * all its lines: two where one would do is that many buffers of a size
+ * only where the others are about as large (a 48 MiB frame beside a 1-3
+ * MiB tile was "2 live at once ... 2 times the memory of one buffer",
+ * and writing into a buffer already there proposed, where one frame was
+ * ever live; new-user trial 37). */
+static bool others_unlike(json_t *sites, json_t *site, const char *key)
+{
+	bool others = false;
+	double lo, hi;
+	block_sizes(site, &lo, &hi);
+	size_t i;
+	json_t *other;
+	json_array_foreach(sites, i, other) {
+		char k[512];
+		double olo, ohi;
+		/* (the ranked list holds copies: the site itself by its
+		 * stack and region) */
+		json_t *r0 = json_object_get(site, "region"), *r1 = json_object_get(other, "region");
+		if (json_equal(json_object_get(other, "stack"), json_object_get(site, "stack")) &&
+		    (r0 == r1 || (r0 && r1 && json_equal(r0, r1))))
+			continue;
+		if (strcmp(function_key(other, k, sizeof k), key))
+			continue;
+		block_sizes(other, &olo, &ohi);
+		if (ohi >= lo / 2 && olo <= 2 * hi)
+			return false;
+		others = true;
+	}
+	return others;
+}
+
 /* A run without regions: the sites whose large blocks are freed again,
  * by bytes, with the most live at once in the function that allocates
  * them (two where one would do is what a temporary kept alive costs). */
@@ -96,7 +147,8 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 	json_array_foreach(sites, i, site) {
 		char key[512];
 		json_int_t live = mt_site_live_in_function(site);
-		if (!*function_key(site, key, sizeof key))
+		if (!*function_key(site, key, sizeof key) ||
+		    others_unlike(in->sites, site, key))
 			continue;
 		json_t *prev = json_object_get(function_live, key);
 		if (!prev || json_integer_value(prev) < live)
@@ -110,6 +162,15 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		 * never two where the function had one: sites.h) */
 		json_int_t live = mt_site_live_in_function(site);
 		const char *holder = mt_site_holder(json_object_get(site, "stack"));
+		char key[512];
+		/* (its function's other blocks far from its size: the line's
+		 * own count) */
+		bool alone = !holder && *function_key(site, key, sizeof key) &&
+			     others_unlike(in->sites, site, key);
+		if (alone) {
+			json_int_t here = json_integer_value(json_object_get(large, "max_live"));
+			live = here < live ? here : live;
+		}
 		double bytes = json_number_value(json_object_get(site, "value"));
 		double elsewhere = (double)json_integer_value(
 			json_object_get(large, "freed_elsewhere"));
@@ -160,12 +221,14 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		const char *live_in =
 			holder ? "at most live at once at that line (its "
 				 "function is inlined into another):"
+			: alone ? "at most live at once at that line (its "
+				  "function's other lines make blocks of "
+				  "other sizes):"
 			: own && !strcmp(own, "<module>")
 				? "at most live at once in the script's top "
 				  "level (all its lines' blocks together):"
 				: "at most live at once in its function:";
-		char key[512];
-		json_t *most = holder || handed ? NULL
+		json_t *most = holder || handed || alone ? NULL
 				: json_object_get(function_live,
 						  function_key(site, key, sizeof key));
 		bool said = most && json_is_null(most);
@@ -175,18 +238,8 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		/* (sizes far apart, said as such: "120 blocks of about 21.4
 		 * MiB" were 40 of 61 MiB and 80 of 1.5 MiB, made at one line;
 		 * new-user trial 27) */
-		double lo = json_number_value(json_object_get(large, "min_bytes")),
-		       hi = json_number_value(json_object_get(large, "max_bytes"));
-		/* (usable sizes, rounded up to the allocator's classes: in
-		 * the sizes asked for, as the mean is said, or jemalloc's
-		 * "12.0 MiB to 48.0 MiB" stood beside "about 45.8 MiB" for
-		 * the same arrays; new-user trial 28) */
-		double asked = json_number_value(json_object_get(large, "requested_bytes")),
-		       usable = json_number_value(json_object_get(large, "bytes"));
-		if (asked > 0 && usable >= asked) {
-			lo *= asked / usable;
-			hi *= asked / usable;
-		}
+		double lo, hi;
+		block_sizes(site, &lo, &hi);
 		char sizes[96];
 		if (lo > 0 && hi > 2 * lo)
 			snprintf(sizes, sizeof sizes, "of %s to %s",

@@ -1840,3 +1840,26 @@ def test_cpythons_arenas_whose_faults_stay_without_them_are_refuted():
         env = dict(bare_env("mimalloc"), PYTHONMALLOC="malloc")
         with_it = perf_stat_faults(cmd, {k: env[k] for k in ("LD_PRELOAD", "PYTHONMALLOC")})
         assert with_it > 0.75 * perf_stat_faults(cmd, {}), with_it
+
+
+def test_a_functions_blocks_of_other_sizes_are_no_second_buffer():
+    """A 48 MiB frame and 1-3 MiB tiles made one at a time while it lives,
+    in one function: "at most live at once in its function: 2 ... the
+    function needs 2 times the memory of one buffer", and writing into a
+    buffer already there proposed, where one frame was ever live (new-user
+    trial 37).  A line whose function's other lines make blocks of other
+    sizes (none within twice its own) is said by its own count."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--backend", "glibc",
+             "--", program("frame_tiles")], clean_env())
+    out = json.loads(r.stdout)
+    temps = [f for f in out["findings"] if f["id"] == "temporaries"]
+    if not temps:
+        pytest.skip("no temporaries this run: %s" % [f["id"] for f in out["findings"]])
+    text = temps[0]["explanation"]
+    for line in ("frame_tiles.c:18", "frame_tiles.c:26"):
+        assert ("main (%s), " % line) in text, text
+    assert text.count("at most live at once at that line (its function's "
+                      "other lines make blocks of other sizes): 1") == 2, text
+    assert "times the memory of one buffer" not in text, text
+    assert not [x for x in temps[0]["fixes"] if "serves where two were live"
+                in x["description"]], temps[0]["fixes"]
