@@ -330,15 +330,19 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	bool remapped = by_realloc && in->f->realloc_moves >= 1 &&
 			in->f->realloc_copied_bytes == 0 && !strcmp(in->backend, "glibc");
 	char lo[32], hi[32];
+	/* (the sizes asked for, where recorded: the usable ones round up) */
+	json_t *asked = json_object_get(large, "min_requested_bytes");
+	const char *min = asked ? "min_requested_bytes" : "min_bytes",
+		   *max = asked ? "max_requested_bytes" : "max_bytes";
 	mt_finding_append(x, " The blocks there grow: %.0f of its %.0f large allocations "
 		 "were larger than the one before, from %s to %s, a buffer "
 		 "grown step by step (realloc, a vector's push_back, a list, "
 		 "string or array appended to), each step %s.",
 		 mt_site_larger(top),
 		 json_number_value(json_object_get(large, "allocations")),
-		 mt_format_bytes(json_number_value(json_object_get(large, "min_bytes")),
+		 mt_format_bytes(json_number_value(json_object_get(large, min)),
 				 lo, sizeof lo),
-		 mt_format_bytes(json_number_value(json_object_get(large, "max_bytes")),
+		 mt_format_bytes(json_number_value(json_object_get(large, max)),
 				 hi, sizeof hi),
 		 remapped ? "more pages for the kernel to fault in"
 			  : "a new block for the allocator to find room for and "

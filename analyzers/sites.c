@@ -121,16 +121,26 @@ static int by_value_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
-/* The least and the most block size of two sites folded into one. */
+/* The least and the most of a size, `min` and `max`, of two sites
+ * folded into one. */
+static void fold_range(json_t *sum, json_t *large, const char *min, const char *max)
+{
+	json_int_t lo = json_integer_value(json_object_get(large, min));
+	json_int_t hi = json_integer_value(json_object_get(large, max));
+	json_t *sum_lo = json_object_get(sum, min);
+	if (lo && (!sum_lo || lo < json_integer_value(sum_lo)))
+		json_object_set_new(sum, min, json_integer(lo));
+	if (hi > json_integer_value(json_object_get(sum, max)))
+		json_object_set_new(sum, max, json_integer(hi));
+}
+
+/* The least and the most block size of two sites folded into one, usable
+ * and asked for (absent from summaries written before 2026-11-28). */
 static void fold_sizes(json_t *sum, json_t *large)
 {
-	json_int_t lo = json_integer_value(json_object_get(large, "min_bytes"));
-	json_int_t hi = json_integer_value(json_object_get(large, "max_bytes"));
-	json_t *sum_lo = json_object_get(sum, "min_bytes");
-	if (lo && (!sum_lo || lo < json_integer_value(sum_lo)))
-		json_object_set_new(sum, "min_bytes", json_integer(lo));
-	if (hi > json_integer_value(json_object_get(sum, "max_bytes")))
-		json_object_set_new(sum, "max_bytes", json_integer(hi));
+	fold_range(sum, large, "min_bytes", "max_bytes");
+	if (json_object_get(large, "min_requested_bytes"))
+		fold_range(sum, large, "min_requested_bytes", "max_requested_bytes");
 }
 
 /* The small blocks sampled at a site, added to a folded one's. */

@@ -111,6 +111,9 @@ struct site {
 	 * step is larger but when it starts again; sizes that merely vary are
 	 * larger as often as smaller). */
 	uint64_t min_bytes, max_bytes, last_bytes, grows, larger, smaller;
+	/* and the least and the most asked for (the usable sizes round up
+	 * to the allocator's classes, by up to a quarter) */
+	uint64_t min_requested, max_requested;
 	uint64_t reallocs; /* of its blocks, those realloc made */
 	/* Its latest block, and what its blocks freed after a larger one
 	 * was made here held: the same bytes as that one at the same
@@ -763,6 +766,10 @@ static unsigned site_alloc(const void *p, size_t requested, size_t usable,
 			s->min_bytes = usable;
 		if (usable > s->max_bytes)
 			s->max_bytes = usable;
+		if (!s->min_requested || requested < s->min_requested)
+			s->min_requested = requested;
+		if (requested > s->max_requested)
+			s->max_requested = requested;
 		/* (by the sizes asked for: the usable ones round up to the
 		 * allocator's size classes, and an array grown by a row at a
 		 * time was "larger" 992 times of 994 on glibc, 56 on
@@ -1449,6 +1456,8 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 	mt_json_u64(&large, "max_live", s->max_live);
 	mt_json_u64(&large, "min_bytes", s->min_bytes);
 	mt_json_u64(&large, "max_bytes", s->max_bytes);
+	mt_json_u64(&large, "min_requested_bytes", s->min_requested);
+	mt_json_u64(&large, "max_requested_bytes", s->max_requested);
 	mt_json_u64(&large, "grows", s->grows);
 	/* (left out when 0, as the causes are: the sites that fit in the
 	 * summary are fewer with every byte; a reader takes no "larger" as
@@ -1530,6 +1539,11 @@ static void add_to_rest(struct site *rest, const struct site *s)
 		rest->min_bytes = s->min_bytes;
 	if (s->max_bytes > rest->max_bytes)
 		rest->max_bytes = s->max_bytes;
+	if (s->min_requested &&
+	    (!rest->min_requested || s->min_requested < rest->min_requested))
+		rest->min_requested = s->min_requested;
+	if (s->max_requested > rest->max_requested)
+		rest->max_requested = s->max_requested;
 	rest->small_samples += s->small_samples;
 	rest->small_sampled_bytes += s->small_sampled_bytes;
 	rest->small_estimate += s->small_estimate;

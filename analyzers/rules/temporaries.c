@@ -23,12 +23,21 @@ static const char *function_key(json_t *site, char *buf, size_t len)
 static void block_sizes(json_t *site, double *lo, double *hi)
 {
 	json_t *large = json_object_get(site, "large");
+	/* (as the shim saw them; "963.8 KiB to 15.1 MiB" was said of
+	 * arrays of 1 MiB to 16 MiB, the usable sizes scaled by the site's
+	 * mean rounding; new-user trial 37) */
+	json_t *min = json_object_get(large, "min_requested_bytes");
+	if (min) {
+		*lo = json_number_value(min);
+		*hi = json_number_value(json_object_get(large, "max_requested_bytes"));
+		return;
+	}
 	*lo = json_number_value(json_object_get(large, "min_bytes"));
 	*hi = json_number_value(json_object_get(large, "max_bytes"));
-	/* (usable sizes, rounded up to the allocator's classes: in the sizes
-	 * asked for, as the mean is said, or jemalloc's "12.0 MiB to 48.0
-	 * MiB" stood beside "about 45.8 MiB" for the same arrays; new-user
-	 * trial 28) */
+	/* (before those were recorded: the usable sizes, rounded up to the
+	 * allocator's classes, in the sizes asked for, as the mean is said,
+	 * or jemalloc's "12.0 MiB to 48.0 MiB" stood beside "about 45.8 MiB"
+	 * for the same arrays; new-user trial 28) */
 	double asked = json_number_value(json_object_get(large, "requested_bytes")),
 	       usable = json_number_value(json_object_get(large, "bytes"));
 	if (asked > 0 && usable >= asked) {

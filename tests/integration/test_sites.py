@@ -48,6 +48,7 @@ def test_a_sites_blocks_sizes_are_those_asked_for(backend, tmp_path):
     for large in ours:
         assert large["requested_bytes"] == 8_000_000 * large["allocations"], large
         assert large["bytes"] >= large["requested_bytes"], large
+        assert large["min_requested_bytes"] == large["max_requested_bytes"] == 8_000_000, large
     r = run([CLI, "explain", "--backend", backend, str(tmp_path / "s.json")],
             clean_env())
     # (the temporaries finding comes with a churn: glibc's, jemalloc's)
@@ -78,6 +79,46 @@ def test_a_sites_sizes_far_apart_are_said_as_asked_for(tmp_path):
         r = run([CLI, "explain", "--repeat", "1", "--backend", backend, "--",
                  PYTHON, str(script)], clean_env())
         assert "blocks of 11.4 MiB to 45.8 MiB" in r.stdout, (backend, r.stdout)
+
+
+ROUNDED_APART = """
+import numpy as np
+s = 0.0
+for i in range(40):
+    n = 131_074 if i % 2 else 2_097_152
+    a = np.ones(n)
+    s += float(a[::1000].sum())
+print(s)
+"""
+
+
+def test_a_sites_sizes_rounded_apart_are_the_ones_asked_for(tmp_path):
+    """Arrays of 1 MiB and 16 bytes, and of 16 MiB, at one line: jemalloc
+    rounds the first up by a quarter and the second not at all, and the
+    usable sizes scaled by the site's mean rounding said "963.8 KiB to
+    15.1 MiB" of arrays of 1 MiB to 16 MiB (new-user trial 37).  The
+    least and the most asked for are recorded, and said."""
+    if "jemalloc" not in BACKENDS:
+        pytest.skip("jemalloc not installed")
+    script = tmp_path / "rounded_apart.py"
+    script.write_text(ROUNDED_APART)
+    s = live_summary([PYTHON, str(script)], "jemalloc", tmp_path)
+    # (the line's blocks, at one site or more: explain folds them)
+    at_line = [x["large"] for x in s["sites"]
+               if any(f.get("file", "").endswith("rounded_apart.py") and f["line"] == 6
+                      for f in x["stack"] if f["kind"] == "python")]
+    assert sum(large["allocations"] for large in at_line) == 40, at_line
+    lo = min(large["min_requested_bytes"] for large in at_line)
+    hi = max(large["max_requested_bytes"] for large in at_line)
+    # (NumPy's header, 16 bytes, where it asks for one)
+    assert lo in (131_074 * 8, 131_074 * 8 + 16) and \
+        hi in (2_097_152 * 8, 2_097_152 * 8 + 16), at_line
+    assert min(large["min_bytes"] for large in at_line) > 1.2 * lo, at_line
+    r = run([CLI, "explain", "--repeat", "1", "--backend", "jemalloc", "--",
+             PYTHON, str(script)], clean_env())
+    if "[temporaries]" not in r.stdout:
+        pytest.skip("no temporaries this run")
+    assert "blocks of 1.0 MiB to 16.0 MiB" in r.stdout, r.stdout
 
 
 def test_every_large_block_has_its_site(tmp_path):
