@@ -1440,18 +1440,25 @@ static void print_sites(FILE *out, const char *head, json_t *sites,
 {
 	size_t k;
 	json_t *site;
+	double listed = 0;
 	json_array_foreach(sites, k, site) {
 		char label[512];
 		json_t *stack = json_object_get(site, "stack");
+		double share = json_number_value(json_object_get(site, "share"));
+		listed += share;
 		fprintf(out, "  %*s %3.0f%%  %s", (int)strlen(head), k ? "" : head,
-			json_number_value(json_object_get(site, "share")) * 100,
-			mt_site_label(stack, label, sizeof label));
+			share * 100, mt_site_label(stack, label, sizeof label));
 		mt_site_print_callers(out, site, 2);
 		fputc('\n', out);
 		if (!unnamed->object)
 			unnamed->object =
 				mt_site_object_unnamed(stack, &unnamed->no_symbols);
 	}
+	/* (the shares said add up to all of it: a fifth at sites not
+	 * listed read as none; new-user trial 37) */
+	if (json_array_size(sites) && listed < 0.995)
+		fprintf(out, "  %*s %3.0f%%  elsewhere (other sites)\n",
+			(int)strlen(head), "", (1 - listed) * 100);
 }
 
 /* `with_children`: findings of processes the command started are among
