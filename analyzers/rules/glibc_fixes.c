@@ -273,11 +273,22 @@ static void mimalloc_delay(struct mt_fix *fix, const struct mt_finding *x,
  * Reserved, not resident: twice the process's peak, rounded up. */
 #define MIMALLOC_MAPS_AFRESH (16 << 20)
 
-void mt_mimalloc_reserve(char *setting, size_t len, const struct mt_call_figures *f)
+void mt_mimalloc_reserve(struct mt_fix *fix, const struct mt_call_figures *f)
 {
 	double mib = fmax(64, 2 * f->peak_rss / (1 << 20));
-	snprintf(setting, len, "MIMALLOC_RESERVE_OS_MEMORY=%lluMiB",
-		 mt_pow2_at_least(mib));
+	snprintf(fix->setting, sizeof fix->setting,
+		 "MIMALLOC_RESERVE_OS_MEMORY=%lluMiB", mt_pow2_at_least(mib));
+	bool switched = fix->kind == MT_FIX_BACKEND;
+	char run[sizeof fix->setting + 64] = "";
+	if (switched)
+		snprintf(run, sizeof run, "%s memtrace run --backend mimalloc -- CMD; ",
+			 fix->setting);
+	snprintf(fix->text, sizeof fix->text,
+		 "%smemory reserved up front, from which mimalloc serves "
+		 "blocks above 16 MiB and keeps them when freed, instead of "
+		 "mapping each afresh (%sreserved address space, not resident "
+		 "memory)",
+		 switched ? "run on mimalloc with " : "", run);
 }
 
 void mt_backend_fixes(struct mt_finding *x, const char *current, double block,
@@ -318,15 +329,7 @@ void mt_backend_fixes(struct mt_finding *x, const char *current, double block,
 			return;
 		fix->backend = keepers[i].name;
 		if (reserve) {
-			mt_mimalloc_reserve(fix->setting, sizeof fix->setting, f);
-			snprintf(fix->text, sizeof fix->text,
-				 "run on mimalloc with memory reserved up front, "
-				 "from which it serves blocks above 16 MiB and "
-				 "keeps them when freed, instead of mapping each "
-				 "afresh (%s memtrace run --backend mimalloc -- "
-				 "CMD; reserved address space, not resident "
-				 "memory)",
-				 fix->setting);
+			mt_mimalloc_reserve(fix, f);
 			continue;
 		}
 		snprintf(fix->text, sizeof fix->text,

@@ -229,15 +229,8 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 		mt_backend_fixes(x, in->backend, per_map, f);
 		if (strcmp(in->backend, "mimalloc") == 0 && per_map > 16 << 20) {
 			struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
-			if (fix) {
-				mt_mimalloc_reserve(fix->setting, sizeof fix->setting, f);
-				snprintf(fix->text, sizeof fix->text,
-					 "reserve memory up front, from which "
-					 "mimalloc serves blocks above 16 MiB and "
-					 "keeps them when freed, instead of mapping "
-					 "each afresh (reserved address space, not "
-					 "resident memory)");
-			}
+			if (fix)
+				mt_mimalloc_reserve(fix, f);
 		}
 	}
 	if (allocators || !f->whole) {

@@ -27,8 +27,9 @@ void mt_glibc_threshold_fixes(struct mt_finding *x,
 void mt_backend_fixes(struct mt_finding *x, const char *current, double block,
 		      const struct mt_call_figures *f);
 /* mimalloc's setting that reserves memory for its blocks above 16 MiB,
- * sized from f's peak (glibc_fixes.c). */
-void mt_mimalloc_reserve(char *setting, size_t len, const struct mt_call_figures *f);
+ * sized from f's peak, and its text: for the switch to mimalloc (a fix
+ * of kind MT_FIX_BACKEND) or on it (glibc_fixes.c). */
+void mt_mimalloc_reserve(struct mt_fix *fix, const struct mt_call_figures *f);
 /* Reusing buffers; `in_place` when two were live where one would do. */
 void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 		  bool in_place);

@@ -57,15 +57,18 @@ def test_a_sites_blocks_sizes_are_those_asked_for(backend, tmp_path):
     assert sizes or backend not in ("glibc", "jemalloc"), r.stdout
 
 
-TWO_SIZES = """
+def two_sizes(small, large):
+    """A script making arrays of `small` and `large` float64 in turn, at
+    its line 6."""
+    return """
 import numpy as np
 s = 0.0
 for i in range(40):
-    n = 1_500_000 if i % 2 else 6_000_000
+    n = %d if i %% 2 else %d
     a = np.ones(n)
     s += float(a[::1000].sum())
 print(s)
-"""
+""" % (small, large)
 
 
 def test_a_sites_sizes_far_apart_are_said_as_asked_for(tmp_path):
@@ -74,22 +77,11 @@ def test_a_sites_sizes_far_apart_are_said_as_asked_for(tmp_path):
     trial 27), in the sizes asked for, not jemalloc's classes ("12.0 MiB
     to 48.0 MiB" beside "about 45.8 MiB"; trial 28)."""
     script = tmp_path / "two_sizes.py"
-    script.write_text(TWO_SIZES)
+    script.write_text(two_sizes(1_500_000, 6_000_000))
     for backend in [b for b in ("glibc", "jemalloc") if b in BACKENDS]:
         r = run([CLI, "explain", "--repeat", "1", "--backend", backend, "--",
                  PYTHON, str(script)], clean_env())
         assert "blocks of 11.4 MiB to 45.8 MiB" in r.stdout, (backend, r.stdout)
-
-
-ROUNDED_APART = """
-import numpy as np
-s = 0.0
-for i in range(40):
-    n = 131_074 if i % 2 else 2_097_152
-    a = np.ones(n)
-    s += float(a[::1000].sum())
-print(s)
-"""
 
 
 def test_a_sites_sizes_rounded_apart_are_the_ones_asked_for(tmp_path):
@@ -101,7 +93,7 @@ def test_a_sites_sizes_rounded_apart_are_the_ones_asked_for(tmp_path):
     if "jemalloc" not in BACKENDS:
         pytest.skip("jemalloc not installed")
     script = tmp_path / "rounded_apart.py"
-    script.write_text(ROUNDED_APART)
+    script.write_text(two_sizes(131_074, 2_097_152))
     s = live_summary([PYTHON, str(script)], "jemalloc", tmp_path)
     # (the line's blocks, at one site or more: explain folds them)
     at_line = [x["large"] for x in s["sites"]
