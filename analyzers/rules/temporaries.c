@@ -163,6 +163,10 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		if (!prev || json_integer_value(prev) < live)
 			json_object_set_new(function_live, key, json_integer(live));
 	}
+	/* The same figure weighs each of its lines: the most ("top level:
+	 * 5", then "where 2 are live at once, it needs 2 times the memory",
+	 * a line's own view when it allocated; new-user trial 37). */
+	json_t *function_most = json_deep_copy(function_live);
 	json_array_foreach(sites, i, site) {
 		json_t *large = json_object_get(site, "large");
 		double n = (double)json_integer_value(json_object_get(large, "allocations"));
@@ -179,6 +183,10 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 		if (alone) {
 			json_int_t here = json_integer_value(json_object_get(large, "max_live"));
 			live = here < live ? here : live;
+		} else if (!holder && *key) {
+			json_t *most = json_object_get(function_most, key);
+			if (most)
+				live = json_integer_value(most);
 		}
 		double bytes = json_number_value(json_object_get(site, "value"));
 		double elsewhere = (double)json_integer_value(
@@ -271,6 +279,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 					  (long long)(handed ? elsewhere : said_live));
 	}
 	json_decref(function_live);
+	json_decref(function_most);
 	mt_finding_append(x, ".");
 	/* (which site, where several are listed: "at most 4 ... at most
 	 * 2. Where 2 are live at once" read as one figure taken for the

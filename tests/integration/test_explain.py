@@ -1900,3 +1900,25 @@ def test_blocks_above_16_mib_have_mimalloc_keep_them_with_memory_reserved(backen
     v = fix["verified"]
     assert v["page_faults_per_call_after"] < 0.25 * v["page_faults_per_call_before"], v
     assert v["verdict"] == "helps", v
+
+
+def test_a_functions_count_of_blocks_live_is_one_figure():
+    """Five lines of a script's top level make 6-12 MB temporaries, up to
+    five live at once: temporaries said "top level (all its lines' blocks
+    together): 5", then "In the script's top level, where 2 are live at
+    once, it needs 2 times the memory", one line's own view when it
+    allocated (new-user trial 37).  One figure, the most, weighs each of
+    a function's lines."""
+    if "jemalloc" not in BACKENDS:
+        pytest.skip("jemalloc not installed")
+    prog = os.path.join(os.path.dirname(__file__), "..", "programs", "img_steps.py")
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--backend", "jemalloc",
+             "--", PYTHON, prog], clean_env())
+    temps = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "temporaries"]
+    if not temps:
+        pytest.skip("no temporaries this run")
+    text = temps[0]["explanation"]
+    said = re.findall(r"top level \(all its lines' blocks together\): (\d+)", text)
+    assert len(said) == 1, text
+    where = re.findall(r"In the script's top level, where (\d+) are live", text)
+    assert all(w == said[0] for w in where), text
