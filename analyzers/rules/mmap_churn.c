@@ -227,7 +227,10 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 		if (strcmp(in->backend, "glibc") == 0)
 			mt_glibc_threshold_fixes(x, f, in->page_size);
 		mt_backend_fixes(x, in->backend, per_map, f);
-		if (strcmp(in->backend, "mimalloc") == 0 && per_map > 16 << 20) {
+		/* (blocks above 16 MiB, measured; not small blocks' segments
+		 * given back, which were not) */
+		if (strcmp(in->backend, "mimalloc") == 0 && per_map > 16 << 20 &&
+		    !x->small_blocks) {
 			struct mt_fix *fix = mt_fix_add(x, MT_FIX_SETTING);
 			if (fix)
 				mt_mimalloc_reserve(fix, f);
