@@ -47,12 +47,12 @@ static void block_sizes(json_t *site, double *lo, double *hi)
 }
 
 /* Do other lines of the function `key` make blocks, and none within
- * twice the size of the site's?  Its function's count of blocks live at once is of
- * all its lines: two where one would do is that many buffers of a size
- * only where the others are about as large (a 48 MiB frame beside a 1-3
- * MiB tile was "2 live at once ... 2 times the memory of one buffer",
- * and writing into a buffer already there proposed, where one frame was
- * ever live; new-user trial 37). */
+ * twice the size of the site's?  Its function's count of blocks live at
+ * once is of all its lines: two where one would do is that many buffers
+ * of a size only where the others are about as large (a 48 MiB frame
+ * beside a 1-3 MiB tile was "2 live at once ... 2 times the memory of one
+ * buffer", and writing into a buffer already there proposed, where one
+ * frame was ever live; new-user trial 37). */
 static bool others_unlike(json_t *sites, json_t *site, const char *key)
 {
 	bool others = false;
