@@ -156,8 +156,9 @@ def test_explain_measures_the_shim_where_it_ran_without_it():
         assert set(costs) == {"glibc", "mimalloc"}, costs
         glibc = costs["glibc"]
         bare = min(next(b for b in out["bare_runs"] if b["backend"] == "glibc")["cpu_s"])
-        # (the fastest run under the shim is at most the runs' median)
-        assert glibc["measured_s"] <= glibc["cpu_s"] - bare + 1e-6, (glibc, bare)
+        # (the fastest run under the shim is at most the runs' median; 0
+        # where it ran faster than the fastest without it, a busy machine)
+        assert glibc["measured_s"] <= max(0, glibc["cpu_s"] - bare) + 1e-6, (glibc, bare)
         if glibc["measured_s"] > glibc["estimated_s"] + glibc["runs_spread_s"]:
             break
     else:
