@@ -170,6 +170,14 @@ static json_t *runs_differ(FILE *out, const struct measured *m, int nm)
 	return list;
 }
 
+/* Were the whole run's time, CPU and faults measured (at exit, or to a
+ * killed process's last progress record)? */
+static bool whole_program_measured(const struct measured *m)
+{
+	return m->runs.n &&
+	       !json_is_null(json_object_get(m->runs.summaries[0], "wall_s"));
+}
+
 /* The backends no finding is about (the command's own process; one
  * --verify refuted is about it too, and says so below): each
  * said, with what its runs measured, so that a reader of four backends
@@ -187,7 +195,10 @@ static json_t *quiet_backends(FILE *out, const struct measured *m, int nm,
 		for (size_t k = 0; k < n && !said; k++)
 			said = !found[k]->process && !strcmp(found[k]->backend, backend);
 		struct mt_call_figures f;
-		if (said || !mt_runs_figures(&m[i].runs, MT_WHOLE_PROGRAM, &f))
+		/* (a recording killed with no figures of its run: nothing
+		 * measured to say, not "0 page faults") */
+		if (said || !whole_program_measured(&m[i]) ||
+		    !mt_runs_figures(&m[i].runs, MT_WHOLE_PROGRAM, &f))
 			continue;
 		double cpu = f.user_s + f.system_s, resident = f.peak_rss / page;
 		if (list) {
@@ -312,8 +323,7 @@ static bool measure_runs(const struct context *cx, const char *backend,
  * known at exit: no finding rests on figures that are not there. */
 static bool whole_program_recorded(const struct measured *m, const char *region)
 {
-	if (strcmp(region, MT_WHOLE_PROGRAM) != 0 ||
-	    !json_is_null(json_object_get(m->runs.summaries[0], "wall_s")))
+	if (strcmp(region, MT_WHOLE_PROGRAM) != 0 || whole_program_measured(m))
 		return true;
 	fprintf(stderr, "memtrace: explain: %s: the whole program is not analyzed: "
 			"its time, CPU and page faults are only known at exit, which "
@@ -693,7 +703,7 @@ static json_t *recorded_only(const struct measured *m, int nm)
 	json_t *list = json_array();
 	for (int i = 0; list && i < nm; i++) {
 		json_t *s = m[i].runs.n ? m[i].runs.summaries[0] : NULL;
-		if (!m[i].partial || !s || !json_is_null(json_object_get(s, "wall_s")))
+		if (!m[i].partial || !s || whole_program_measured(&m[i]))
 			continue;
 		json_t *brk = json_object_get(s, "brk");
 		double grow = json_number_value(json_object_get(brk, "grow")),

@@ -434,6 +434,8 @@ static bool decode(struct native *t, const struct mt_chunk_header *h,
 		struct mt_event e;
 		unsigned byte = *p++, inline_dt = byte >> MT_TAG_BITS;
 		e.tag = (int)(byte & ((1u << MT_TAG_BITS) - 1));
+		if (!e.tag && t->minor >= 19 && p < end && *p >= MT_TAG_EXTENDED)
+			e.tag = *p++;
 		e.tid = h->tid;
 		e.nv = 0;
 		e.text = NULL;

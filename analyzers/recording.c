@@ -168,6 +168,13 @@ static void reasons(const struct mt_recording *r, char *out, size_t len)
 		say_end(r, one, sizeof one);
 		add(out, len, one);
 	}
+	if (!r->closed && r->measured_to_s > 0) {
+		snprintf(one, sizeof one, "its time, CPU, page faults and system "
+					  "calls are those its last progress record "
+					  "had, %.2f s into the run",
+			 r->measured_to_s);
+		add(out, len, one);
+	}
 	if (exited_failing(r)) {
 		snprintf(one, sizeof one, "exited with status %d", r->value);
 		add(out, len, one);
@@ -270,6 +277,8 @@ static json_t *recording_json(const struct mt_recording *r)
 	if (r->skipped)
 		json_object_set_new(o, "skipped", json_integer((json_int_t)r->skipped));
 	json_object_set_new(o, "recorded_s", json_real((double)r->last_ns / 1e9));
+	if (!r->closed && r->measured_to_s > 0)
+		json_object_set_new(o, "measured_to_s", json_real(r->measured_to_s));
 	return o;
 }
 
@@ -297,7 +306,11 @@ bool mt_recording_annotate(const struct mt_recording *r, json_t *s)
 	json_t *incomplete = json_array();
 	reasons(r, why, sizeof why);
 	if (!r->closed) {
+		/* (measured to the last progress event: the kernel's figures
+		 * as they were then, but not the shim's own calls) */
 		for (size_t i = 0; i < sizeof at_exit / sizeof *at_exit; i++) {
+			if (r->measured_to_s > 0 && strcmp(at_exit[i], "shim_syscalls") != 0)
+				continue;
 			json_array_append_new(incomplete, json_string(at_exit[i]));
 			if (strcmp(at_exit[i], "syscalls") != 0)
 				unknown(s, at_exit[i]);

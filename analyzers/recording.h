@@ -24,6 +24,9 @@ struct mt_recording {
 	uint64_t lost_samples;	  /* kernel samples dropped */
 	uint64_t last_ns;	  /* the last event's time */
 	bool fault_sampled;	  /* fault samples are a figure */
+	/* Not closed: the wall time of the last progress event, whose
+	 * figures stand for those at exit (0: none). */
+	double measured_to_s;
 	/* Filled from the trace by mt_recording_read. */
 	int end;		  /* enum mt_trace_end */
 	bool said;		  /* by the status record, not inferred */

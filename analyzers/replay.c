@@ -73,6 +73,10 @@ struct replay {
 	struct rss_sample *rss;
 	size_t rss_len, rss_cap;
 	json_t *exit;
+	/* The latest progress event: without the closing record, the
+	 * figures it carries as they were then. */
+	struct mt_ev_progress progress;
+	bool progressed;
 	struct mt_recording rec;
 	bool failed; /* out of memory */
 	/* What the summary points into. */
@@ -528,6 +532,11 @@ static bool on_event(const struct mt_event *e, void *arg)
 	case MT_EV_RSS:
 		keep_rss(r, e);
 		break;
+	case MT_EV_PROGRESS:
+		if (!r->progressed || e->progress.wall_us >= r->progress.wall_us)
+			r->progress = e->progress;
+		r->progressed = true;
+		break;
 	case MT_EV_SAMPLES_LOST:
 		r->fault_samples_lost += e->samples_lost.count;
 		break;
@@ -647,6 +656,43 @@ static void from_exit(json_t *x, struct mt_summary *s)
 	s->heaps_deleted_bytes = u64(gone, "bytes");
 }
 
+/* A process that never wrote its closing record: what the kernel keeps
+ * (system calls, faults, CPU, wall time) as its last progress event had
+ * it; its peak resident, the most its resident samples saw. */
+static void from_progress(const struct replay *r, struct mt_summary *s)
+{
+	const struct mt_ev_progress *g = &r->progress;
+	const uint64_t kernel[MT_KERNEL_COUNT] = {
+		[MT_SYS_BRK] = g->brk,
+		[MT_SYS_MMAP] = g->mmap,
+		[MT_SYS_MUNMAP] = g->munmap,
+		[MT_SYS_MREMAP] = g->mremap,
+		[MT_SYS_MADVISE] = g->madvise,
+		[MT_SYS_MPROTECT] = g->mprotect,
+		[MT_KERNEL_MINOR_FAULTS] = g->minor_faults,
+		[MT_KERNEL_MAJOR_FAULTS] = g->major_faults,
+	};
+	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
+		s->f.kernel_valid[i] = kernel[i] != 0;
+		s->f.kernel[i] = kernel[i] ? kernel[i] - 1 : 0;
+	}
+	s->f.rusage_minor_faults = g->rusage_minor;
+	s->f.rusage_major_faults = g->rusage_major;
+	if (!s->f.kernel_valid[MT_KERNEL_MINOR_FAULTS]) {
+		s->f.kernel[MT_KERNEL_MINOR_FAULTS] = g->rusage_minor;
+		s->f.kernel[MT_KERNEL_MAJOR_FAULTS] = g->rusage_major;
+	}
+	s->f.user_s = (double)g->user_us / 1e6;
+	s->f.system_s = (double)g->system_us / 1e6;
+	s->wall_s = (double)g->wall_us / 1e6;
+	s->threads = (unsigned)g->threads;
+	for (size_t i = 0; i < r->rss_len; i++) {
+		uint64_t resident = r->rss[i].s.anon_bytes + r->rss[i].s.file_bytes;
+		if (resident > s->peak_rss_bytes)
+			s->peak_rss_bytes = resident;
+	}
+}
+
 /* The end of the events: threads still running, calls still open. */
 static void finish_threads(struct replay *r, struct mt_summary *s)
 {
@@ -753,6 +799,8 @@ static bool fill_summary(struct replay *r, struct mt_trace *t, struct mt_summary
 		from_exit(r->exit, s);
 		if (json_object_get(r->exit, "sites"))
 			at = json_object_get(r->exit, "sites");
+	} else if (r->progressed) {
+		from_progress(r, s);
 	}
 	s->fault_samples_on_sites = -1;
 	uint64_t on_sites;
@@ -827,6 +875,7 @@ bool mt_replay(struct mt_trace *t, bool salvage, struct mt_replayed *out,
 		return false;
 	}
 	r->rec.closed = r->exit != NULL;
+	r->rec.measured_to_s = r->progressed ? (double)r->progress.wall_us / 1e6 : 0;
 	r->rec.fault_sampled = r->exit && u64(r->exit, "fault_period");
 	r->rec.lost_samples = r->fault_samples_lost;
 	mt_recording_read(&r->rec, t);

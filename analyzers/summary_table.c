@@ -278,8 +278,12 @@ static void print_resident(FILE *out, json_t *s)
 	row(out, most, "anonymous, most sampled",
 	    mt_format_bytes((double)most, b, sizeof b));
 	uint64_t peak = u64(s, "peak_rss_bytes");
+	/* (a killed process's: the samples', up to its last progress) */
+	bool sampled = json_object_get(json_object_get(s, "recording"),
+				       "measured_to_s") != NULL;
 	if (peak)
-		row(out, peak, "peak resident (getrusage)",
+		row(out, peak, sampled ? "peak resident, most sampled"
+				       : "peak resident (getrusage)",
 		    mt_format_bytes((double)peak, b, sizeof b));
 	if (json_is_true(json_object_get(s, "partial")))
 		unknown_row(out, "anonymous at exit"); /* (killed) */

@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "diag.h"
+#include "emit.h"
 #include "glibc_heap.h"
 #include "kcounters.h"
 #include "ksamples.h"
@@ -126,6 +127,69 @@ static uint64_t peak_rss_of_this_image(uint64_t maxrss_bytes)
 	return at ? strtoull(at + 8, NULL, 10) * 1024 : maxrss_bytes;
 }
 
+/* The process's figures the kernel keeps, as they are now: its memory
+ * system calls and page faults (the counters, less the shim's own, plus
+ * those from before they opened), getrusage's CPU, faults and peak, and
+ * the wall time since the shim started. */
+static void kernel_now(struct mt_figures *f, double *wall_s,
+		       uint64_t *maxrss_bytes)
+{
+	struct mt_ksnapshot k;
+	struct rusage ru;
+	struct timespec now;
+
+	mt_kcounters_read(&k);
+	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
+		uint64_t own = i < MT_SYS_COUNT ? mt_kcounters_shim_since_open(i) : 0;
+		f->kernel_valid[i] = k.valid[i];
+		f->kernel[i] = k.value[i] > own ? k.value[i] - own : 0;
+		if (i < MT_SYS_COUNT && k.valid[i])
+			f->kernel[i] += sys_before_counters[i];
+		else if (k.valid[i])
+			f->kernel[i] += faults_before_counters[i == MT_KERNEL_MAJOR_FAULTS];
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		f->rusage_minor_faults = (uint64_t)ru.ru_minflt;
+		f->rusage_major_faults = (uint64_t)ru.ru_majflt;
+		f->user_s = seconds(ru.ru_utime);
+		f->system_s = seconds(ru.ru_stime);
+		*maxrss_bytes = (uint64_t)ru.ru_maxrss * 1024;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*wall_s = (double)(now.tv_sec - started.tv_sec) +
+		  (double)(now.tv_nsec - started.tv_nsec) / 1e9;
+}
+
+/* A kernel counter as the progress event stores it: + 1, 0 when the
+ * kernel does not count it. */
+static uint64_t counted(const struct mt_figures *f, int i)
+{
+	return f->kernel_valid[i] ? f->kernel[i] + 1 : 0;
+}
+
+void mt_report_progress(struct mt_thread *t)
+{
+	/* (one sampling thread a process writes it: kept off its stack) */
+	static struct mt_figures f;
+	double wall_s = 0;
+	uint64_t maxrss_bytes;
+	kernel_now(&f, &wall_s, &maxrss_bytes);
+	MT_EMIT_EVENT(t, progress, .wall_us = (uint64_t)(wall_s * 1e6),
+		      .user_us = (uint64_t)(f.user_s * 1e6),
+		      .system_us = (uint64_t)(f.system_s * 1e6),
+		      .rusage_minor = f.rusage_minor_faults,
+		      .rusage_major = f.rusage_major_faults,
+		      .threads = mt_threads_seen(),
+		      .brk = counted(&f, MT_SYS_BRK),
+		      .mmap = counted(&f, MT_SYS_MMAP),
+		      .munmap = counted(&f, MT_SYS_MUNMAP),
+		      .mremap = counted(&f, MT_SYS_MREMAP),
+		      .madvise = counted(&f, MT_SYS_MADVISE),
+		      .mprotect = counted(&f, MT_SYS_MPROTECT),
+		      .minor_faults = counted(&f, MT_KERNEL_MINOR_FAULTS),
+		      .major_faults = counted(&f, MT_KERNEL_MAJOR_FAULTS));
+}
+
 /* What the shim cost, estimated: the calls at the measured cost per call
  * (common/shim_cost.c), its threads' CPU time, its start-up's. */
 static void shim_cost(struct mt_summary *s)
@@ -145,9 +209,6 @@ static void shim_cost(struct mt_summary *s)
 
 static void gather(struct mt_summary *s)
 {
-	struct rusage ru;
-	struct timespec now;
-
 	memset(s, 0, sizeof *s);
 	s->fault_samples_on_sites = -1; /* a trace's reader works them out */
 	s->pid = getpid();
@@ -179,28 +240,9 @@ static void gather(struct mt_summary *s)
 	struct mt_glibc_heaps_deleted gone = mt_glibc_heaps_deleted();
 	s->heaps_deleted = gone.count;
 	s->heaps_deleted_bytes = gone.bytes;
-	struct mt_ksnapshot k;
-	mt_kcounters_read(&k);
-	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
-		uint64_t own = i < MT_SYS_COUNT ? mt_kcounters_shim_since_open(i) : 0;
-		s->f.kernel_valid[i] = k.valid[i];
-		s->f.kernel[i] = k.value[i] > own ? k.value[i] - own : 0;
-		if (i < MT_SYS_COUNT && k.valid[i])
-			s->f.kernel[i] += sys_before_counters[i];
-		else if (k.valid[i])
-			s->f.kernel[i] += faults_before_counters[i == MT_KERNEL_MAJOR_FAULTS];
-	}
-	if (getrusage(RUSAGE_SELF, &ru) == 0) {
-		s->f.rusage_minor_faults = (uint64_t)ru.ru_minflt;
-		s->f.rusage_major_faults = (uint64_t)ru.ru_majflt;
-		s->f.user_s = seconds(ru.ru_utime);
-		s->f.system_s = seconds(ru.ru_stime);
-		s->peak_rss_bytes =
-			peak_rss_of_this_image((uint64_t)ru.ru_maxrss * 1024);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	s->wall_s = (double)(now.tv_sec - started.tv_sec) +
-		    (double)(now.tv_nsec - started.tv_nsec) / 1e9;
+	uint64_t maxrss_bytes = 0;
+	kernel_now(&s->f, &s->wall_s, &maxrss_bytes);
+	s->peak_rss_bytes = peak_rss_of_this_image(maxrss_bytes);
 	for (int i = 0; i < MT_SYS_COUNT; i++)
 		s->shim_syscalls[i] =
 			__atomic_load_n(&mt_shim_syscalls[i], __ATOMIC_RELAXED);

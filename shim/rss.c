@@ -36,6 +36,7 @@
 #include "mode.h"
 #include "options.h"
 #include "rawsys.h"
+#include "report.h"
 #include "rss.h"
 
 uint64_t mt_rss_due_ns = UINT64_MAX;
@@ -512,15 +513,24 @@ void mt_rss_after_small_frees(struct mt_thread *t)
 	mt_rss_after_large_free(t, 0);
 }
 
+/* How often the process's figures go into the trace (report.h): a
+ * process killed then is measured to within this of its end. */
+#define PROGRESS_MS 100
+
 static void *sample_periodically(void *arg)
 {
 	(void)arg;
 	mt_become_shim_thread();
-	for (;;) {
+	unsigned every = mt_opt.rss_period_ms < PROGRESS_MS
+				 ? PROGRESS_MS / mt_opt.rss_period_ms
+				 : 1;
+	for (unsigned n = 0;; n++) {
 		poll(NULL, 0, (int)mt_opt.rss_period_ms);
 		if (!mt_tracing || statm_fd < 0 || mt_shim_threads_paused())
 			return NULL;
 		sample(mt_self(), false, 0, false);
+		if (n % every == 0)
+			mt_report_progress(mt_self());
 	}
 }
 

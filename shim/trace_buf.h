@@ -116,13 +116,12 @@ mt_event_begin_at(struct mt_trace_buf *b, unsigned char *p, int tag,
 {
 	uint64_t units = now >> MT_TSC_SHIFT;
 	uint64_t dt = units - b->last_units;
+	int low = tag < MT_TAG_EXTENDED ? tag : 0;
 	b->last_units = units;
-	if (dt < MT_DT_INLINE) {
-		*p++ = (unsigned char)(tag | (dt + 1) << MT_TAG_BITS);
-		return p;
-	}
-	*p++ = (unsigned char)tag;
-	return mt_put_varint(p, dt);
+	*p++ = (unsigned char)(low | (dt < MT_DT_INLINE ? dt + 1 : 0) << MT_TAG_BITS);
+	if (!low)
+		*p++ = (unsigned char)tag;
+	return dt < MT_DT_INLINE ? p : mt_put_varint(p, dt);
 }
 
 static inline __attribute__((always_inline)) unsigned char *

@@ -111,7 +111,17 @@
 	X(PURGE_TOUCHED, purge_touched, 3, by_allocator, bytes, huge_bytes) \
 	/* a purge of the program's own that fell on `bytes` it had purged  \
 	 * before (1.18: shim/own_purges.h) */                                \
-	X(OWN_PURGE_AGAIN, own_purge_again, 1, bytes)
+	X(OWN_PURGE_AGAIN, own_purge_again, 1, bytes)                      \
+	/* the process's figures the closing record would carry, as they    \
+	 * are now (1.19), written now and then by the shim's own thread, so \
+	 * that a process killed before exit is measured up to its last one: \
+	 * wall time since the shim started, CPU and page faults from        \
+	 * getrusage, the threads seen, then the kernel counters' memory     \
+	 * system calls (less the shim's own) and page faults, each + 1 (0:  \
+	 * not counted by the kernel) */                                     \
+	X(PROGRESS, progress, 14, wall_us, user_us, system_us, rusage_minor, \
+	  rusage_major, threads, brk, mmap, munmap, mremap, madvise,         \
+	  mprotect, minor_faults, major_faults)
 
 /* In a thread_start event's tid: a thread of the shim's own (its events
  * the shim's, the kernel calls sampled on it not the program's); the

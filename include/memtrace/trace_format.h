@@ -19,7 +19,7 @@
 
 #define MT_TRACE_MAGIC "MEMTRACE"
 #define MT_TRACE_MAJOR 1
-#define MT_TRACE_MINOR 18
+#define MT_TRACE_MINOR 19
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" */
 
 struct mt_file_header {
@@ -111,6 +111,9 @@ static inline uint64_t mt_entry_align(int entry, uint64_t align)
  * below MT_DT_INLINE, or 0 with dt as the first varint after it. */
 #define MT_TAG_BITS 5
 #define MT_DT_INLINE 7
+/* A tag the low bits cannot hold (1.19): they are 0, and the tag is the
+ * byte after the tag byte (before dt, when dt follows). */
+#define MT_TAG_EXTENDED (1 << MT_TAG_BITS)
 
 /* Every event starts with its tag and "dt", the time since the thread's
  * previous event (units of 2^MT_TSC_SHIFT TSC ticks); the tags and fields
@@ -122,7 +125,7 @@ static inline uint64_t mt_entry_align(int entry, uint64_t align)
  * The events mirror the shim's probes one to one, so a reader that
  * applies the same counting rules gets the same figures as the live
  * summary. */
-_Static_assert(MT_EV_COUNT <= 1 << MT_TAG_BITS, "tags fit the tag byte");
+_Static_assert(MT_EV_COUNT <= 128, "an extended tag is a varint of one byte");
 _Static_assert(MT_EV_ALLOC == 1 && MT_EV_COUNTERS == 12 && MT_EV_KCALL == 22 &&
 		       MT_EV_MALLOC == 23,
 	       "tags as in format 1.8");

@@ -37,7 +37,8 @@ NATIVE_AS_LTTNG = {"free", "malloc_usable_size", "sys", "kernel_call",
                    "samples_lost"}
 # Events that reach LTTng as memtrace:event (their name is a field).
 NATIVE_AS_GENERIC = {"rss", "block_site", "unmap_touched", "chunk_remap",
-                     "malloc_trim", "purge_touched", "own_purge_again"}
+                     "malloc_trim", "purge_touched", "own_purge_again",
+                     "progress"}
 
 
 def native_counts(path):

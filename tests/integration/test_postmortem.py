@@ -43,11 +43,24 @@ def record(tmp_path, cmd, name="t.mt", **env):
     return path, r
 
 
-def killed_churn(tmp_path, seconds=1.0, mode="trim"):
-    """churn, killed with SIGKILL (as the OOM killer does) mid-run."""
-    path = tmp_path / "killed.mt"
-    p = subprocess.Popen([program("churn"), mode, "100000000"],
-                         env=shim_env("glibc", MEMTRACE_OUT=str(path)),
+# A recording with no progress events (format 1.19): a file written
+# before them, or with the resident samples off, whose thread writes them.
+NO_PROGRESS = {"MEMTRACE_RSS": "0"}
+
+
+def proc_figures(pid):
+    """(minor faults, CPU seconds) of a live process, as the kernel has them."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # (fields 10, 14 and 15 of proc(5); the first after the name is 3)
+    return int(fields[7]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def kill_recorded(cmd, path, seconds, env=None, before_kill=None):
+    """cmd recording into path, killed with SIGKILL (as the OOM killer
+    does) mid-run; before_kill(pid)'s result, if given."""
+    p = subprocess.Popen(cmd, env=shim_env("glibc", MEMTRACE_OUT=str(path),
+                                           **(env or {})),
                          stdout=subprocess.DEVNULL)
     # From its first chunks on disk (a loaded machine starts it late),
     # then `seconds` more.
@@ -56,12 +69,21 @@ def killed_churn(tmp_path, seconds=1.0, mode="trim"):
             not path.exists() or path.stat().st_size < 64 * 1024):
         time.sleep(0.05)
     time.sleep(seconds)
+    seen = before_kill(p.pid) if before_kill else None
     p.send_signal(signal.SIGKILL)
     p.wait()
+    return seen
+
+
+def killed_churn(tmp_path, seconds=1.0, mode="trim", env=NO_PROGRESS):
+    """churn, killed mid-run."""
+    path = tmp_path / "killed.mt"
+    kill_recorded([program("churn"), mode, "100000000"], path, seconds, env)
     return path
 
 
 def test_a_killed_churn_is_analyzed_like_a_finished_one(tmp_path):
+    """(without progress events: MEMTRACE_RSS=0, or a file before 1.19)"""
     path = killed_churn(tmp_path)
     s, r = stat(path)
     assert s["partial"] is True
@@ -97,11 +119,67 @@ def test_a_killed_churn_is_analyzed_like_a_finished_one(tmp_path):
     assert "partial recording: killed" in r.stderr
 
 
+def test_a_killed_process_is_measured_to_its_last_progress_record(tmp_path):
+    """A process killed before exit had no time, CPU, page faults or
+    system calls, which only its closing record carried, and no finding
+    about the whole run could be made: the shim's sampling thread writes
+    them every 100 ms (the progress event, format 1.19).  A killed churn
+    of 40 MiB blocks is found as a finished run of it is, its figures
+    those the kernel had a moment before the kill."""
+    path = tmp_path / "killed.mt"
+    churn = os.path.join(os.path.dirname(__file__), "..", "programs",
+                         "large_churn.py")
+    start = time.monotonic()
+    faults, cpu = kill_recorded([PYTHON, churn, "1000000"], path, 1.0,
+                                before_kill=proc_figures)
+    elapsed = time.monotonic() - start
+    s, r = stat(path)
+    assert s["recording"]["end"] == "killed"
+    measured = s["recording"]["measured_to_s"]
+    assert 0.5 < measured <= elapsed, s["recording"]
+    assert f"those its last progress record had, {measured:.2f} s into the run" \
+        in s["partial_reason"]
+    assert not {"syscalls", "page_faults", "cpu_s", "wall_s", "threads",
+                "peak_rss_bytes"} & set(s["incomplete"]), s["incomplete"]
+    assert {"shim_syscalls", "glibc_thresholds"} <= set(s["incomplete"])
+    assert s["wall_s"] == pytest.approx(measured)
+    # What /proc said just before the kill bounds them (the last record
+    # is at most 100 ms older, more on a loaded machine).
+    assert 0.5 * faults <= s["page_faults"]["minor"] <= faults, (s["page_faults"], faults)
+    used = s["cpu_s"]["user"] + s["cpu_s"]["system"]
+    assert 0.5 * cpu <= used <= cpu + 0.02, (s["cpu_s"], cpu)
+    assert s["sources"]["page_faults"] == "kernel"
+    assert s["syscalls"]["munmap"] >= 5, s["syscalls"]
+    assert s["peak_rss_bytes"] >= 40 << 20
+    table = run([CLI, "stat", str(path)], clean_env()).stdout
+    assert "peak resident, most sampled" in table, table
+
+    # explain analyzes the whole run, and finds what it finds on a
+    # finished one.
+    report, r = explain(path)
+    finished, _ = record(tmp_path, [PYTHON, churn, "30"], "whole.mt")
+    whole, _ = explain(finished)
+    assert "mmap-churn" in ids(whole, "(whole program)")
+    assert ids(report, "(whole program)") == ids(whole, "(whole program)")
+    for f in report["findings"]:
+        assert "last progress record had" in f["incomplete_data"]
+    text = run([CLI, "explain", str(path)], clean_env()).stdout
+    assert "[recorded, not measured]" not in text, text
+
+    # Without them, the whole run is not analyzed, and no "0 page faults"
+    # is said of it as measured.
+    kill_recorded([PYTHON, churn, "1000000"], tmp_path / "none.mt", 1.0,
+                  NO_PROGRESS)
+    text = run([CLI, "explain", str(tmp_path / "none.mt")], clean_env()).stdout
+    assert "[recorded, not measured]" in text, text
+    assert "[no finding]" not in text, text
+
+
 def test_a_killed_or_crashed_process_keeps_its_sites(tmp_path):
     """The sites are written now and then while they change (format 1.11),
     and before a fatal signal: a process that never reaches exit keeps
     them, where they were in its closing record only."""
-    path = killed_churn(tmp_path)
+    path = killed_churn(tmp_path, env=None)
     s, _ = stat(path)
     assert s["sites"], "no sites in a killed trace"
     churn_c = os.path.join(os.path.dirname(__file__), "..", "programs", "churn.c")
@@ -120,10 +198,12 @@ def test_a_killed_or_crashed_process_keeps_its_sites(tmp_path):
 
 
 def test_dump_reads_a_killed_trace_without_salvage(tmp_path):
-    path = killed_churn(tmp_path, 0.5)
+    path = killed_churn(tmp_path, 0.5, env=None)
     r = run([CLI, "dump", str(path)], clean_env())
     assert "# status end=recording" in r.stdout
     assert " region_end " in r.stdout
+    # (an event of a tag above 31, format 1.19)
+    assert re.search(r" progress wall_us=\d+ user_us=", r.stdout), r.stdout[-2000:]
 
 
 def test_how_the_process_ended_is_said(tmp_path):
@@ -397,7 +477,7 @@ def test_stat_of_a_killed_recording_says_what_exit_would_have_told(tmp_path):
     exit 0 B" for a process that never exited, and "0 munmap" where
     explain said 1,112 mappings were unmapped: glibc's own, inferred, had
     their bytes and not their count (new-user trial 18)."""
-    path = killed_churn(tmp_path, 0.3, mode="mmap")
+    path = killed_churn(tmp_path, 0.3, mode="mmap", env=None)
     s, _ = stat(path)
     unmaps = s["syscalls_inferred"]["munmap"]
     assert unmaps >= 2, s["syscalls_inferred"]
