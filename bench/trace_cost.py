@@ -4,8 +4,8 @@
   * ns added per traced event on malloc+free pairs (1 and 2 threads),
     against the bare run and against counting mode, and what reading the
     TSC once per event costs by itself here (the bare loop with a TSC read
-    before each malloc and free): the part of the target no per-event
-    timestamp avoids;
+    before each malloc and free): what the shim saves by reading it for
+    one fast-path event in eight (shim/trace_buf.h, MT_CLOCK_EVERY);
   * bytes per event on the NumPy func1/func2 workload, plain and zstd, and
     heaptrack's file for the same run when heaptrack is installed;
   * how fast `memtrace stat TRACE` reads events (10 M of them);
@@ -100,9 +100,10 @@ def pair_rows(a, traced, backend, lib, threads):
     clock = (best["clock"] - best["bare"]) / 2
     print(f"  {backend}, {threads} thread(s): bare {best['bare']:.2f}, counting "
           f"{best['counting']:.2f}, tracing {best['tracing']:.2f}: "
-          f"+{per_event:.2f} ns per traced event (target 15), of which "
-          f"the TSC read alone is {clock:.2f} (bare with a read per "
-          f"event {best['clock']:.2f}); the rest +{per_event - clock:.2f}")
+          f"+{per_event:.2f} ns per traced event (target 15); a TSC "
+          f"read per event would cost {clock:.2f} by itself (bare with a "
+          f"read per event {best['clock']:.2f}), the shim reads it for "
+          f"one event in eight")
     if a.baseline_shim:
         print(f"    old build: counting {best['old counting']:.2f}, tracing "
               f"{best['old tracing']:.2f} (this build "

@@ -218,6 +218,22 @@ enum mt_inline_left {
 	MT_INLINE_COLD,	 /* not written: the out-of-line mt_trace_* must */
 };
 
+/* The fast path reads the TSC for one event in MT_CLOCK_EVERY of a chunk
+ * (by its count of events, in the committed word c); the others take the
+ * time of the one before (dt 0).  A read cost 4-10 ns here, a third of
+ * what an event costs; the events between two reads are some tens of
+ * nanoseconds apart, finer than any analysis looks (region times are
+ * their own clock's, the kernel's samples carry theirs). */
+#define MT_CLOCK_EVERY 8
+
+static inline __attribute__((always_inline)) uint64_t
+mt_fast_ticks(const struct mt_trace_buf *b, uint64_t c)
+{
+	if ((c >> 32) & (MT_CLOCK_EVERY - 1))
+		return b->last_units << MT_TSC_SHIFT;
+	return mt_ticks();
+}
+
 /* A small allocation without alignment (the fast path's). */
 static inline __attribute__((always_inline)) enum mt_inline_left
 mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
@@ -227,7 +243,7 @@ mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
 	uint64_t c = mt_warm_claim(b);
 	if (__builtin_expect(!c, 0))
 		return MT_INLINE_COLD;
-	return mt_alloc_event(b, c, mt_ticks(), (uint64_t)entry, size, p,
+	return mt_alloc_event(b, c, mt_fast_ticks(b, c), (uint64_t)entry, size, p,
 			      usable)
 		       ? MT_INLINE_FLUSH
 		       : MT_INLINE_DONE;
@@ -240,7 +256,7 @@ mt_trace_free_inline(struct mt_thread *t, const void *p, size_t usable)
 	uint64_t c = mt_warm_claim(b);
 	if (__builtin_expect(!c, 0))
 		return MT_INLINE_COLD;
-	return mt_free_event(b, c, mt_ticks(), p, usable) ? MT_INLINE_FLUSH
+	return mt_free_event(b, c, mt_fast_ticks(b, c), p, usable) ? MT_INLINE_FLUSH
 							 : MT_INLINE_DONE;
 }
 
