@@ -144,10 +144,13 @@ def test_a_killed_process_is_measured_to_its_last_progress_record(tmp_path):
     assert {"shim_syscalls", "glibc_thresholds"} <= set(s["incomplete"])
     assert s["wall_s"] == pytest.approx(measured)
     # What /proc said just before the kill bounds them (the last record
-    # is at most 100 ms older, more on a loaded machine).
-    assert 0.5 * faults <= s["page_faults"]["minor"] <= faults, (s["page_faults"], faults)
+    # is at most 100 ms older, more on a loaded machine; one written
+    # between the look and the kill adds a few faults; /proc's CPU is in
+    # whole ticks).
+    assert 0.5 * faults <= s["page_faults"]["minor"] <= faults + 64, (s["page_faults"], faults)
     used = s["cpu_s"]["user"] + s["cpu_s"]["system"]
-    assert 0.5 * cpu <= used <= cpu + 0.02, (s["cpu_s"], cpu)
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    assert 0.5 * cpu <= used <= cpu + 3 * tick, (s["cpu_s"], cpu)
     assert s["sources"]["page_faults"] == "kernel"
     assert s["syscalls"]["munmap"] >= 5, s["syscalls"]
     assert s["peak_rss_bytes"] >= 40 << 20
