@@ -223,13 +223,17 @@ enum mt_inline_left {
  * time of the one before (dt 0).  A read cost 4-10 ns here, a third of
  * what an event costs; the events between two reads are some tens of
  * nanoseconds apart, finer than any analysis looks (region times are
- * their own clock's, the kernel's samples carry theirs). */
+ * their own clock's, the kernel's samples carry theirs).  But a large
+ * block's events always read it: a fault sampled inside the block is
+ * put on its site by its time against theirs (analyzers/fault_sites.c),
+ * and a free stamped before the faults of its block's last touch would
+ * lose them. */
 #define MT_CLOCK_EVERY 8
 
 static inline __attribute__((always_inline)) uint64_t
-mt_fast_ticks(const struct mt_trace_buf *b, uint64_t c)
+mt_fast_ticks(const struct mt_trace_buf *b, uint64_t c, size_t usable)
 {
-	if ((c >> 32) & (MT_CLOCK_EVERY - 1))
+	if ((c >> 32) & (MT_CLOCK_EVERY - 1) && usable < MT_LARGE_BYTES)
 		return b->last_units << MT_TSC_SHIFT;
 	return mt_ticks();
 }
@@ -243,7 +247,7 @@ mt_trace_alloc_inline(struct mt_thread *t, int entry, size_t size,
 	uint64_t c = mt_warm_claim(b);
 	if (__builtin_expect(!c, 0))
 		return MT_INLINE_COLD;
-	return mt_alloc_event(b, c, mt_fast_ticks(b, c), (uint64_t)entry, size, p,
+	return mt_alloc_event(b, c, mt_fast_ticks(b, c, usable), (uint64_t)entry, size, p,
 			      usable)
 		       ? MT_INLINE_FLUSH
 		       : MT_INLINE_DONE;
@@ -256,7 +260,7 @@ mt_trace_free_inline(struct mt_thread *t, const void *p, size_t usable)
 	uint64_t c = mt_warm_claim(b);
 	if (__builtin_expect(!c, 0))
 		return MT_INLINE_COLD;
-	return mt_free_event(b, c, mt_fast_ticks(b, c), p, usable) ? MT_INLINE_FLUSH
+	return mt_free_event(b, c, mt_fast_ticks(b, c, usable), p, usable) ? MT_INLINE_FLUSH
 							 : MT_INLINE_DONE;
 }
 

@@ -83,6 +83,32 @@ def test_faults_put_on_the_code_that_allocated_the_block(tmp_path):
     assert " faults " in table and "fell in these sites' blocks" in table
 
 
+def test_faults_of_blocks_freed_round_after_round_are_theirs(tmp_path):
+    """A large block's malloc and free events always carry a time of their
+    own, though the fast path's events share the TSC's reading one in
+    eight: a free stamped with an earlier event's time came before the
+    faults of its block's last touch, and put 12% of them on its site
+    where all were."""
+    trace = tmp_path / "r.mt"
+    pages, rounds = 64, 300
+    # (from the heap, trimmed at each free: every round's pages fault in
+    # the program's own loop, not inside malloc filling the block as
+    # MALLOC_PERTURB_ has it)
+    run([program("faults"), str(pages), str(rounds)],
+        shim_env("glibc", MEMTRACE_OUT=str(trace), MEMTRACE_FAULTS="sample",
+                 MALLOC_PERTURB_="0",
+                 GLIBC_TUNABLES="glibc.malloc.mmap_threshold=67108864:"
+                                "glibc.malloc.trim_threshold=0"))
+    s = json.loads(run([CLI, "stat", "--json", str(trace)], clean_env()).stdout)
+    assert s["brk"]["shrink"] >= rounds - 1, s["brk"]
+    # (a shrink gives back the block's pages above the heap's top pad:
+    # half of them, faulted again the next round; the rest of the
+    # samples are the program's start-up)
+    samples = s["fault_samples"]
+    assert samples["recorded"] >= 0.3 * pages * rounds, samples
+    assert samples["on_sites"] >= 0.85 * samples["recorded"], samples
+
+
 def test_one_in_n(tmp_path):
     in_block, samples, s, _ = faults_in_trace(tmp_path, "sample:10")
     assert abs(in_block - PAGES / 10) <= PAGES / 10 * 0.05
