@@ -153,7 +153,9 @@ def test_a_killed_process_is_measured_to_its_last_progress_record(tmp_path):
     assert 0.5 * cpu <= used <= cpu + 3 * tick, (s["cpu_s"], cpu)
     assert s["sources"]["page_faults"] == "kernel"
     assert s["syscalls"]["munmap"] >= 5, s["syscalls"]
-    assert s["peak_rss_bytes"] >= 40 << 20
+    # (the most resident sampled: a 40 MiB block is live, part touched,
+    # most of each round)
+    assert s["peak_rss_bytes"] >= 20 << 20, s["peak_rss_bytes"]
     table = run([CLI, "stat", str(path)], clean_env()).stdout
     assert "peak resident, most sampled" in table, table
 
