@@ -66,6 +66,8 @@ static void summary_path_absolute(void)
 		mt_opt.summary_path = absolute;
 }
 
+static void report_progress(struct mt_thread *t);
+
 void mt_report_start(bool announce)
 {
 	clock_gettime(CLOCK_MONOTONIC, &started);
@@ -81,6 +83,7 @@ void mt_report_start(bool announce)
 	}
 	if (mt_opt.perf)
 		mt_kcounters_open(announce);
+	mt_rss_write_progress_with(report_progress);
 	mt_kcounters_mark_shim_syscalls();
 }
 
@@ -167,7 +170,9 @@ static uint64_t counted(const struct mt_figures *f, int i)
 	return f->kernel_valid[i] ? f->kernel[i] + 1 : 0;
 }
 
-void mt_report_progress(struct mt_thread *t)
+/* The process's figures as the closing record would have them now, into
+ * the trace (a progress event), from the shim's sampling thread t. */
+static void report_progress(struct mt_thread *t)
 {
 	/* (one sampling thread a process writes it: kept off its stack) */
 	static struct mt_figures f;

@@ -17,10 +17,6 @@ void mt_report_startup_took(double cpu_s);
 void mt_report_restart_in_child(void);
 /* This process forked a child (the fork handlers' parent side). */
 void mt_report_forked(void);
-/* The process's figures as the closing record would have them now, into
- * the trace (a progress event), from the shim's sampling thread t. */
-struct mt_thread;
-void mt_report_progress(struct mt_thread *t);
 /* At exit: the summary printed and written as asked; when events are
  * recorded, `closing` gets the closing record (the figures no event
  * carries, as JSON) to end the recording with. */

@@ -36,7 +36,6 @@
 #include "mode.h"
 #include "options.h"
 #include "rawsys.h"
-#include "report.h"
 #include "rss.h"
 
 uint64_t mt_rss_due_ns = UINT64_MAX;
@@ -513,9 +512,16 @@ void mt_rss_after_small_frees(struct mt_thread *t)
 	mt_rss_after_large_free(t, 0);
 }
 
-/* How often the process's figures go into the trace (report.h): a
+/* How often the process's figures go into the trace (rss.h): a
  * process killed then is measured to within this of its end. */
 #define PROGRESS_MS 100
+
+static void (*write_progress)(struct mt_thread *t);
+
+void mt_rss_write_progress_with(void (*write)(struct mt_thread *t))
+{
+	__atomic_store_n(&write_progress, write, __ATOMIC_RELEASE);
+}
 
 static void *sample_periodically(void *arg)
 {
@@ -529,8 +535,10 @@ static void *sample_periodically(void *arg)
 		if (!mt_tracing || statm_fd < 0 || mt_shim_threads_paused())
 			return NULL;
 		sample(mt_self(), false, 0, false);
-		if (n % every == 0)
-			mt_report_progress(mt_self());
+		void (*write)(struct mt_thread *) =
+			__atomic_load_n(&write_progress, __ATOMIC_ACQUIRE);
+		if (write && n % every == 0)
+			write(mt_self());
 	}
 }
 

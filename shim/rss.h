@@ -20,6 +20,10 @@
  * eighth since the highest sampled, or fell by a sixteenth since its last
  * sample: rss.c). */
 void mt_rss_start(void);
+/* What the sampling thread (a trace's) also writes every 100 ms: the
+ * process's figures the closing record would carry (report.c), so that a
+ * process killed before exit is measured up to then. */
+void mt_rss_write_progress_with(void (*write)(struct mt_thread *t));
 void mt_rss_restart_in_child(void);
 /* An anonymous mapping [addr, addr + len) of MT_LARGE_BYTES or more is
  * about to be unmapped (by_allocator: the allocator's doing), or
