@@ -92,6 +92,15 @@ static inline bool mt_in_place_fits(double live)
 	return live >= 2 && live <= 3;
 }
 
+/* Do `live` large blocks at once in a function stay within what one call
+ * of it makes and drops (an expression's temporaries with their operands:
+ * 4 or 5 in a few lines of NumPy)?  More are held together: a batch, a
+ * cache, a pool. */
+static inline bool mt_call_holds(double live)
+{
+	return live >= 2 && live <= 8;
+}
+
 bool mt_repeats(const struct mt_rule_input *in, double cycles,
 		double bytes_given_back, struct mt_repetition *r);
 /* The same, where what the cycles gave back was measured: `touched` of
