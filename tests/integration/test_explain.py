@@ -842,6 +842,30 @@ def test_first_touch_says_how_many_more_faults_than_pages():
         e["peak_resident_pages"]) in f["explanation"], f["explanation"]
 
 
+def test_first_touch_says_system_time_that_is_not_memory():
+    """A 16 MiB table filled once and kept, then 600,000 writes of 4 KiB
+    to /dev/null: most of the run's system time is the writes', and explain
+    says so beside the first touches (a program spooling files spent 0.26
+    s of its 0.29 s of CPU in the kernel, and only its faults were said;
+    new-user trial 38).  A run whose system time is its faults' (the
+    program above) says nothing of it."""
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("writes_out")], clean_env())
+    (f,) = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "first-touch"]
+    e = f["evidence"]
+    assert e["system_s_of_faults"] < 0.5 * e["system_s_per_call"], e
+    assert "s of system time (" in f["explanation"], f["explanation"]
+    assert "is mostly not memory's: its %.0f page faults take about" % (
+        e["page_faults_per_call"]) in f["explanation"], f["explanation"]
+    assert "no allocator changes" in f["explanation"], f["explanation"]
+
+    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+             program("touch_again")], clean_env())
+    (f,) = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "first-touch"]
+    assert "mostly not memory's" not in f["explanation"], f["explanation"]
+    assert "system_s_of_faults" not in f["evidence"], f["evidence"]
+
+
 def test_first_touch_is_not_said_beside_a_churn():
     """A working set touched once and kept, and a 64 MiB scratch buffer
     mapped and unmapped each round with 2 MiB of it touched: mmap churn,
