@@ -32,7 +32,7 @@ static void other_system_time(struct mt_finding *x, const struct mt_rule_input *
 	json_object_set_new(x->evidence, "system_s_of_faults", json_real(by_faults));
 	mt_finding_append(x,
 			  " Its %.2f s of system time (%.0f%% of its CPU) is "
-			  "mostly not memory's: its %.0f page faults take about "
+			  "mostly not memory's: its %.0f page faults take at most "
 			  "%.3f s on this machine, and it made %.0f memory system "
 			  "call%s; the rest is the kernel's work for its other "
 			  "system calls (files, pipes, sockets), which no "
