@@ -217,13 +217,79 @@ static json_t *quiet_backends(FILE *out, const struct measured *m, int nm,
 	return list;
 }
 
+/* One run's line of the shim's cost, or (`row`) its row of the table
+ * several backends make: a line of 400 characters a backend, each saying
+ * the same words again, read as a wall (new-user trial 38). */
+static void shim_cost_text(FILE *out, const struct measured *m,
+			   const struct mt_call_figures *f, double measured,
+			   double spread, bool row)
+{
+	bool children = json_array_size(m->runs.children) > 0;
+	double cpu = f->user_s + f->system_s;
+	/* (said with the runs' spread, which a difference of fastest runs
+	 * may be: a program of a few allocations read 0.028 s of 0.33, where
+	 * the shim had nothing to do; nor does it mark the backend: 0.039 s
+	 * past a spread of three runs, the next explain 0.000) */
+	const char *moved = mt_shim_cost_moved(f->shim_share, f->shim_s)
+				    ? ": it may have moved the figures measured "
+				      "under it (time, faults)"
+				    : "";
+	if (row) {
+		fprintf(out, "  %-9s %.3f s, %.1f%% of %s%.3f s of cpu", m->runs.backend,
+			f->shim_s, 100 * f->shim_share,
+			children ? "its own process's " : "", cpu);
+		if (measured >= 0)
+			fprintf(out, "; measured %.3f s, where the runs vary by %.3f s",
+				measured, spread);
+		fprintf(out, "%s\n", moved);
+		return;
+	}
+	fprintf(out, "shim's own time on %s (estimate from measured "
+		     "costs): %.3f s, %.1f%% of the %s %.3f s of cpu%s",
+		m->runs.backend, f->shim_s, 100 * f->shim_share,
+		children ? "command's own process's" : "run's", cpu,
+		children ? " (the processes it started are measured apart)" : "");
+	/* (what the two figures mean for the findings: an estimate of
+	 * 0.039 s beside 0.226 s measured, and "it may have moved the
+	 * figures", left a reader unsure which to trust; new-user trial 37) */
+	if (measured >= 0)
+		fprintf(out, "; measured against the runs without "
+			     "it (the fastest of each), %.3f s, where "
+			     "the runs vary by %.3f s; backends are "
+			     "compared, and fixes judged, on the runs "
+			     "without it",
+			measured, spread);
+	fprintf(out, "%s\n", moved);
+}
+
 /* What the shim cost each run read or made, estimated (figures.h), and
  * measured where explain ran the command without it, beside the run's
- * CPU time: a line each, or (json) an array. */
+ * CPU time: a line, a table of several backends, or (json) an array. */
 static json_t *shim_costs(FILE *out, const struct measured *m,
 			  const struct mt_bare_times *bare, int nm)
 {
 	json_t *list = out ? NULL : json_array();
+	int rows = 0;
+	bool any_measured = false, children = false;
+	for (int i = 0; i < nm; i++) {
+		struct mt_call_figures f;
+		if (!mt_runs_figures(&m[i].runs, MT_WHOLE_PROGRAM, &f) || !f.shim_known)
+			continue;
+		double spread;
+		rows++;
+		any_measured |= shim_measured_s(&m[i], bare ? &bare[i] : NULL, &spread) >= 0;
+		children |= json_array_size(m[i].runs.children) > 0;
+	}
+	if (out && rows > 1)
+		fprintf(out, "shim's own time (estimate from measured costs%s)%s:\n",
+			any_measured ? "; measured: its fastest run's CPU less "
+				       "the fastest run's without it; backends "
+				       "are compared, and fixes judged, on the "
+				       "runs without it"
+				     : "",
+			children ? ", the processes the command started "
+				   "measured apart"
+				 : "");
 	for (int i = 0; i < nm; i++) {
 		struct mt_call_figures f;
 		if (!mt_runs_figures(&m[i].runs, MT_WHOLE_PROGRAM, &f) ||
@@ -231,50 +297,19 @@ static json_t *shim_costs(FILE *out, const struct measured *m,
 			continue;
 		double spread;
 		double measured = shim_measured_s(&m[i], bare ? &bare[i] : NULL, &spread);
-		double cpu = f.user_s + f.system_s;
-		/* (said with the runs' spread, which a difference of fastest
-		 * runs may be: a program of a few allocations read 0.028 s of
-		 * 0.33, where the shim had nothing to do; nor does it mark the
-		 * backend: 0.039 s past a spread of three runs, the next
-		 * explain 0.000) */
-		bool moved = mt_shim_cost_moved(f.shim_share, f.shim_s);
-		if (list) {
-			json_t *o = json_pack("{s:s, s:f, s:f, s:f}", "backend",
-					      m[i].runs.backend, "estimated_s",
-					      f.shim_s, "cpu_s", cpu,
-					      "share_of_run", f.shim_share);
-			if (measured >= 0) {
-				json_object_set_new(o, "measured_s", json_real(measured));
-				json_object_set_new(o, "runs_spread_s", json_real(spread));
-			}
-			json_array_append_new(list, o);
+		if (!list) {
+			shim_cost_text(out, &m[i], &f, measured, spread, rows > 1);
 			continue;
 		}
-		fprintf(out, "shim's own time on %s (estimate from measured "
-			     "costs): %.3f s, %.1f%% of the %s %.3f s of cpu%s",
-			m[i].runs.backend, f.shim_s, 100 * f.shim_share,
-			json_array_size(m[i].runs.children)
-				? "command's own process's"
-				: "run's",
-			cpu,
-			json_array_size(m[i].runs.children)
-				? " (the processes it started are measured "
-				  "apart)"
-				: "");
-		/* (what the two figures mean for the findings: an estimate of
-		 * 0.039 s beside 0.226 s measured, and "it may have moved the
-		 * figures", left a reader unsure which to trust; new-user
-		 * trial 37) */
-		if (measured >= 0)
-			fprintf(out, "; measured against the runs without "
-				     "it (the fastest of each), %.3f s, where "
-				     "the runs vary by %.3f s; backends are "
-				     "compared, and fixes judged, on the runs "
-				     "without it",
-				measured, spread);
-		fprintf(out, "%s\n", moved ? ": it may have moved the figures "
-					      "measured under it (time, faults)"
-					    : "");
+		json_t *o = json_pack("{s:s, s:f, s:f, s:f}", "backend",
+				      m[i].runs.backend, "estimated_s", f.shim_s,
+				      "cpu_s", f.user_s + f.system_s,
+				      "share_of_run", f.shim_share);
+		if (measured >= 0) {
+			json_object_set_new(o, "measured_s", json_real(measured));
+			json_object_set_new(o, "runs_spread_s", json_real(spread));
+		}
+		json_array_append_new(list, o);
 	}
 	return list;
 }
