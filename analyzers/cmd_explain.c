@@ -2057,9 +2057,15 @@ int mt_cmd_explain(int argc, char **argv)
 				held - notes, held - notes == 1 ? "" : "s", notes,
 				notes == 1 ? "" : "s",
 				faster || !compared ? then : "");
-		else
+		else if (held)
 			fprintf(out, "memtrace explain: %zu finding%s", held,
 				held == 1 ? "" : "s");
+		/* (as where first-touch is all: "0 findings" above a "[no
+		 * finding]" block; new-user trial 39) */
+		else
+			fprintf(out, "memtrace explain: %s%s",
+				faster || !compared ? "no finding" : "nothing to fix",
+				faster || !compared ? then : "");
 		fputc('\n', out);
 		shim_costs(out, m, bare, nm);
 		runs_differ(out, m, nm);
