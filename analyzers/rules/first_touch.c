@@ -13,32 +13,35 @@
  * system time (an mmap or munmap of a few pages costs microseconds). */
 #define MANY_MEMORY_CALLS 1000
 
-/* A run whose system time is mostly not its faults' says so: a program
- * reading and writing files spent 0.26 s of its 0.29 s of CPU in the
- * kernel, and only its faults were said (new-user trial 38).  Said where
- * the faults can take at most half of it and the memory system calls are
- * few (more would be churn, another finding's); the rest is the kernel's
- * work for other calls, which no allocator changes. */
-static void other_system_time(struct mt_finding *x, const struct mt_rule_input *in)
+double mt_other_system_time(char *buf, size_t len,
+			    const struct mt_call_figures *f, double fault_cost_s)
 {
-	const struct mt_call_figures *f = in->f;
 	double cpu = f->user_s + f->system_s, memory_calls = 0;
 	for (int s = 0; s < MT_SYS_COUNT; s++)
 		memory_calls += f->syscalls[s];
-	double by_faults = f->faults * in->fault_cost_s;
-	if (in->fault_cost_s <= 0 || f->system_s < 0.05 || f->system_s < 0.2 * cpu ||
+	double by_faults = f->faults * fault_cost_s;
+	if (fault_cost_s <= 0 || f->system_s < 0.05 || f->system_s < 0.2 * cpu ||
 	    by_faults > 0.5 * f->system_s || memory_calls > MANY_MEMORY_CALLS)
+		return -1;
+	snprintf(buf, len,
+		 "Its %.2f s of system time (%.0f%% of its CPU) is mostly not "
+		 "memory's: its %.0f page faults take at most %.3f s on this "
+		 "machine, and it made %.0f memory system call%s; the rest is "
+		 "the kernel's work for its other system calls (files, pipes, "
+		 "sockets), which no allocator changes.",
+		 f->system_s, 100 * f->system_s / cpu, f->faults, by_faults,
+		 memory_calls, memory_calls == 1 ? "" : "s");
+	return by_faults;
+}
+
+static void other_system_time(struct mt_finding *x, const struct mt_rule_input *in)
+{
+	char said[512];
+	double by_faults = mt_other_system_time(said, sizeof said, in->f, in->fault_cost_s);
+	if (by_faults < 0)
 		return;
 	json_object_set_new(x->evidence, "system_s_of_faults", json_real(by_faults));
-	mt_finding_append(x,
-			  " Its %.2f s of system time (%.0f%% of its CPU) is "
-			  "mostly not memory's: its %.0f page faults take at most "
-			  "%.3f s on this machine, and it made %.0f memory system "
-			  "call%s; the rest is the kernel's work for its other "
-			  "system calls (files, pipes, sockets), which no "
-			  "allocator changes.",
-			  f->system_s, 100 * f->system_s / cpu, f->faults,
-			  by_faults, memory_calls, memory_calls == 1 ? "" : "s");
+	mt_finding_append(x, " %s", said);
 }
 
 struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)

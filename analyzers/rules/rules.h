@@ -101,6 +101,14 @@ static inline bool mt_call_holds(double live)
 	return live >= 2 && live <= 8;
 }
 
+/* A whole run's system time that is mostly not memory's (its faults at
+ * `fault_cost_s` each can take at most half of it, its memory calls are
+ * few; a program reading and writing files spent 0.26 s of its 0.29 s of
+ * CPU in the kernel, and only its faults were said: new-user trial 38),
+ * said in buf; returns what its faults take, or -1 where it is not said. */
+double mt_other_system_time(char *buf, size_t len,
+			    const struct mt_call_figures *f, double fault_cost_s);
+
 bool mt_repeats(const struct mt_rule_input *in, double cycles,
 		double bytes_given_back, struct mt_repetition *r);
 /* The same, where what the cycles gave back was measured: `touched` of
