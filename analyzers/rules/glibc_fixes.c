@@ -450,6 +450,14 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 			  : "allocate the large buffers once and reuse them across "
 			    "calls",
 		 numpy ? numpy_text
+		 /* (no sites, as in a killed process's recording: which
+		  * objects the blocks are is not known; a NumPy program's
+		  * np.concatenate was told of bytes and str; new-user trial
+		  * 39) */
+		 : in->python && !first
+			 ? " (in Python: for NumPy arrays, the out= argument of "
+			   "the ufuncs; for bytes and str, a bytearray written "
+			   "into by slice assignment or readinto)"
 		 : in->python
 			 /* (bytes.join, bytes.replace: no out= there; new-user
 			  * trial 11) */
