@@ -499,6 +499,8 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		.backend = m->runs.backend,
 		.f = f,
 		.sites = sites,
+		.sites_to_s = json_number_value(json_object_get(
+			json_object_get(s, "recording"), "sites_to_s")),
 		.python = python_process(cx, s, process != NULL),
 		.numpy = mt_sites_in_numpy(json_object_get(s, "sites")),
 		.page_size = sysconf(_SC_PAGESIZE),

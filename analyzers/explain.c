@@ -226,7 +226,12 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 	for (size_t k = 0; keys[k]; k++)
 		run += run_total(in->f, keys[k]);
 	double credited = mt_sites_total(in->sites, keys);
-	double covered = own || run <= 0 ? 1 : fmin(1, credited / run);
+	/* (sites written before the figures were, by a process killed
+	 * since: what they were credited then is not a share of the whole
+	 * run's, so only their shares among themselves are told) */
+	double covered = own || run <= 0 || in->sites_to_s > 0
+				 ? 1
+				 : fmin(1, credited / run);
 	double scale = fmin(bound, covered);
 	size_t i;
 	json_t *site;
@@ -318,6 +323,10 @@ void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 			break;
 		mt_finding_append(x, ", %.0f%% from those at %s", shares[k] * 100, labels[k]);
 	}
+	if (in->sites_to_s > 0)
+		mt_finding_append(x, " (of what the sites had been credited %.2f s "
+				     "into the run, when they were last written)",
+				  in->sites_to_s);
 	mt_finding_append(x, ".");
 	say_site_faults(x, top, in->f);
 	if (!mt_site_grows(top))

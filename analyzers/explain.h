@@ -58,6 +58,9 @@ struct mt_rule_input {
 	const char *backend;
 	const struct mt_call_figures *f; /* per call, this region */
 	json_t *sites; /* the whole run's call sites (sites.h), or NULL */
+	/* A partial recording's sites, written before its figures were
+	 * last measured: when, in seconds into the run (0: not so). */
+	double sites_to_s;
 	bool python;			 /* the command is a Python program */
 	bool numpy;			 /* whose sites are NumPy's */
 	long page_size;

@@ -175,6 +175,12 @@ static void reasons(const struct mt_recording *r, char *out, size_t len)
 			 r->measured_to_s);
 		add(out, len, one);
 	}
+	if (!r->closed && r->sites_to_s > 0) {
+		snprintf(one, sizeof one, "its call sites those last written, "
+					  "%.2f s into it",
+			 r->sites_to_s);
+		add(out, len, one);
+	}
 	if (exited_failing(r)) {
 		snprintf(one, sizeof one, "exited with status %d", r->value);
 		add(out, len, one);
@@ -279,6 +285,8 @@ static json_t *recording_json(const struct mt_recording *r)
 	json_object_set_new(o, "recorded_s", json_real((double)r->last_ns / 1e9));
 	if (!r->closed && r->measured_to_s > 0)
 		json_object_set_new(o, "measured_to_s", json_real(r->measured_to_s));
+	if (!r->closed && r->sites_to_s > 0)
+		json_object_set_new(o, "sites_to_s", json_real(r->sites_to_s));
 	return o;
 }
 

@@ -27,6 +27,9 @@ struct mt_recording {
 	/* Not closed: the wall time of the last progress event, whose
 	 * figures stand for those at exit (0: none). */
 	double measured_to_s;
+	/* Not closed: when the call sites the trace has were written, on the
+	 * same clock, where that was before measured_to_s (0: not so). */
+	double sites_to_s;
 	/* Filled from the trace by mt_recording_read. */
 	int end;		  /* enum mt_trace_end */
 	bool said;		  /* by the status record, not inferred */

@@ -76,6 +76,7 @@ struct replay {
 	/* The latest progress event: without the closing record, the
 	 * figures it carries as they were then. */
 	struct mt_ev_progress progress;
+	uint64_t progress_ns; /* its time */
 	bool progressed;
 	struct mt_recording rec;
 	bool failed; /* out of memory */
@@ -533,8 +534,10 @@ static bool on_event(const struct mt_event *e, void *arg)
 		keep_rss(r, e);
 		break;
 	case MT_EV_PROGRESS:
-		if (!r->progressed || e->progress.wall_us >= r->progress.wall_us)
+		if (!r->progressed || e->progress.wall_us >= r->progress.wall_us) {
 			r->progress = e->progress;
+			r->progress_ns = e->ns;
+		}
 		r->progressed = true;
 		break;
 	case MT_EV_SAMPLES_LOST:
@@ -876,6 +879,10 @@ bool mt_replay(struct mt_trace *t, bool salvage, struct mt_replayed *out,
 	}
 	r->rec.closed = r->exit != NULL;
 	r->rec.measured_to_s = r->progressed ? (double)r->progress.wall_us / 1e6 : 0;
+	/* (the progress event's clock is the run's, the events' the trace's) */
+	if (!r->exit && r->progressed && r->sites_so_far && r->sites_ns < r->progress_ns)
+		r->rec.sites_to_s = r->rec.measured_to_s -
+				    (double)(r->progress_ns - r->sites_ns) / 1e9;
 	r->rec.fault_sampled = r->exit && u64(r->exit, "fault_period");
 	r->rec.lost_samples = r->fault_samples_lost;
 	mt_recording_read(&r->rec, t);
