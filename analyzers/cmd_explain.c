@@ -83,7 +83,11 @@ static double shim_measured_s(const struct measured *m,
 	if (!bare || !bare->n || !mt_cpu_view_of(m, NULL, &fastest, &under) ||
 	    !mt_cpu_view_of(m, bare, &fastest, &without))
 		return -1;
-	*spread = fmax(without.median - without.least, under.median - under.least);
+	/* (one run a side: no spread to tell, not one of 0.000 s) */
+	*spread = m->runs.n < 2 && bare->n < 2
+			  ? -1
+			  : fmax(without.median - without.least,
+				 under.median - under.least);
 	return fmax(0, fastest.user_s + fastest.system_s - without.least);
 }
 
@@ -248,9 +252,13 @@ static void shim_cost_text(FILE *out, const struct measured *m,
 		fprintf(out, "  %-9s %.3f s, %.1f%% of %s%.3f s of cpu", m->runs.backend,
 			f->shim_s, 100 * f->shim_share,
 			children ? "its own process's " : "", cpu);
-		if (measured >= 0)
+		if (measured >= 0 && spread >= 0)
 			fprintf(out, "; measured %.3f s, where the runs vary by %.3f s",
 				measured, spread);
+		else if (measured >= 0)
+			fprintf(out, "; measured %.3f s, from one run each (how "
+				     "much runs vary is not known)",
+				measured);
 		fprintf(out, "%s\n", moved);
 		return;
 	}
@@ -262,13 +270,18 @@ static void shim_cost_text(FILE *out, const struct measured *m,
 	/* (what the two figures mean for the findings: an estimate of
 	 * 0.039 s beside 0.226 s measured, and "it may have moved the
 	 * figures", left a reader unsure which to trust; new-user trial 37) */
-	if (measured >= 0)
+	if (measured >= 0) {
 		fprintf(out, "; measured against the runs without "
-			     "it (the fastest of each), %.3f s, where "
-			     "the runs vary by %.3f s; backends are "
-			     "compared, and fixes judged, on the runs "
-			     "without it",
-			measured, spread);
+			     "it (the fastest of each), %.3f s, ",
+			measured);
+		if (spread >= 0)
+			fprintf(out, "where the runs vary by %.3f s", spread);
+		else
+			fprintf(out, "from one run each (how much runs vary is "
+				     "not known)");
+		fprintf(out, "; backends are compared, and fixes judged, on "
+			     "the runs without it");
+	}
 	fprintf(out, "%s\n", moved);
 }
 
@@ -317,7 +330,8 @@ static json_t *shim_costs(FILE *out, const struct measured *m,
 				      "share_of_run", f.shim_share);
 		if (measured >= 0) {
 			json_object_set_new(o, "measured_s", json_real(measured));
-			json_object_set_new(o, "runs_spread_s", json_real(spread));
+			json_object_set_new(o, "runs_spread_s",
+					    spread >= 0 ? json_real(spread) : json_null());
 		}
 		json_array_append_new(list, o);
 	}
