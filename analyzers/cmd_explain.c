@@ -1443,8 +1443,8 @@ static void measured_by_its_setting(struct mt_finding *x)
 static int rank(const struct mt_fix *fix)
 {
 	const char *v = json_string_value(json_object_get(fix->verified, "verdict"));
-	if (!v)
-		return fix->kind == MT_FIX_CODE ? 1 : 2;
+	if (!v) /* (one to try after the others) */
+		return fix->kind == MT_FIX_CODE ? 1 : fix->to_try ? 3 : 2;
 	return !strcmp(v, "helps") ? 0 : !strncmp(v, "hurts", 5) ? 3 : 2;
 }
 
@@ -1485,6 +1485,8 @@ static json_t *finding_json(const struct mt_finding *x)
 		if (fix->kind == MT_FIX_BACKEND)
 			json_object_set_new(j, "backend", json_string(fix->backend));
 		json_object_set_new(j, "description", json_string(fix->text));
+		if (fix->to_try)
+			json_object_set_new(j, "to_try", json_true());
 		json_object_set(j, "verified", fix->verified ? fix->verified : json_null());
 		json_array_append_new(fixes, j);
 	}
@@ -1611,7 +1613,8 @@ static void print_finding(FILE *out, const struct mt_finding *x,
 			unnamed.no_symbols ? " and not stripped" : "");
 	for (int i = 0; i < x->nfixes; i++) {
 		const struct mt_fix *fix = &x->fixes[i];
-		fprintf(out, "  fix (%s): ", kind_name(fix->kind));
+		fprintf(out, "  %s (%s): ", fix->to_try && !fix->verified ? "try" : "fix",
+			kind_name(fix->kind));
 		if (fix->kind == MT_FIX_SETTING)
 			fprintf(out, "%s\n      ", fix->setting);
 		fprintf(out, "%s\n", fix->text);
@@ -1698,6 +1701,10 @@ static void print_finding(FILE *out, const struct mt_finding *x,
 		} else if (fix->kind != MT_FIX_CODE && x->process) {
 			fputs("      not verified (--verify measures the command's "
 			      "own process, not the ones it starts)\n", out);
+		} else if (fix->to_try) {
+			fputs("      not a sure fix: it made some programs faster and "
+			      "others slower; measure it on this one (memtrace "
+			      "explain --verify -- CMD)\n", out);
 		} else if (fix->kind != MT_FIX_CODE) {
 			fputs("      not verified (memtrace explain --verify -- CMD)\n", out);
 		}

@@ -18,6 +18,9 @@ struct mt_fix {
 	const char *backend; /* another allocator */
 	char text[MT_TEXT];  /* what it changes, in words */
 	json_t *verified;    /* --verify's before/after, or NULL */
+	/* Measured to help some programs and hurt others: offered to try,
+	 * not as a fix, until --verify measures it on this one. */
+	bool to_try;
 };
 
 struct mt_finding {
