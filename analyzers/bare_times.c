@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include "bare_times.h"
 #include "launch.h"
@@ -7,6 +8,13 @@
 static double seconds(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
@@ -25,11 +33,13 @@ size_t mt_bare_repeat(struct mt_bare_times *t, size_t nb, long repeat,
 					      .stderr_fd = stdout_fd};
 			pid_t child;
 			bool signaled;
+			double start = now_s();
 			if (b->n == MT_MAX_RUNS ||
 			    mt_launch_wait(&l, argv, &child, &signaled) !=
 				    ending.status ||
 			    signaled != ending.signaled)
 				continue;
+			b->wall_s[b->n] = now_s() - start;
 			b->user_s[b->n] = seconds(u.ru_utime);
 			b->cpu_s[b->n++] = seconds(u.ru_utime) + seconds(u.ru_stime);
 			counted++;
@@ -46,14 +56,33 @@ int mt_bare_fastest(const struct mt_bare_times *t)
 	return best;
 }
 
-double mt_bare_median(const struct mt_bare_times *t)
+static double median_of(const double *x, size_t n)
 {
 	double v[MT_MAX_RUNS];
-	for (size_t i = 0; i < t->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		size_t j = i; /* (a few: insertion) */
-		for (; j > 0 && v[j - 1] > t->cpu_s[i]; j--)
+		for (; j > 0 && v[j - 1] > x[i]; j--)
 			v[j] = v[j - 1];
-		v[j] = t->cpu_s[i];
+		v[j] = x[i];
 	}
-	return mt_median_of_sorted(v, t->n);
+	return mt_median_of_sorted(v, n);
+}
+
+double mt_bare_median(const struct mt_bare_times *t)
+{
+	return median_of(t->cpu_s, t->n);
+}
+
+double mt_bare_wall_median(const struct mt_bare_times *t)
+{
+	return median_of(t->wall_s, t->n);
+}
+
+double mt_bare_wall_least(const struct mt_bare_times *t)
+{
+	double least = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (i == 0 || t->wall_s[i] < least)
+			least = t->wall_s[i];
+	return least;
 }

@@ -17,6 +17,7 @@ struct mt_bare_times {
 	char *const *env; /* NAME=VALUE settings of the runs, or NULL */
 	double cpu_s[MT_MAX_RUNS];  /* user + system, each run */
 	double user_s[MT_MAX_RUNS];
+	double wall_s[MT_MAX_RUNS]; /* start to exit */
 	size_t n;
 };
 
@@ -31,5 +32,8 @@ int mt_bare_fastest(const struct mt_bare_times *t);
 /* The median CPU (of an even number of runs, the mean of the middle
  * two), or 0 with no run. */
 double mt_bare_median(const struct mt_bare_times *t);
+/* The same of the runs' wall times, and the least (0 with no run). */
+double mt_bare_wall_median(const struct mt_bare_times *t);
+double mt_bare_wall_least(const struct mt_bare_times *t);
 
 #endif

@@ -23,14 +23,27 @@ double mt_other_system_time(char *buf, size_t len,
 	if (fault_cost_s <= 0 || f->system_s < 0.05 || f->system_s < 0.2 * cpu ||
 	    by_faults > 0.5 * f->system_s || memory_calls > MANY_MEMORY_CALLS)
 		return -1;
+	/* (with threads, waits on locks too: the program's own, and the
+	 * allocator's, which another allocator does change; a producer and
+	 * a consumer of small messages, said "files, pipes, sockets, which
+	 * no allocator changes", ran 39% faster on the three others in
+	 * wall time; new-user trial 40) */
+	char threads[256] = "";
+	if (f->threads > 1)
+		snprintf(threads, sizeof threads,
+			 "), and its %.0f threads' waits for one another (futex: "
+			 "the program's locks, and the allocator's, which another "
+			 "allocator's run tells",
+			 f->threads);
 	snprintf(buf, len,
 		 "Its %.2f s of system time (%.0f%% of its CPU) is mostly not "
 		 "memory's: its %.0f page faults take at most %.3f s on this "
 		 "machine, and it made %.0f memory system call%s; the rest is "
 		 "the kernel's work for its other system calls (files, pipes, "
-		 "sockets), which no allocator changes.",
+		 "sockets%s)%s.",
 		 f->system_s, 100 * f->system_s / cpu, f->faults, by_faults,
-		 memory_calls, memory_calls == 1 ? "" : "s");
+		 memory_calls, memory_calls == 1 ? "" : "s", threads,
+		 f->threads > 1 ? "" : ", which no allocator changes");
 	return by_faults;
 }
 
