@@ -57,13 +57,20 @@ static void measured(bool huge, double *least, double *most)
 	}
 }
 
-static double given_s(void)
+/* MEMTRACE_FAULT_COST_US=SMALL[,HUGE]: what a fault costs, set (a huge
+ * page's as a 4 KiB page's where HUGE is not given). */
+static double given_s(bool huge)
 {
 	const char *given = getenv("MEMTRACE_FAULT_COST_US");
 	if (!given || !*given)
 		return -1;
 	char *end;
 	double us = strtod(given, &end);
+	if (*end == ',') {
+		double huge_us = strtod(end + 1, &end);
+		if (huge)
+			us = huge_us;
+	}
 	return !*end && us > 0 ? us / 1e6 : 0;
 }
 
@@ -71,7 +78,7 @@ static double cost[2][2] = {{-1, -1}, {-1, -1}}; /* [huge][most] */
 
 static double cost_of(bool huge, bool most)
 {
-	double given = given_s();
+	double given = given_s(huge);
 	if (given >= 0)
 		return given;
 	if (cost[huge][0] < 0)

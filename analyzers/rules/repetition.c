@@ -327,6 +327,18 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 				   "unmappings freeing them), so that it may "
 				   "cost more: --verify measures it"
 				 : "");
+	/* Uncapped, the faults' share is still a floor where they were in
+	 * huge pages: fresh memory costs the program's own time too as it
+	 * writes it (cold caches and TLB), which no fault count shows (a
+	 * NumPy program of 32 MiB frames said 9%, and its setting saved
+	 * 24% of the CPU; 8 MiB frames 9%, and 22%; new-user trial 40). */
+	at = strlen(buf);
+	if (!r->capped && r->explained_huge > 0 && at < len)
+		snprintf(buf + at, len - at,
+			 " In huge pages the churn may cost more than its faults' "
+			 "share of the system time: the kernel compacting memory "
+			 "for them, and the program writing fresh memory, cold "
+			 "in the caches (user time); --verify measures it.");
 	/* (the resident pages stand for the first touches: one fault each,
 	 * but one a huge page where they were advised: a NumPy program's
 	 * churn said 13% where a fix saved 31% of its CPU; new-user trial 4) */
