@@ -1568,9 +1568,10 @@ static void print_finding(FILE *out, const struct mt_finding *x,
 		fprintf(out, "\n[%s] the whole run of %s, backend %s\n  %s\n",
 			x->id, x->process, x->backend, x->explanation);
 	else if (strcmp(x->region, MT_WHOLE_PROGRAM) == 0)
-		fprintf(out, "\n[%s] the whole run %s, backend %s\n"
+		/* (a killed run's: not "the whole run"; new-user trial 40) */
+		fprintf(out, "\n[%s] the %s %s, backend %s\n"
 			     "  %s\n",
-			x->id,
+			x->id, x->caveat ? "run as far as it was recorded" : "whole run",
 			with_children ? "of the command's own process (no regions "
 					"marked)"
 				      : "(no regions marked)",

@@ -222,6 +222,10 @@ def test_a_python_run_killed_early_keeps_the_sites_of_its_churn(tmp_path):
     s, _ = stat(path)
     assert 0 < s["recording"]["sites_to_s"] < s["recording"]["measured_to_s"]
     assert "its call sites those last written" in r.stderr
+    # (and headed as what it is: not "the whole run"; new-user trial 40)
+    text = run([CLI, "explain", str(path)], clean_env()).stdout
+    assert "[mmap-churn] the run as far as it was recorded (no regions marked)" \
+        in text, text
 
 
 def test_dump_reads_a_killed_trace_without_salvage(tmp_path):
