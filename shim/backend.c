@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gnu/libc-version.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,30 +237,68 @@ static void __attribute__((noreturn)) reexec_with(const char *backend,
 		 mt_opt.backend, mt_opt.backend);
 }
 
-void mt_backend_ensure(char **argv)
+/* The object preloaded before this library that defines malloc, which the
+ * program's calls then reach instead of the shim; NULL when none does.
+ * The loader's list of objects is in its search order: the program, the
+ * preloaded ones, then their dependencies.  (Not dlsym(RTLD_DEFAULT):
+ * it answers a program built without PIE with its own PLT entry.) */
+static const char *malloc_ahead(void)
+{
+	struct mt_object mine;
+	if (!mt_object_of((void *)malloc_ahead, &mine))
+		return NULL;
+	for (struct link_map *m = _r_debug.r_map ? _r_debug.r_map->l_next : NULL;
+	     m; m = m->l_next) {
+		void *h = m->l_name && m->l_name[0]
+				  ? dlopen(m->l_name, RTLD_LAZY | RTLD_NOLOAD)
+				  : NULL;
+		void *sym = h ? dlsym(h, "malloc") : NULL;
+		if (h)
+			dlclose(h);
+		struct mt_object theirs;
+		if (!sym || !mt_object_of(sym, &theirs))
+			continue;
+		if (theirs.base == mine.base)
+			return NULL;
+		if (strcmp(theirs.path, m->l_name) == 0)
+			return m->l_name;
+	}
+	return NULL;
+}
+
+bool mt_backend_ensure(char **argv)
 {
 	char buf[4096];
 
 	identify();
-	/* (With MEMTRACE_BACKEND the restart below puts the shim first.) */
-	if (!mt_opt.backend_explicit && dlsym(RTLD_DEFAULT, "malloc") != (void *)malloc)
-		mt_warn("%s defines malloc and comes before libmemtrace.so in "
-			"LD_PRELOAD, so memtrace sees none of the program's "
-			"malloc calls; put libmemtrace.so first",
-			object_of(dlsym(RTLD_DEFAULT, "malloc")));
+	/* (dlopen's blocks kept out of the program's heap) */
+	mt_symbols_own_heap(true);
+	const char *ahead = malloc_ahead();
+	mt_symbols_own_heap(false);
 	bool reexecuted = getenv(REEXEC_MARK) != NULL;
 	if (reexecuted)
 		unsetenv(REEXEC_MARK);
-	if (!mt_opt.backend_explicit || serves_requested())
-		return;
+	/* (With MEMTRACE_BACKEND the restart below puts the shim first.) */
+	if (ahead && !mt_opt.backend_explicit) {
+		const struct mt_backend *b = mt_backend_by_object(ahead);
+		mt_warn("%s defines malloc and comes before libmemtrace.so in "
+			"LD_PRELOAD, so the program's malloc calls do not reach "
+			"memtrace, which records nothing for this run: put "
+			"libmemtrace.so first (LD_PRELOAD=libmemtrace.so:%s), or "
+			"run memtrace run --backend %s -- CMD",
+			ahead, ahead, b ? b->name : ahead);
+		return false;
+	}
+	if (!mt_opt.backend_explicit || (serves_requested() && !ahead))
+		return true;
 	if (strcmp(mt_opt.backend, "glibc") == 0)
 		mt_fatal("MEMTRACE_BACKEND=glibc, but malloc is served by %s: "
 			 "remove it from LD_PRELOAD",
-			 mt_backend_id.library);
+			 ahead ? ahead : mt_backend_id.library);
 	const char *lib = requested_library(buf, sizeof buf);
 	if (reexecuted)
 		mt_fatal("backend %s (%s) was preloaded but malloc is served by "
 			 "%s; is it a malloc library?",
-			 mt_opt.backend, lib, mt_backend_id.library);
+			 mt_opt.backend, lib, ahead ? ahead : mt_backend_id.library);
 	reexec_with(lib, argv);
 }

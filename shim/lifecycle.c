@@ -164,7 +164,9 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 	active = getauxval(AT_SECURE) == 0;
 	if (active) {
 		mt_options_parse(&mt_opt, get_env);
-		mt_backend_ensure(argv);
+		active = mt_backend_ensure(argv);
+	}
+	if (active) {
 		mt_symbols_own_heap(true);
 		mt_threads_init(thread_exit, mt_real.pthread_create);
 		if (mt_opt.sites)

@@ -230,60 +230,79 @@ BOOT_FORWARD(int, posix_memalign, (void **r, size_t a, size_t n), (r, a, n))
 BOOT_FORWARD(void *, aligned_alloc, (size_t a, size_t n), (a, n))
 BOOT_FORWARD(void *, valloc, (size_t n), (n))
 BOOT_FORWARD(void *, pvalloc, (size_t n), (n))
-BOOT_FORWARD(void *, mmap,
-	     (void *a, size_t l, int p, int f, int fd, off_t o),
-	     (a, l, p, f, fd, o))
-BOOT_FORWARD(void *, mmap64,
-	     (void *a, size_t l, int p, int f, int fd, off_t o),
-	     (a, l, p, f, fd, o))
 BOOT_FORWARD(int, mallopt, (int param, int value), (param, value))
 BOOT_FORWARD(int, malloc_trim, (size_t pad), (pad))
-BOOT_FORWARD(int, munmap, (void *a, size_t l), (a, l))
-BOOT_FORWARD(int, brk, (void *a), (a))
-BOOT_FORWARD(void *, sbrk, (intptr_t d), (d))
-BOOT_FORWARD(int, madvise, (void *a, size_t l, int adv), (a, l, adv))
-BOOT_FORWARD(int, execve, (const char *p, char *const a[], char *const e[]),
-	     (p, a, e))
-BOOT_FORWARD(int, execv, (const char *p, char *const a[]), (p, a))
-BOOT_FORWARD(int, execvp, (const char *p, char *const a[]), (p, a))
-BOOT_FORWARD(int, execvpe, (const char *p, char *const a[], char *const e[]),
-	     (p, a, e))
-BOOT_FORWARD(int, pthread_create,
-	     (pthread_t *t, const pthread_attr_t *at, void *(*fn)(void *),
-	      void *arg),
-	     (t, at, fn, arg))
 
-BOOT_FORWARD(int, sigaction,
-	     (int sig, const struct sigaction *act, struct sigaction *old),
-	     (sig, act, old))
-BOOT_FORWARD(__sighandler_t, signal, (int sig, __sighandler_t h), (sig, h))
-BOOT_FORWARD(int, setuid, (uid_t u), (u))
-BOOT_FORWARD(int, setgid, (gid_t g), (g))
-BOOT_FORWARD(int, seteuid, (uid_t u), (u))
-BOOT_FORWARD(int, setegid, (gid_t g), (g))
-BOOT_FORWARD(int, setreuid, (uid_t r, uid_t e), (r, e))
-BOOT_FORWARD(int, setregid, (gid_t r, gid_t e), (r, e))
-BOOT_FORWARD(int, setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
-BOOT_FORWARD(int, setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
-BOOT_FORWARD(int, setgroups, (size_t n, const gid_t *g), (n, g))
-
-static void boot__exit(int status)
+/* The next definition of `name`, looked up alone.  The entry points below
+ * are not the malloc API's, and may be called by an allocator preloaded
+ * before the shim, in its own start-up (jemalloc, tcmalloc and mimalloc
+ * map memory there): resolving them all then opens libc, whose dlopen
+ * allocates, from that allocator, which waited on the lock it held
+ * (jemalloc, tcmalloc) or called mmap again until the stack ran out
+ * (mimalloc).  dlsym allocates nothing when it finds the symbol. */
+static void *boot_next(const char *name)
 {
-	mt_symbols_resolve();
-	mt_real._exit(status);
+	bool was = mt_tls.resolving;
+	mt_tls.resolving = true;
+	void *sym = dlsym(RTLD_NEXT, name);
+	mt_tls.resolving = was;
+	if (!sym)
+		mt_fatal("cannot find the next definition of %s (dlsym: %s); "
+			 "is libc loaded?", name, dlerror());
+	return sym;
 }
 
-static void boot__Exit(int status)
-{
-	mt_symbols_resolve();
-	mt_real._Exit(status);
-}
+#define BOOT_NEXT(ret, name, params, args)                                   \
+	static ret boot_##name params                                        \
+	{                                                                    \
+		ret(*next) params = boot_next(#name);                        \
+		return next args;                                            \
+	}
 
-static void boot_quick_exit(int status)
-{
-	mt_symbols_resolve();
-	mt_real.quick_exit(status);
-}
+BOOT_NEXT(void *, mmap, (void *a, size_t l, int p, int f, int fd, off_t o),
+	  (a, l, p, f, fd, o))
+BOOT_NEXT(void *, mmap64, (void *a, size_t l, int p, int f, int fd, off_t o),
+	  (a, l, p, f, fd, o))
+BOOT_NEXT(int, munmap, (void *a, size_t l), (a, l))
+BOOT_NEXT(int, brk, (void *a), (a))
+BOOT_NEXT(void *, sbrk, (intptr_t d), (d))
+BOOT_NEXT(int, madvise, (void *a, size_t l, int adv), (a, l, adv))
+BOOT_NEXT(int, execve, (const char *p, char *const a[], char *const e[]),
+	  (p, a, e))
+BOOT_NEXT(int, execv, (const char *p, char *const a[]), (p, a))
+BOOT_NEXT(int, execvp, (const char *p, char *const a[]), (p, a))
+BOOT_NEXT(int, execvpe, (const char *p, char *const a[], char *const e[]),
+	  (p, a, e))
+BOOT_NEXT(int, pthread_create,
+	  (pthread_t *t, const pthread_attr_t *at, void *(*fn)(void *),
+	   void *arg),
+	  (t, at, fn, arg))
+BOOT_NEXT(int, sigaction,
+	  (int sig, const struct sigaction *act, struct sigaction *old),
+	  (sig, act, old))
+BOOT_NEXT(__sighandler_t, signal, (int sig, __sighandler_t h), (sig, h))
+BOOT_NEXT(int, setuid, (uid_t u), (u))
+BOOT_NEXT(int, setgid, (gid_t g), (g))
+BOOT_NEXT(int, seteuid, (uid_t u), (u))
+BOOT_NEXT(int, setegid, (gid_t g), (g))
+BOOT_NEXT(int, setreuid, (uid_t r, uid_t e), (r, e))
+BOOT_NEXT(int, setregid, (gid_t r, gid_t e), (r, e))
+BOOT_NEXT(int, setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+BOOT_NEXT(int, setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+BOOT_NEXT(int, setgroups, (size_t n, const gid_t *g), (n, g))
+
+/* (no return: the exits) */
+#define BOOT_EXIT(name)                                                      \
+	static void boot_##name(int status)                                  \
+	{                                                                    \
+		void (*next)(int) = boot_next(#name);                        \
+		next(status);                                                \
+		__builtin_unreachable();                                     \
+	}
+
+BOOT_EXIT(_exit)
+BOOT_EXIT(_Exit)
+BOOT_EXIT(quick_exit)
 
 static void *boot_mremap(void *old, size_t old_len, size_t new_len, int flags,
 			 ...)
@@ -292,8 +311,8 @@ static void *boot_mremap(void *old, size_t old_len, size_t new_len, int flags,
 	va_start(ap, flags);
 	void *new_addr = va_arg(ap, void *);
 	va_end(ap);
-	mt_symbols_resolve();
-	return mt_real.mremap(old, old_len, new_len, flags, new_addr);
+	void *(*next)(void *, size_t, size_t, int, ...) = boot_next("mremap");
+	return next(old, old_len, new_len, flags, new_addr);
 }
 
 static long boot_syscall(long nr, ...)
@@ -303,8 +322,8 @@ static long boot_syscall(long nr, ...)
 	long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
 	long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
 	va_end(ap);
-	mt_symbols_resolve();
-	return mt_real.syscall(nr, a, b, c, d, e, f);
+	long (*next)(long, ...) = boot_next("syscall");
+	return next(nr, a, b, c, d, e, f);
 }
 
 struct mt_real mt_real = {

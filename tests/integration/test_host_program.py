@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from mt import BACKENDS, PYTHON, bare_env, clean_env, program, run, shim_env
+from mt import (BACKEND_LIBS, BACKENDS, PYTHON, SHIM, bare_env, clean_env,
+                program, run, shim_env)
 
 EXITS = [("return", 0), ("return", 3), ("exit", 5), ("_exit", 6),
          ("quick_exit", 7), ("thread", 4), ("abort", 0), ("signal", 0)]
@@ -261,3 +262,40 @@ def test_no_tracepoint_holder_under_a_tracer():
                          [PYTHON, "-c", HOLDER_SEEN]), clean_env())
     assert r.stdout.startswith("not held no child [] 0"), r.stdout + r.stderr
     assert time.monotonic() - start < 30
+
+
+ALLOCATOR_LIBS = sorted({lib for lib in (
+    BACKEND_LIBS[b] for b in BACKENDS if BACKEND_LIBS.get(b)) if lib}
+    | {lib.replace("_minimal", "") for b in BACKENDS
+       if (lib := BACKEND_LIBS.get(b)) and "tcmalloc" in lib
+       and os.path.exists(lib.replace("_minimal", ""))})
+
+
+@pytest.mark.parametrize("lib", ALLOCATOR_LIBS)
+def test_an_allocator_preloaded_before_the_shim_runs_as_without_it(lib,
+                                                                   tmp_path):
+    """LD_PRELOAD=libjemalloc.so.2:libmemtrace.so, the user's own order:
+    the allocator maps memory in its own start-up, through the shim's mmap,
+    before the shim's constructor ran.  Resolving every symbol there opened
+    libc, whose dlopen allocated from that allocator: jemalloc and the full
+    tcmalloc waited for ever on the lock they held, mimalloc recursed until
+    its stack ran out.  Now the program runs as without the shim, which
+    says once why it records nothing."""
+    code = ("import sys; d = {i: str(i) * 3 for i in range(50000)}; "
+            "print(len(d), sum(map(len, d.values()))); sys.exit(3)")
+    summary = tmp_path / "s.json"
+    bare = run([PYTHON, "-c", code], clean_env(LD_PRELOAD=lib), check=False,
+               timeout=60)
+    under = run([PYTHON, "-c", code],
+                clean_env(LD_PRELOAD=lib + ":" + SHIM,
+                          MEMTRACE_SUMMARY=str(summary)),
+                check=False, timeout=60)
+    assert (under.returncode, under.stdout) == (bare.returncode, bare.stdout)
+    assert bare.returncode == 3
+    warnings = [l for l in under.stderr.splitlines() if "memtrace" in l]
+    assert len(warnings) == 1, under.stderr
+    assert (lib + " defines malloc and comes before libmemtrace.so"
+            in warnings[0]), warnings
+    assert "LD_PRELOAD=libmemtrace.so:" + lib in warnings[0]
+    assert "memtrace run --backend " in warnings[0]
+    assert not summary.exists()
