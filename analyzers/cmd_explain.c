@@ -1474,6 +1474,19 @@ static void order_fixes(struct mt_finding *x)
 	}
 }
 
+/* Without --verify: the fixes to try after the others, which keep the
+ * rule's order. */
+static void try_last(struct mt_finding *x)
+{
+	for (int i = 1; i < x->nfixes; i++) {
+		struct mt_fix fix = x->fixes[i];
+		int j = i;
+		for (; j > 0 && x->fixes[j - 1].to_try && !fix.to_try; j--)
+			x->fixes[j] = x->fixes[j - 1];
+		x->fixes[j] = fix;
+	}
+}
+
 static const char *kind_name(int kind)
 {
 	return kind == MT_FIX_SETTING ? "setting"
@@ -2026,6 +2039,9 @@ int mt_cmd_explain(int argc, char **argv)
 			}
 			order_fixes(found[i]);
 		}
+	else
+		for (size_t i = 0; i < n; i++)
+			try_last(found[i]);
 
 	if (do_verify)
 		for (size_t i = 0; i < n; i++)

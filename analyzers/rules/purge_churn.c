@@ -14,7 +14,10 @@
  * cpp_vector_growth 0.80 -> 0.94 s, c_trim_churn and c_mmap_churn: no
  * change); and only where the blocks that churn are oversize (8 MiB, its
  * default threshold, or more): for 8 threads of 1-12 KiB blocks it did
- * nothing (550k faults, 589k with it). */
+ * nothing (550k faults, 589k with it).  And it made another NumPy program
+ * of four threads slower (arrays of 4-32 MiB: wall 2.19 -> 2.54 s, its
+ * system time doubled, where never purging saved 12%; new-user trial 41):
+ * offered to try, after the decay setting. */
 #define JEMALLOC_OVERSIZE (8 << 20)
 
 /* Purges made to zero memory for calloc, not to give it back: the
@@ -89,19 +92,19 @@ static void keep_dirty_fixes(struct mt_finding *x, const char *backend,
 					   mean >= JEMALLOC_OVERSIZE);
 	static const struct {
 		const char *backend, *setting, *text;
-		bool oversize_only;
+		bool oversize_only, to_try;
 	} settings[] = {
+		{"jemalloc", "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1",
+		 "never purge dirty pages (memory freed stays in the process)",
+		 false, false},
 		{"jemalloc", "MALLOC_CONF=oversize_threshold:0",
 		 "serve large blocks from the normal arenas, which keep dirty "
 		 "pages for their decay time, rather than the oversize arena, "
-		 "which purges at once (with threads)", true},
-		{"jemalloc", "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1",
-		 "never purge dirty pages (memory freed stays in the process)",
-		 false},
+		 "which purges at once (with threads)", true, true},
 		{"tcmalloc", "TCMALLOC_RELEASE_RATE=0",
-		 "never release free pages to the kernel", false},
+		 "never release free pages to the kernel", false, false},
 		{"mimalloc", "MIMALLOC_ALLOW_DECOMMIT=0",
-		 "never decommit free memory", false},
+		 "never decommit free memory", false, false},
 	};
 	for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
 		if (strcmp(settings[i].backend, backend) != 0 ||
@@ -114,6 +117,7 @@ static void keep_dirty_fixes(struct mt_finding *x, const char *backend,
 			 settings[i].setting);
 		snprintf(fix->text, sizeof fix->text, "%s%s", settings[i].text,
 			 caveat);
+		fix->to_try = settings[i].to_try;
 	}
 }
 

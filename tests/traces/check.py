@@ -66,6 +66,7 @@ TRACES = {
     # thread heaps in huge pages, 3-4% as counted, from a lower bound
     # (its setting saved 7%): not said to be below the bar as a verdict
     "thread-numpy-glibc.mt": [["explain"]],
+    "thread-numpy-jemalloc.mt": [["explain"]],
 }
 
 

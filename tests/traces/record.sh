@@ -59,6 +59,9 @@ record shrink-glibc glibc -- "$scratch/realloc_shrink" 20
 # Four threads' NumPy arrays churning glibc's thread heaps in huge pages:
 # a churn below the bar as counted, from a count that is a lower bound.
 record thread-numpy-glibc glibc -- /usr/bin/python3 tests/programs/np_thread_pool.py
+# Four threads of 4-32 MiB arrays on jemalloc: its oversize arena purges
+# them; the setting that avoids it is one to try (new-user trial 41).
+record thread-numpy-jemalloc jemalloc -- /usr/bin/python3 tests/programs/np_normalise_pool.py
 # A steady control on tcmalloc: nothing to find.
 record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
 # The same control as an LTTng trace (CTF, read through babeltrace2).
