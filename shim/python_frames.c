@@ -230,15 +230,21 @@ struct line_kept {
 	Py_ssize_t table_len;
 	int offset, first, line;
 };
-static __thread struct line_kept lines_kept[LINES_KEPT];
+struct mt_python_lines {
+	struct line_kept at[LINES_KEPT];
+};
+const size_t mt_python_lines_bytes = sizeof(struct mt_python_lines);
 
-static int line_of(PyCodeObject *code, int offset)
+static int line_of(struct mt_python_lines *kept, PyCodeObject *code,
+		   int offset)
 {
 	const PyObject *table = code->co_linetable;
 	Py_ssize_t len = table ? Py_SIZE(table) : 0;
 	size_t h = ((uintptr_t)code ^ (uintptr_t)offset * 0x9e3779b97f4a7c15ull) *
 		   0x9e3779b97f4a7c15ull >> 58;
-	struct line_kept *k = &lines_kept[h % LINES_KEPT];
+	if (!kept)
+		return py.addr2line(code, offset);
+	struct line_kept *k = &kept->at[h % LINES_KEPT];
 	if (k->code == code && k->table == table && k->table_len == len &&
 	    k->offset == offset && k->first == code->co_firstlineno)
 		return k->line;
@@ -249,16 +255,18 @@ static int line_of(PyCodeObject *code, int offset)
 }
 #endif
 
-void mt_python_frame_name(const struct mt_pyframe *f, const char **file,
+void mt_python_frame_name(const struct mt_pyframe *f,
+			  struct mt_python_lines *lines, const char **file,
 			  const char **function, int *line)
 {
 #ifdef FRAMES_KNOWN
 	PyCodeObject *code = (PyCodeObject *)f->code;
 	*file = utf8(code->co_filename);
 	*function = utf8(code->co_qualname ? code->co_qualname : code->co_name);
-	*line = line_of(code, f->offset);
+	*line = line_of(lines, code, f->offset);
 #else
 	(void)f;
+	(void)lines;
 	*file = *function = "?";
 	*line = 0;
 #endif

@@ -37,9 +37,17 @@ bool mt_python_frames_held(void);
  * starts another, its first frame marked is_entry).  Returns how many
  * groups, at most max_groups. */
 size_t mt_python_groups(unsigned *sizes, size_t max_groups, size_t max_frames);
+/* The lines of a thread's last frames named (the line table is read from
+ * its start for each), kept by the caller with the thread's block: not in
+ * TLS, whose static block every thread's stack gives room to (2.5 KiB of
+ * a thread of PTHREAD_STACK_MIN, whose program then ran past its stack). */
+struct mt_python_lines;
+extern const size_t mt_python_lines_bytes;
 /* A frame's file, function (UTF-8, as the interpreter holds them: "?"
- * where that is not ASCII or cached UTF-8) and line. */
-void mt_python_frame_name(const struct mt_pyframe *f, const char **file,
+ * where that is not ASCII or cached UTF-8) and line; lines: NULL, or
+ * zeroed memory of mt_python_lines_bytes for the thread's. */
+void mt_python_frame_name(const struct mt_pyframe *f,
+			  struct mt_python_lines *lines, const char **file,
 			  const char **function, int *line);
 
 #endif

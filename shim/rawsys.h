@@ -88,6 +88,16 @@ static inline void *mt_raw_mmap(size_t len)
 	return r < 0 && r > -4096 ? (void *)0 : (void *)r;
 }
 
+/* Memory for a stack, its pages committed as they are touched. */
+static inline void *mt_raw_mmap_stack(size_t len)
+{
+	long r = mt_raw(MT_SYS_MMAP, SYS_mmap, 0, (long)len,
+			PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+			-1, 0);
+	return r < 0 && r > -4096 ? (void *)0 : (void *)r;
+}
+
 static inline void mt_raw_munmap(void *p, size_t len)
 {
 	mt_raw(MT_SYS_MUNMAP, SYS_munmap, (long)p, (long)len, 0, 0, 0, 0);

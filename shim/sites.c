@@ -382,11 +382,22 @@ struct pending {
 	const char *paths[MAX_NATIVE];
 };
 
+/* The thread's lines of frames named (python_frames.h), mapped at its
+ * first Python site. */
+static struct mt_python_lines *python_lines(void)
+{
+	struct mt_thread *t = mt_tls.thread;
+	if (t && !t->python_lines)
+		t->python_lines = mt_raw_mmap(mt_python_lines_bytes);
+	return t ? t->python_lines : NULL;
+}
+
 static void name_python(struct pending *p, const struct mt_pyframe *f,
 			unsigned n)
 {
+	struct mt_python_lines *lines = n ? python_lines() : NULL;
 	for (unsigned i = 0; i < n; i++)
-		mt_python_frame_name(&f[i], &p->names[i].file,
+		mt_python_frame_name(&f[i], lines, &p->names[i].file,
 				     &p->names[i].function, &p->names[i].line);
 }
 

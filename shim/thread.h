@@ -16,6 +16,7 @@
 struct mt_region_mark;
 struct mt_trace_buf;
 struct mt_walk_cache;
+struct mt_python_lines;
 
 struct mt_thread {
 	struct mt_counters c;
@@ -66,6 +67,8 @@ struct mt_thread {
 	/* and those of signal handlers that interrupted it writing one */
 	struct mt_trace_buf *signal_trace;
 	struct mt_walk_cache *walks; /* stacks unwound (native_stack.c) */
+	/* lines of Python frames named (python_frames.c) */
+	struct mt_python_lines *python_lines;
 	unsigned owners;	/* threads that took the block: a new one
 				   finds another stack than the walks' */
 	struct mt_thread *next; /* all blocks, newest first */

@@ -246,6 +246,28 @@ def test_a_python_program_ended_by_ctrl_c_keeps_its_figures(mode, tmp_path):
         assert trace_status(tmp_path / "trace.mt")[:2] == (END_SIGNAL, signal.SIGINT)
 
 
+@pytest.mark.parametrize("how", ["small_stack_term", "altstack_term"])
+@pytest.mark.parametrize("mode", MODES)
+def test_sigterm_on_a_small_stack_ends_the_process_as_without_the_shim(
+        how, mode, tmp_path):
+    """SIGTERM taken by a thread of PTHREAD_STACK_MIN already deep into
+    its stack, or on a signal stack of SIGSTKSZ (as language runtimes set
+    one up): the shim's handler wrote the summary there, ran past the stack,
+    and the process died of SIGSEGV, where it dies of SIGTERM.  The summary
+    is written on a stack of the shim's own, and the Python frames' lines
+    left the static TLS each thread's stack gives room to (2.5 KiB)."""
+    cmd = [program("hostile"), how]
+    bare = run(cmd, bare_env("glibc"), check=False)
+    summary = tmp_path / "s.json"
+    r = run(cmd, env_for("glibc", mode, tmp_path, MEMTRACE_SUMMARY=str(summary)),
+            check=False, timeout=60)
+    assert r.returncode == bare.returncode == -signal.SIGTERM, r.stderr
+    assert r.stdout == bare.stdout
+    assert json.loads(summary.read_text())["calls"]["malloc"] >= 1
+    if mode == "tracing":
+        assert trace_status(tmp_path / "trace.mt")[:2] == (END_SIGNAL, signal.SIGTERM)
+
+
 def test_a_crash_is_written_out_before_the_process_dies(tmp_path):
     """SIGSEGV: the shim's handler writes every buffer out, notes the
     signal, and the process dies of it as it would have."""

@@ -28,12 +28,18 @@
  *                    handler forks N times while main mallocs and frees
  *                    (wherever main is: inside malloc or free, holding
  *                    the arena's lock); each child allocates and exits 3
+ *   small_stack_term  a thread of PTHREAD_STACK_MIN goes 8 KiB deep into
+ *                    its stack and waits; the process is sent SIGTERM,
+ *                    which that thread takes, and dies of it
+ *   altstack_term    main, on a stack of its own for signals (SIGSTKSZ,
+ *                    as language runtimes set one up), raises SIGTERM
  *
  * A third argument sets the size of the blocks the program's threads make
  * (default 100 bytes; 300000 is large: followed by the shim's sites).
  * (signal_malloc with large blocks crashes or deadlocks glibc and jemalloc
  * without the shim: the handler's malloc interrupts one that holds their
  * locks.) */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -333,6 +339,66 @@ static int cancel_free(void)
 	return 0;
 }
 
+static volatile sig_atomic_t deep_enough;
+
+static void go_deep(int kib)
+{
+	volatile char frame[1024];
+	memset((char *)frame, kib, sizeof frame);
+	if (kib > 1) {
+		go_deep(kib - 1);
+		return;
+	}
+	deep_enough = 1;
+	while (deep_enough) /* (until the signal ends the process) */
+		pause();
+}
+
+static void *deep_then_wait(void *arg)
+{
+	go_deep((int)(long)arg);
+	return NULL;
+}
+
+static int small_stack_term(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+	if (pthread_create(&t, &attr, deep_then_wait, (void *)8L) != 0) {
+		puts("no thread");
+		return 1;
+	}
+	sigset_t term;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &term, NULL);
+	while (!deep_enough)
+		usleep(1000);
+	keep(malloc(block));
+	puts("sending SIGTERM");
+	kill(getpid(), SIGTERM);
+	sleep(10);
+	puts("not ended");
+	return 0;
+}
+
+static int altstack_term(void)
+{
+	stack_t ss = {.ss_sp = malloc(SIGSTKSZ), .ss_size = SIGSTKSZ};
+	if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0) {
+		puts("no alternate stack");
+		return 1;
+	}
+	for (int i = 0; i < 10; i++)
+		keep(malloc(block));
+	puts("raising SIGTERM");
+	raise(SIGTERM);
+	puts("not ended");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -361,8 +427,13 @@ int main(int argc, char **argv)
 		return cancel_free();
 	if (strcmp(mode, "fork_in_handler") == 0)
 		return fork_in_handler(n);
+	if (strcmp(mode, "small_stack_term") == 0)
+		return small_stack_term();
+	if (strcmp(mode, "altstack_term") == 0)
+		return altstack_term();
 	fprintf(stderr, "usage: hostile detached|main_exits|fork_in_thread|"
 			"signal_malloc|fork_threads|crash|exit_in_handler|"
-			"cancel|cancel_free|fork_in_handler [N]\n");
+			"cancel|cancel_free|fork_in_handler|small_stack_term|"
+			"altstack_term [N]\n");
 	return 2;
 }
