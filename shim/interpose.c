@@ -702,7 +702,11 @@ MT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 {
 	va_list ap;
 	va_start(ap, flags);
-	void *new_addr = flags & MREMAP_FIXED ? va_arg(ap, void *) : NULL;
+	/* (the kernel reads it with either flag: a hint with
+	 * MREMAP_DONTUNMAP alone) */
+	void *new_addr = flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)
+				 ? va_arg(ap, void *)
+				 : NULL;
 	va_end(ap);
 
 	unsigned mark = mt_sys_begin(CALLER);

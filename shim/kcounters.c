@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -172,6 +173,14 @@ static void hold_tracepoints(void)
 	if (held)
 		return;
 	held = true;
+	/* Not where the holder, started orphaned, would become this
+	 * process's child: a subreaper's or an init's (PID 1 of a
+	 * namespace), whose wait for all its children then never ended (the
+	 * holder waits for it to end).  Its exit may wait for the kernel. */
+	int subreaper = 0;
+	if (getpid() == 1 ||
+	    (prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && subreaper))
+		return;
 	if (!mt_object_of((void *)mt_kcounters_open, &shim) ||
 	    !mt_holder_beside(shim.path, holder, sizeof holder))
 		return;

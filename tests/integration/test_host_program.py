@@ -299,3 +299,66 @@ def test_an_allocator_preloaded_before_the_shim_runs_as_without_it(lib,
     assert "LD_PRELOAD=libmemtrace.so:" + lib in warnings[0]
     assert "memtrace run --backend " in warnings[0]
     assert not summary.exists()
+
+
+REAPER = """
+import os
+child = os.fork()
+if child == 0:
+    os._exit(7)
+reaped = []
+while True:
+    try:
+        reaped.append(os.wait()[0] == child)
+    except ChildProcessError:
+        break
+print(reaped)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="needs root for a pid and network namespace")
+def test_an_init_that_waits_for_all_its_children_ends(tmp_path):
+    """PID 1 of a namespace (a container's init), or a subreaper, waits for
+    all its children.  Where no memtrace-hold was reachable (a network
+    namespace of its own) the shim started one, orphaned, which became the
+    init's child and waited for the init to end: it never did.  The shim
+    starts none there."""
+    cmd = ["timeout", "-s", "KILL", "60", "unshare", "-pfn", "--mount-proc",
+           "env", "LD_PRELOAD=" + SHIM, "MEMTRACE_QUIET=1", PYTHON, "-c",
+           REAPER]
+    bare = run(cmd[:8] + cmd[10:], clean_env(), check=False)
+    r = run(cmd, clean_env(), check=False)
+    assert bare.stdout == "[True]\n", bare
+    assert (r.returncode, r.stdout) == (bare.returncode, bare.stdout), r.stderr
+
+
+DONTUNMAP_HINT = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = libc.mremap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
+                        ctypes.c_int, ctypes.c_void_p]
+n = 1 << 20
+old = libc.mmap(None, n, 3, 0x22, -1, 0)
+hint = libc.mmap(None, 4 * n, 3, 0x22, -1, 0)
+libc.munmap(hint, 4 * n)
+hint += n
+new = libc.mremap(old, n, n, 1 | 4, hint)  # MREMAP_MAYMOVE | MREMAP_DONTUNMAP
+print("at the hint" if new == hint else "elsewhere" if new != 2**64 - 1
+      else "failed %d" % ctypes.get_errno())
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mremap_passes_the_address_a_dontunmap_move_asks_for(backend):
+    """mremap's fifth argument is read by the kernel with MREMAP_FIXED, and
+    as a hint with MREMAP_DONTUNMAP: the shim passed it with the first
+    only, and the mapping moved elsewhere than bare."""
+    cmd = [PYTHON, "-c", DONTUNMAP_HINT]
+    bare = run(cmd, bare_env(backend))
+    r = run(cmd, shim_env(backend))
+    assert r.stdout == bare.stdout
