@@ -1469,7 +1469,7 @@ static void measured_by_its_setting(struct mt_finding *x)
 /* Where a fix goes once verified: the ones that help first, then the code
  * changes (not run), then those that did nothing clear, then those that
  * hurt; in the rule's order otherwise. */
-static int rank(const struct mt_fix *fix)
+static int rank_verified(const struct mt_fix *fix)
 {
 	const char *v = json_string_value(json_object_get(fix->verified, "verdict"));
 	if (!v) /* (one to try after the others) */
@@ -1477,25 +1477,19 @@ static int rank(const struct mt_fix *fix)
 	return !strcmp(v, "helps") ? 0 : !strncmp(v, "hurts", 5) ? 3 : 2;
 }
 
-static void order_fixes(struct mt_finding *x)
+/* Without --verify: the fixes to try after the others. */
+static int rank_unverified(const struct mt_fix *fix)
+{
+	return fix->to_try;
+}
+
+/* By rank, stably: the rule's order within one. */
+static void order_fixes(struct mt_finding *x, int (*rank)(const struct mt_fix *))
 {
 	for (int i = 1; i < x->nfixes; i++) {
 		struct mt_fix fix = x->fixes[i];
 		int j = i;
 		for (; j > 0 && rank(&x->fixes[j - 1]) > rank(&fix); j--)
-			x->fixes[j] = x->fixes[j - 1];
-		x->fixes[j] = fix;
-	}
-}
-
-/* Without --verify: the fixes to try after the others, which keep the
- * rule's order. */
-static void try_last(struct mt_finding *x)
-{
-	for (int i = 1; i < x->nfixes; i++) {
-		struct mt_fix fix = x->fixes[i];
-		int j = i;
-		for (; j > 0 && x->fixes[j - 1].to_try && !fix.to_try; j--)
 			x->fixes[j] = x->fixes[j - 1];
 		x->fixes[j] = fix;
 	}
@@ -2056,11 +2050,11 @@ int mt_cmd_explain(int argc, char **argv)
 				if (base && !found[i]->fixes[k].verified)
 					verify(&cx, base, found[i], &found[i]->fixes[k]);
 			}
-			order_fixes(found[i]);
+			order_fixes(found[i], rank_verified);
 		}
 	else
 		for (size_t i = 0; i < n; i++)
-			try_last(found[i]);
+			order_fixes(found[i], rank_unverified);
 
 	if (do_verify)
 		for (size_t i = 0; i < n; i++)

@@ -66,7 +66,6 @@ static bool end(int sig)
 	if (!ending_stack || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
 		return ending(sig);
 	ending_signal = sig;
-	ending_now = true;
 	if (getcontext(&ending_context) == 0) {
 		ending_context.uc_stack.ss_sp = ending_stack;
 		ending_context.uc_stack.ss_size = ENDING_STACK_BYTES;
