@@ -1,9 +1,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
-#include <ucontext.h>
 
 #include "crash.h"
+#include "own_stack.h"
 #include "rawsys.h"
 #include "symbols.h"
 #include "emit.h"
@@ -42,43 +42,26 @@ static void on_fatal(int sig, siginfo_t *info, void *context)
  * so that a worker a pool terminates keeps its figures. */
 static bool (*ending)(int);
 
-/* The summary and closing record are written on a stack of the shim's
- * own: the thread the signal came to may have little left of its own (a
- * thread of PTHREAD_STACK_MIN), or be on its alternate stack (SIGSTKSZ, as
- * language runtimes install), which the summary ran past: the process
- * died of SIGSEGV where it would have died of SIGTERM.  Mapped at start,
- * touched only when used; one thread at a time (another, meanwhile, writes
- * on its own stack, as before). */
-#define ENDING_STACK_BYTES (1u << 20)
-static void *ending_stack;
-static ucontext_t ending_context, interrupted;
-static int ending_signal;
-static bool ending_now;
+/* The summary and closing record are written on the shim's own stack
+ * (own_stack.h): the thread the signal came to may have little left of
+ * its own. */
+struct ending_call {
+	int sig;
+	bool now;
+};
 
-static void end_on_own_stack(void)
+static void end_on_own_stack(void *arg)
 {
-	ending_now = ending(ending_signal);
+	struct ending_call *c = arg;
+	c->now = ending(c->sig);
 }
 
 static bool end(int sig)
 {
-	static int busy;
-	if (!ending_stack || __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
-		return ending(sig);
-	ending_signal = sig;
-	if (getcontext(&ending_context) == 0) {
-		ending_context.uc_stack.ss_sp = ending_stack;
-		ending_context.uc_stack.ss_size = ENDING_STACK_BYTES;
-		ending_context.uc_link = &interrupted;
-		makecontext(&ending_context, end_on_own_stack, 0);
-		if (swapcontext(&interrupted, &ending_context) != 0)
-			ending_now = ending(sig);
-	} else {
-		ending_now = ending(sig);
-	}
-	bool now = ending_now;
-	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
-	return now;
+	struct ending_call c = {sig, false};
+	if (!mt_own_stack_run(end_on_own_stack, &c))
+		c.now = ending(sig);
+	return c.now;
 }
 
 static void on_ending(int sig, siginfo_t *info, void *context)
@@ -115,7 +98,6 @@ void mt_crash_start(bool tracing, bool (*on_ending_signal)(int))
 {
 	fatal_on = tracing;
 	ending = on_ending_signal;
-	ending_stack = mt_raw_mmap_stack(ENDING_STACK_BYTES);
 	ending_on = true;
 	if (tracing)
 		install(fatal_signals, sizeof fatal_signals / sizeof *fatal_signals,

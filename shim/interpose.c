@@ -26,6 +26,7 @@
 #include "sandbox_env.h"
 #include "sites.h"
 #include "size_classes.h"
+#include "stack_room.h"
 #include "visibility.h"
 #include "trace.h"
 #include "trace_buf.h"
@@ -867,8 +868,10 @@ MT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 {
 	if (__builtin_expect(mt_tls.hidden == 0, 1)) {
 		int err = mt_real.pthread_create(thread, attr, fn, arg);
-		if (!err)
+		if (!err) {
 			mt_thread_started();
+			mt_stack_room_thread_created(*thread, attr);
+		}
 		return err;
 	}
 	struct hidden_start *s = mt_real.malloc(sizeof *s);

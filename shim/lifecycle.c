@@ -22,10 +22,12 @@
 #include "lttng.h"
 #include "mode.h"
 #include "options.h"
+#include "own_stack.h"
 #include "regions.h"
 #include "report.h"
 #include "rss.h"
 #include "sites.h"
+#include "stack_room.h"
 #include "size_classes.h"
 #include "symbols.h"
 #include "thread.h"
@@ -168,6 +170,7 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 	}
 	if (active) {
 		mt_symbols_own_heap(true);
+		mt_stack_room_init();
 		mt_threads_init(thread_exit, mt_real.pthread_create);
 		if (mt_opt.sites)
 			mt_sites_init();
@@ -178,6 +181,7 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 		mt_report_start(!mt_opt.quiet);
 		start_sinks();
 		started = getpid();
+		mt_own_stack_start();
 		mt_crash_start(mt_sinks[MT_SINK_TRACE], mt_lifecycle_killed);
 		start_kernel_samples();
 		mt_rss_start();
@@ -205,14 +209,26 @@ static int finishing;
  * process dies of it once the summary is out. */
 static int pending_signal;
 
+static void write_summary(void *unused)
+{
+	(void)unused;
+	mt_rss_at_exit(mt_self());
+	mt_report_at_exit(finish);
+}
+
+/* The summary takes some tens of KiB of stack: an exit from a signal
+ * handler on its alternate stack (SIGSTKSZ) has less. */
+#define SUMMARY_STACK_BYTES (64u << 10)
+
 __attribute__((destructor)) static void mt_fini(void)
 {
 	if (!active)
 		return;
 	__atomic_store_n(&finishing, 1, __ATOMIC_RELAXED);
 	mt_tls.hidden++;
-	mt_rss_at_exit(mt_self());
-	mt_report_at_exit(finish);
+	if (mt_stack_room(SUMMARY_STACK_BYTES) == MT_STACK_ROOM ||
+	    !mt_own_stack_run(write_summary, NULL))
+		write_summary(NULL);
 	mt_tls.hidden--;
 	/* (done: a signal from here on ends the process at once) */
 	__atomic_store_n(&finishing, 2, __ATOMIC_RELAXED);

@@ -21,6 +21,7 @@
 #include "native_stack.h"
 #include "objects.h"
 #include "rawsys.h"
+#include "stack_room.h"
 #include "thread.h"
 
 enum kind { UNKNOWN, USER, RUNTIME, SHIM };
@@ -247,6 +248,8 @@ mt_native_stack(const void *caller, const void **out, unsigned max,
 		*function = known->function;
 		return known->nframes;
 	}
+	if (mt_stack_room(MT_STACK_WALK_BYTES) != MT_STACK_ROOM)
+		return 1;
 	struct walking w = {.max = max, .out = out};
 	mt_tls.hidden++; /* whatever the unwinder allocates is not the program's */
 	unwinder.backtrace(step, &w);
@@ -289,7 +292,7 @@ static _Unwind_Reason_Code step_all(struct _Unwind_Context *ctx, void *arg)
 unsigned mt_native_walk(const void *caller, uintptr_t *ip, uintptr_t *start,
 			unsigned max, uintptr_t stop_at, unsigned stops)
 {
-	if (!unwinder.backtrace || !max)
+	if (!unwinder.backtrace || !max || mt_stack_room(MT_STACK_WALK_BYTES) != MT_STACK_ROOM)
 		return 0;
 	struct full_walk w = {.caller = (uintptr_t)caller, .ip = ip,
 			      .start = start, .stop_at = stop_at, .max = max,

@@ -37,6 +37,7 @@
 #include "options.h"
 #include "rawsys.h"
 #include "rss.h"
+#include "stack_room.h"
 
 uint64_t mt_rss_due_ns = UINT64_MAX;
 
@@ -275,6 +276,22 @@ void mt_rss_giving_back_slow(void *addr, size_t len, bool by_allocator,
 		      .bytes = anon, .huge_bytes = huge);
 }
 
+/* The next decimal number in *at, after spaces (not sscanf, whose stack
+ * is some 2 KiB: a sample may be taken in a signal handler on a small
+ * alternate stack). */
+static bool next_number(const char **at, uint64_t *n)
+{
+	const char *p = *at;
+	while (*p == ' ')
+		p++;
+	if (*p < '0' || *p > '9')
+		return false;
+	for (*n = 0; *p >= '0' && *p <= '9'; p++)
+		*n = *n * 10 + (uint64_t)(*p - '0');
+	*at = p;
+	return true;
+}
+
 static bool read_statm(uint64_t *anon, uint64_t *file)
 {
 	struct stat st;
@@ -290,9 +307,10 @@ static bool read_statm(uint64_t *anon, uint64_t *file)
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	unsigned long long size, resident, shared;
-	if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 ||
-	    shared > resident)
+	const char *at = buf;
+	uint64_t size, resident, shared;
+	if (!next_number(&at, &size) || !next_number(&at, &resident) ||
+	    !next_number(&at, &shared) || shared > resident)
 		return false;
 	*anon = (resident - shared) * mt_page_size();
 	*file = shared * mt_page_size();
@@ -359,8 +377,14 @@ static bool sample_stamped(struct mt_thread *t, bool at_exit, uint64_t freed,
 	return taken;
 }
 
+/* What a sample takes of the stack (some 3 KiB), twice over. */
+#define SAMPLE_STACK_BYTES (8u << 10)
+
 static bool sample(struct mt_thread *t, bool at_exit, uint64_t freed, bool fell)
 {
+	/* (not taken: the next free or malloc tries again) */
+	if (!at_exit && mt_stack_room(SAMPLE_STACK_BYTES) == MT_STACK_SHORT)
+		return false;
 	return sample_stamped(t, at_exit, freed, fell, 0);
 }
 

@@ -22,6 +22,7 @@
 #include "rawsys.h"
 #include "options.h"
 #include "sites.h"
+#include "stack_room.h"
 
 enum {
 	MAX_PY_FRAMES = 8,
@@ -588,7 +589,8 @@ static unsigned site_and_function_found(uint64_t hash,
  * without the lock and without naming a frame: small blocks' samples on
  * two threads came to some 300 ns each, most of it the lock's cache line
  * and the table's going from core to core. */
-static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
+static __attribute__((noinline)) unsigned
+site_of_stack(const void *caller, unsigned *fid, unsigned limit)
 {
 	struct mt_pyframe f[MAX_PY_FRAMES];
 	struct pending names;
@@ -697,6 +699,23 @@ static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
 	}
 	give();
 	return id;
+}
+
+/* What site_of_stack takes of the stack without a walk (1.1 KiB and the
+ * frames below it), twice over. */
+#define SITE_STACK_BYTES (4u << 10)
+
+/* No site (0) on a stack with too little room for it: a signal handler's
+ * allocation on a small alternate stack, where the site's frames ran past
+ * its end.  (On a coroutine's stack, whose bounds are not known, its
+ * caller: native_stack.c walks no further.) */
+static unsigned site_here(const void *caller, unsigned *fid, unsigned limit)
+{
+	if (mt_stack_room(SITE_STACK_BYTES) == MT_STACK_SHORT) {
+		*fid = 0;
+		return 0;
+	}
+	return site_of_stack(caller, fid, limit);
 }
 
 /* Memory given back that only a new mapping or the heap grown takes

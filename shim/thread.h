@@ -106,6 +106,9 @@ struct mt_tls {
 	unsigned calloc_purges;
 	uint64_t calloc_purged;
 	uintptr_t calloc_purge_lo, calloc_purge_hi;
+	/* the alternate signal stack the program gave this thread
+	 * (stack_room.c), 0: none seen */
+	uintptr_t alt_stack_low, alt_stack_high;
 };
 extern __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
 

@@ -268,6 +268,75 @@ def test_sigterm_on_a_small_stack_ends_the_process_as_without_the_shim(
         assert trace_status(tmp_path / "trace.mt")[:2] == (END_SIGNAL, signal.SIGTERM)
 
 
+# What the shim's wrappers add to an allocator's own stack: its entry
+# points and, on jemalloc, its mmap's (the allocator's system calls pass
+# through them) are a few hundred bytes.
+WRAPPERS_BYTES = 1024
+
+
+def least_alternate_stack(cmd_of, env):
+    """The smallest alternate stack, in 512-byte steps, on which the
+    handler's allocations run."""
+    for size in range(2048, 32768, 512):
+        if run(cmd_of(size), env, check=False).returncode == 0:
+            return size
+    pytest.fail("no alternate stack up to 32 KiB was enough")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", MODES)
+def test_a_handler_allocating_on_a_small_alternate_stack_runs_as_bare(
+        backend, mode, tmp_path):
+    """A handler on an alternate stack (above a guard page) mallocs 1 MiB
+    and reallocs a small block to 300000 bytes: the shim followed their
+    sites with the unwinder (4 KiB of stack) and took a resident-memory
+    sample with sscanf (2 KiB), and the handler ran past its stack where
+    bare it needed 3 KiB (glibc) to 5 (mimalloc).  On a stack without
+    room for them, the shim takes no site and no sample there."""
+    def cmd(size):
+        return [program("hostile"), "altstack_malloc", str(size)]
+    least = least_alternate_stack(cmd, bare_env(backend))
+    r = run(cmd(least + WRAPPERS_BYTES), env_for(backend, mode, tmp_path),
+            check=False, timeout=60)
+    assert r.returncode == 0, (least, r.returncode, r.stderr)
+    assert r.stdout == "handled 100\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_exit_from_a_handler_on_a_signal_stack_writes_the_summary(
+        mode, tmp_path):
+    """exit() from a handler on a stack of SIGSTKSZ: the summary, written
+    by the shim's destructor there, ran past it (SIGSEGV, status 139 for
+    5).  It is written on the shim's own stack where the thread's has too
+    little left."""
+    cmd = [program("hostile"), "altstack_exit"]
+    bare = run(cmd, bare_env("glibc"), check=False)
+    summary = tmp_path / "s.json"
+    r = run(cmd, env_for("glibc", mode, tmp_path, MEMTRACE_SUMMARY=str(summary)),
+            check=False, timeout=60)
+    assert r.returncode == bare.returncode == 5, r.stderr
+    assert r.stdout == bare.stdout
+    assert json.loads(summary.read_text())["large"]["allocations"] >= 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_stack_the_program_made_is_not_unwound_past_its_top(backend, tmp_path):
+    """A function run on a stack the program mapped under a guard page,
+    entered with a return address into ordinary code (as hand-written
+    context switches leave it), mallocs 1 MiB: the unwinder, following
+    that address's unwind tables, read past the top (SIGSEGV on every
+    allocator).  The shim walks only the stacks it knows the bounds of:
+    the thread's own and its alternate stack."""
+    cmd = [program("hostile"), "green_stack", "20"]
+    bare = run(cmd, bare_env(backend), check=False)
+    summary = tmp_path / "s.json"
+    r = run(cmd, shim_env(backend, summary=str(summary)), check=False,
+            timeout=60)
+    assert r.returncode == bare.returncode == 0, r.stderr
+    assert r.stdout == bare.stdout
+    assert json.loads(summary.read_text())["large"]["allocations"] >= 20
+
+
 def test_a_crash_is_written_out_before_the_process_dies(tmp_path):
     """SIGSEGV: the shim's handler writes every buffer out, notes the
     signal, and the process dies of it as it would have."""

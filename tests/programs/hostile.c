@@ -33,6 +33,17 @@
  *                    which that thread takes, and dies of it
  *   altstack_term    main, on a stack of its own for signals (SIGSTKSZ,
  *                    as language runtimes set one up), raises SIGTERM
+ *   altstack_malloc BYTES  a handler on an alternate stack of BYTES,
+ *                    above a guard page, mallocs 1 MiB and 100 bytes,
+ *                    reallocs those to 300000, frees both; 100 times (on
+ *                    x86-64, the least for glibc is 3 KiB, 5 for mimalloc)
+ *   altstack_exit    a handler on a stack of SIGSTKSZ mallocs 1 MiB and
+ *                    calls exit(5)
+ *   green_stack N    (x86-64) a function run N times on a stack the
+ *                    program mapped, under a guard page, whose outermost
+ *                    return address is into ordinary code (no end of
+ *                    stack in the unwind tables, as hand-written context
+ *                    switches leave it), mallocs and frees 1 MiB
  *
  * A third argument sets the size of the blocks the program's threads make
  * (default 100 bytes; 300000 is large: followed by the shim's sites).
@@ -47,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -399,6 +411,113 @@ static int altstack_term(void)
 	return 0;
 }
 
+static atomic_long handled_on_alt;
+
+static void malloc_on_alt(int sig)
+{
+	(void)sig;
+	void *large = malloc(1 << 20), *small = malloc(100);
+	keep(large);
+	void *grown = realloc(small, 300000);
+	keep(grown);
+	free(large);
+	free(grown ? grown : small);
+	handled_on_alt++;
+}
+
+/* Above a guard page: a handler that runs past its end dies of SIGSEGV,
+ * whatever the allocator has below. */
+static bool on_alt_stack(size_t bytes, void (*handler)(int))
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, page + bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	stack_t ss = {.ss_sp = m + page, .ss_size = bytes};
+	struct sigaction sa = {.sa_handler = handler, .sa_flags = SA_ONSTACK};
+	if (m == MAP_FAILED || mprotect(m, page, PROT_NONE) != 0 ||
+	    sigaltstack(&ss, NULL) != 0 ||
+	    sigaction(SIGUSR1, &sa, NULL) != 0) {
+		puts("no alternate stack");
+		return false;
+	}
+	return true;
+}
+
+static int altstack_malloc(long bytes)
+{
+	if (!on_alt_stack((size_t)bytes, malloc_on_alt))
+		return 1;
+	for (int i = 0; i < 100; i++)
+		raise(SIGUSR1);
+	printf("handled %ld\n", (long)handled_on_alt);
+	return 0;
+}
+
+static void exit_on_alt(int sig)
+{
+	(void)sig;
+	keep(malloc(1 << 20));
+	exit(5);
+}
+
+static int altstack_exit(void)
+{
+	if (!on_alt_stack(SIGSTKSZ, exit_on_alt))
+		return 1;
+	puts("raising SIGUSR1");
+	raise(SIGUSR1);
+	puts("not ended");
+	return 0;
+}
+
+#if defined(__x86_64__)
+#include <setjmp.h>
+
+static jmp_buf left_green;
+static int green_runs;
+
+static __attribute__((noinline, noreturn)) void on_green_stack(void)
+{
+	void *p = malloc(1 << 20);
+	keep(p);
+	free(p);
+	green_runs++;
+	longjmp(left_green, 1);
+}
+
+static int green_stack(long n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = 64 << 10;
+	char *m = mmap(NULL, bytes + page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || mprotect(m + bytes, page, PROT_NONE) != 0) {
+		puts("no stack");
+		return 1;
+	}
+	void **top = (void **)(m + bytes);
+	for (long i = 0; i < n; i++) {
+		if (setjmp(left_green) == 0) {
+			/* (an address inside puts: unwind tables that send
+			 * the unwinder on, past the top) */
+			top[-1] = (char *)puts + 4;
+			__asm__ volatile("mov %0, %%rsp\n\tjmp *%1"
+					 :
+					 : "r"(&top[-1]), "r"(on_green_stack)
+					 : "memory");
+		}
+	}
+	printf("ran %d times\n", green_runs);
+	return 0;
+}
+#else
+static int green_stack(long n)
+{
+	(void)n;
+	puts("ran on x86-64 only");
+	return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -431,9 +550,16 @@ int main(int argc, char **argv)
 		return small_stack_term();
 	if (strcmp(mode, "altstack_term") == 0)
 		return altstack_term();
+	if (strcmp(mode, "altstack_malloc") == 0)
+		return altstack_malloc(n);
+	if (strcmp(mode, "altstack_exit") == 0)
+		return altstack_exit();
+	if (strcmp(mode, "green_stack") == 0)
+		return green_stack(n);
 	fprintf(stderr, "usage: hostile detached|main_exits|fork_in_thread|"
 			"signal_malloc|fork_threads|crash|exit_in_handler|"
 			"cancel|cancel_free|fork_in_handler|small_stack_term|"
-			"altstack_term [N]\n");
+			"altstack_term|altstack_malloc|altstack_exit|"
+			"green_stack [N]\n");
 	return 2;
 }
