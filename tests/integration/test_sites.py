@@ -57,6 +57,22 @@ def test_a_sites_blocks_sizes_are_those_asked_for(backend, tmp_path):
     assert sizes or backend not in ("glibc", "jemalloc"), r.stdout
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_buffer_grown_in_place_reaches_the_size_asked_for(backend, tmp_path):
+    """A buffer grown by realloc 4 KiB at a time to 8 MiB, four times: its
+    site's sizes run to 8 MiB on every backend, and each step is larger
+    than the one before.  jemalloc and mimalloc grow a large block in
+    place within its size class, and those steps were counted but not
+    sized: "blocks of 116 KiB to 56 MiB" of a buffer grown to 60 (new-user
+    trial 42)."""
+    s = live_summary([program("c_realloc_slurp"), "8"], backend, tmp_path)
+    large = max((x["large"] for x in s["sites"]),
+                key=lambda large: large["allocations"])
+    assert large["max_requested_bytes"] == 8 << 20, large
+    assert large["reallocs"] == large["allocations"] >= 4 * 1000, large
+    assert large["larger"] >= large["allocations"] - 4, large
+
+
 def two_sizes(small, large):
     """A script making arrays of `small` and `large` float64 in turn, at
     its line 6."""

@@ -57,6 +57,10 @@ CASES = {
                           verdicts(either("mmap-churn", "heap-trim-churn"),
                                    either("purge-churn"), only(),
                                    either("mmap-churn", "purge-churn"))),
+    # four rounds only, but most of the run (EXPECTED.md)
+    "c_realloc_slurp": ([program("c_realloc_slurp")],
+                        verdicts(only("mmap-churn"), only("purge-churn"), only(),
+                                 only("mmap-churn"))),
     "c_thread_heaps": ([program("c_thread_heaps")],
                        verdicts(only("thread-heap-churn"), only(), only(), only())),
     # memory kept, not time: no churn, and memory-kept (MEMORY below)
@@ -85,6 +89,9 @@ PROGRAMS_OWN = {"c_file_maps", "py_dicts"}
 # c_fragments on every backend, and the vector's old buffers, which tcmalloc
 # keeps; memory-kept on any other is a false finding.
 MEMORY = {("c_fragments", b) for b in BACKENDS} | {("cpp_vector_growth", "tcmalloc")}
+# Kept for a moment only, a borderline finding either way: the buffers a
+# quarter-second run frees, which tcmalloc holds (EXPECTED.md).
+MEMORY_EITHER = {("c_realloc_slurp", "tcmalloc")}
 # What makes a backend give freed memory back at once (the ground truth's
 # counterfactual: the peak resident memory of the bare run must drop).
 RELEASE = {"jemalloc": {"MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"},
@@ -136,7 +143,8 @@ def test_explain_against_the_kernel(name, backend):
     churn = [f for f in findings if f["id"] in CHURN]
     assert frozenset(f["id"] for f in churn) in expected[backend], findings
     kept = [f for f in findings if f["id"] == "memory-kept"]
-    assert bool(kept) == ((name, backend) in MEMORY), findings
+    if (name, backend) not in MEMORY_EITHER:
+        assert bool(kept) == ((name, backend) in MEMORY), findings
     if kept:
         check_memory_kept(name, cmd, backend, kept[0])
     for f in churn:
@@ -152,13 +160,14 @@ def test_explain_against_the_kernel(name, backend):
     if not churn:
         return
     # Every churn said must show in the bare run: the system calls that
-    # give memory back, repeated, and faults beyond one per page ever
-    # resident, at least one per such call (memory taken again).
+    # give memory back, repeated (at least three: the first round's faults
+    # are first touch, two more repeat it), and faults beyond one per page
+    # ever resident, at least one per such call (memory taken again).
     env = bare_env(backend)
     faults = perf_stat_faults(cmd, env)
     _, peak_kib = run_peak_rss(cmd, env, capture_output=True)
     counts = strace_counts(cmd, env)
     for f in churn:
         calls = counts[CHURN[f["id"]]]
-        assert calls >= 10, (f["id"], counts)
+        assert calls >= 3, (f["id"], counts)
         assert faults - peak_kib * 1024 / PAGE >= calls, (faults, peak_kib, f)

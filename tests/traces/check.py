@@ -67,6 +67,10 @@ TRACES = {
     # (its setting saved 7%): not said to be below the bar as a verdict
     "thread-numpy-glibc.mt": [["explain"]],
     "thread-numpy-jemalloc.mt": [["explain"]],
+    # tests/unannotated/c_realloc_slurp.c (new-user trial 42): four rounds
+    # of a buffer grown 4 KiB at a time, each step an mremap on glibc:
+    # churn in few cycles, where they are most of the run
+    "slurp-glibc.mt": [["explain"]],
 }
 
 

@@ -31,7 +31,8 @@ record() { # NAME BACKEND [VAR=VALUE...] -- CMD...
 	    LD_PRELOAD="$shim" "$@" >/dev/null
 }
 
-for prog in churn thread_heaps c_fragments grow io_churn realloc_shrink; do
+for prog in churn thread_heaps c_fragments grow io_churn realloc_shrink \
+	    c_realloc_slurp; do
 	cp "$build/tests/$prog" "$scratch/$prog"
 done
 
@@ -56,6 +57,9 @@ record io-churn glibc -- "$scratch/io_churn" 30
 # A buffer grown by realloc past the mmap threshold, shrunk back to 4 KiB
 # by realloc each round (format 1.18: where its blocks are given back).
 record shrink-glibc glibc -- "$scratch/realloc_shrink" 20
+# Four rounds of a buffer grown by realloc 4 KiB at a time to 32 MiB:
+# few cycles, most of the run (new-user trial 42).
+record slurp-glibc glibc -- "$scratch/c_realloc_slurp" 32
 # Four threads' NumPy arrays churning glibc's thread heaps in huge pages:
 # a churn below the bar as counted, from a count that is a lower bound.
 record thread-numpy-glibc glibc -- /usr/bin/python3 tests/programs/np_thread_pool.py

@@ -58,6 +58,7 @@ PROGRAMS = [
     ("c_thread_heaps", "c"),
     ("c_file_maps", "c"),
     ("c_fragments", "c"),
+    ("c_realloc_slurp", "c"),
     ("py_threads", "py"),
     ("py_threads_small", "py"),
 ]
