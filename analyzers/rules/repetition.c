@@ -319,17 +319,26 @@ const char *mt_repetition_cost(const struct mt_call_figures *f,
 	 * compacting memory into huge pages at their first touch, the
 	 * unmappings freeing them; a setting saved twice the bound where
 	 * NumPy's new arrays churned, new-user trial 27) */
+	/* (glibc's mremaps of a buffer grown by realloc, a system call a
+	 * step: the most of the rest, where there are many; new-user trial
+	 * 42) */
+	char calls[96] = "its own system calls";
+	if (f->remap_grow >= 1)
+		snprintf(calls, sizeof calls,
+			 "system calls (the %.0f mremaps that grew its mapped "
+			 "blocks among them)",
+			 f->remap_grow);
 	if (r->capped && at < len)
 		snprintf(buf + at, len - at,
 			 " (At most what those faults can take, %s on this "
 			 "machine: the rest of the run's "
 			 "%.2f s of system time went to other work, such as "
-			 "its own system calls%s.)",
+			 "%s%s.)",
 			 r->system_s_least > 0
 				 ? "each from what one costs to twice that, the "
 				   "more where threads fault at once,"
 				 : "twice what one costs",
-			 f->system_s,
+			 f->system_s, calls,
 			 r->explained_huge > 0
 				 ? ", or to the churn's own in ways its faults "
 				   "do not show (the kernel compacting memory "
