@@ -824,6 +824,11 @@ MT_EXPORT long syscall(long nr, ...)
 		if (a == SECCOMP_SET_MODE_STRICT || a == SECCOMP_SET_MODE_FILTER)
 			mt_lifecycle_sandbox();
 		return mt_real.syscall(nr, a, b, c, d, e, f);
+	/* (as libc's: the shim's threads step aside for a user namespace) */
+	case SYS_unshare:
+		return unshare((int)a);
+	case SYS_setns:
+		return setns((int)a, (int)b);
 	default:
 		return mt_real.syscall(nr, a, b, c, d, e, f);
 	}

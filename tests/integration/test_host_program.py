@@ -50,11 +50,16 @@ def test_signals_for_the_process_reach_the_program(extra, tmp_path):
 @pytest.mark.parametrize("extra", [{}, {"MEMTRACE_OUT": "trace.mt"},
                                    {"MEMTRACE_OUT": "trace.mt",
                                     "MEMTRACE_FAULTS": "sample"}])
-def test_a_new_user_namespace_can_be_entered(extra, tmp_path):
+@pytest.mark.parametrize("how", ["libc", "syscall"])
+def test_a_new_user_namespace_can_be_entered(how, extra, tmp_path):
     """The kernel lets only a process of one thread unshare a user
     namespace: the shim's threads (the trace's flusher, the sample
-    collector) step aside for the call."""
-    cmd = ["unshare", "--user", "true"]
+    collector) step aside for the call, libc's unshare or the system call
+    made through syscall() (which failed with EINVAL: hostile trial 2)."""
+    cmd = (["unshare", "--user", "true"] if how == "libc" else
+           [PYTHON, "-c", "import ctypes, os, sys; "
+            "libc = ctypes.CDLL(None, use_errno=True); "
+            "sys.exit(libc.syscall(272, 0x10000000) and ctypes.get_errno())"])
     if run(cmd, bare_env("glibc"), check=False).returncode != 0:
         pytest.skip("user namespaces are not allowed here")
     if "MEMTRACE_OUT" in extra:
