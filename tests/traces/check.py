@@ -71,6 +71,11 @@ TRACES = {
     # of a buffer grown 4 KiB at a time, each step an mremap on glibc:
     # churn in few cycles, where they are most of the run
     "slurp-glibc.mt": [["explain"]],
+    # tests/programs/np_append_rows.py (new-user trial 43): large blocks
+    # of 128 to 313 KiB only, each a copy two numbers longer than the
+    # last: a buffer grown, whose fix is to give it its size once (it was
+    # told to use out=, which np.append does not take)
+    "np-append-glibc.mt": [["explain"]],
 }
 
 

@@ -60,6 +60,9 @@ record shrink-glibc glibc -- "$scratch/realloc_shrink" 20
 # Four rounds of a buffer grown by realloc 4 KiB at a time to 32 MiB:
 # few cycles, most of the run (new-user trial 42).
 record slurp-glibc glibc -- "$scratch/c_realloc_slurp" 32
+# np.append of a row's two statistics to an array, 20,000 rows: a buffer
+# grown in small steps, copied at each (new-user trial 43).
+record np-append-glibc glibc -- /usr/bin/python3 tests/programs/np_append_rows.py 20000
 # Four threads' NumPy arrays churning glibc's thread heaps in huge pages:
 # a churn below the bar as counted, from a count that is a lower bound.
 record thread-numpy-glibc glibc -- /usr/bin/python3 tests/programs/np_thread_pool.py
