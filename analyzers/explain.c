@@ -127,23 +127,26 @@ static void say_site_faults(struct mt_finding *x, json_t *site,
  * tell (a site's share of 20 samples is within some 20 points). */
 enum { SMALL_SAMPLES_ENOUGH = 20 };
 
-void mt_finding_small_sites(struct mt_finding *x, json_t *sites)
+bool mt_small_sites_said(json_t *sites, char *out, size_t size, json_t **top)
 {
 	double rate, n = mt_sites_small_samples(sites, &rate);
 	char r[32], label[512];
+	*top = NULL;
 	if (n <= 0) {
-		mt_finding_append(x, " Their call sites were not sampled (MEMTRACE_SITES="
+		snprintf(out, size, " Their call sites were not sampled (MEMTRACE_SITES="
 			 "large or off, or recorded before memtrace sampled them).");
-		return;
+		return false;
 	}
 	if (n < SMALL_SAMPLES_ENOUGH) {
-		mt_finding_append(x, " Only %.0f small blocks were sampled for their call "
+		snprintf(out, size, " Only %.0f small blocks were sampled for their call "
 			 "sites: too few to say where they come from.", n);
-		return;
+		return false;
 	}
-	x->small_sites = mt_sites_by_small(sites, 5);
-	if (!json_array_size(x->small_sites))
-		return;
+	*top = mt_sites_by_small(sites, 5);
+	if (!json_array_size(*top)) {
+		*out = '\0';
+		return false;
+	}
 	/* The text names places, so sites that differ only further down
 	 * their stacks count as one ("98% at enqueue (q.c:31), 2% at
 	 * enqueue (q.c:31)" said nothing): the top label's shares summed,
@@ -152,9 +155,9 @@ void mt_finding_small_sites(struct mt_finding *x, json_t *sites)
 	double share = 0, other_share = 0;
 	size_t i;
 	json_t *site;
-	mt_site_label(json_object_get(json_array_get(x->small_sites, 0), "stack"),
+	mt_site_label(json_object_get(json_array_get(*top, 0), "stack"),
 		      label, sizeof label);
-	json_array_foreach(x->small_sites, i, site) {
+	json_array_foreach(*top, i, site) {
 		char this[512];
 		double s = json_number_value(json_object_get(site, "share"));
 		mt_site_label(json_object_get(site, "stack"), this, sizeof this);
@@ -165,13 +168,25 @@ void mt_finding_small_sites(struct mt_finding *x, json_t *sites)
 		if (!strcmp(this, other))
 			other_share += s;
 	}
-	mt_finding_append(x, " Sampled (about once in every %s of allocations, %.0f "
+	int at = snprintf(out, size, " Sampled (about once in every %s of allocations, %.0f "
 		 "samples), %.0f%% of the small blocks' bytes were allocated "
 		 "at %s",
 		 mt_format_bytes(rate, r, sizeof r), n, share * 100, label);
-	if (*other)
-		mt_finding_append(x, ", %.0f%% at %s", other_share * 100, other);
-	mt_finding_append(x, ".");
+	if (*other && at >= 0 && (size_t)at < size)
+		at += snprintf(out + at, size - (size_t)at, ", %.0f%% at %s",
+			       other_share * 100, other);
+	if (at >= 0 && (size_t)at < size)
+		snprintf(out + at, size - (size_t)at, ".");
+	return true;
+}
+
+void mt_finding_small_sites(struct mt_finding *x, json_t *sites)
+{
+	char said[1400];
+	json_t *top;
+	mt_small_sites_said(sites, said, sizeof said, &top);
+	x->small_sites = top;
+	mt_finding_append(x, "%s", said);
 }
 
 /* "less than 1%", or "<qualifier> 45%". */

@@ -94,6 +94,10 @@ struct mt_fix *mt_fix_add(struct mt_finding *f, int kind);
  * summary's `sites`): said in x's explanation, the top ones in
  * x->small_sites. */
 void mt_finding_small_sites(struct mt_finding *x, json_t *sites);
+/* The same sentence in out (size bytes, starting with a space), and the
+ * top small sites in *top (owned by the caller, NULL where none); false
+ * where it says they were not sampled, or too few. */
+bool mt_small_sites_said(json_t *sites, char *out, size_t size, json_t **top);
 void mt_finding_sites(struct mt_finding *x, const struct mt_rule_input *in,
 		      const char *const *keys);
 /* The share of a call's time that its system time accounts for. */
