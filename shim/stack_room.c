@@ -9,7 +9,7 @@
  * thread's stack ends at __libc_stack_end and may grow to RLIMIT_STACK.
  * A thread's alternate signal stack is known by the program's call of
  * sigaltstack, made here; one set up by a raw system call is a stack not
- * known, outside the thread's: no room. */
+ * known, as a coroutine's is (MT_STACK_UNKNOWN). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/resource.h>
