@@ -364,7 +364,7 @@ static bool is_python(char **argv)
 	return argv && strstr(argv[0], "python") != NULL;
 }
 
-/* Run CMD `repeat` times under backend with an extra setting. */
+/* The sites of m's runs, and of their children's, named. */
 static void symbolize_runs(struct measured *m)
 {
 	for (size_t i = 0; i < m->runs.n; i++)
@@ -375,6 +375,7 @@ static void symbolize_runs(struct measured *m)
 		mt_sites_symbolize(child);
 }
 
+/* Run CMD `repeat` times under backend with an extra setting. */
 static bool measure_runs(const struct context *cx, const char *backend,
 			 const char *setting, struct measured *out)
 {
