@@ -293,7 +293,7 @@ free_traced_not_glibc(struct mt_thread *t, void *p, const void *caller)
 		free_slow(p, true, caller);
 		return;
 	}
-	mt_count_free_of(t, usable);
+	mt_count_small_free_of(t, usable);
 	enum mt_inline_left left = mt_trace_free_inline(t, p, usable);
 	if (__builtin_expect(left != MT_INLINE_DONE, 0))
 		free_traced_other_rest(t, left, p, usable);
@@ -316,7 +316,7 @@ static __attribute__((noinline)) void free_not_glibc(void *p, const void *caller
 		 * knows: they are told apart only when it does not) */
 		size_t usable = mt_block_size_get(p);
 		if (__builtin_expect(usable != 0, 1)) {
-			mt_count_free_of(t, usable);
+			mt_count_small_free_of(t, usable);
 			if (mt_small_frees_due(t))
 				free_then_look(t, p);
 			else

@@ -173,6 +173,15 @@ mt_count_free_of(struct mt_thread *t, size_t usable)
 	mt_count_free(&t->c, usable);
 }
 
+/* free() of a small block, whose size the map of pages gave (it holds no
+ * large block's: block_sizes.h). */
+static inline __attribute__((always_inline)) void
+mt_count_small_free_of(struct mt_thread *t, size_t usable)
+{
+	mt_count_call(&t->c, MT_CALL_FREE);
+	mt_count_free(&t->c, usable);
+}
+
 /* Has the thread freed another MiB in small blocks since it last looked
  * whether resident memory is due a sample (rss.h)?  Asked before the
  * real free, so that both ways end in a tail call and free() needs no
