@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "crash.h"
+#include "diag.h"
 #include "lifecycle.h"
 #include "probe.h"
 #include "rawsys.h"
@@ -868,11 +869,40 @@ static void *start_hidden(void *p)
 	return s.fn(s.arg);
 }
 
+/* The program's thread could not start (EAGAIN: RLIMIT_NPROC, the
+ * cgroup's pids.max, threads-max) where the shim's threads take room it
+ * would have had bare: they stop for good, and the thread is started
+ * again.  One just joined may still count for a moment (as in alone()). */
+static __attribute__((noinline)) int
+create_in_shims_room(pthread_t *thread, const pthread_attr_t *attr,
+		     void *(*fn)(void *), void *arg)
+{
+	mt_tls.hidden++;
+	unsigned stopped = mt_shim_threads_retire();
+	if (stopped)
+		mt_warn("a thread of the program could not start (EAGAIN: a "
+			"limit on threads, RLIMIT_NPROC or the cgroup's "
+			"pids.max): memtrace stopped its own %u to leave it "
+			"room; from here on resident memory is sampled at exit "
+			"only, and idle threads' events are written at exit",
+			stopped);
+	mt_tls.hidden--;
+	int err = EAGAIN;
+	for (int i = 0; err == EAGAIN && stopped && i < 50; i++) {
+		struct timespec ms = {0, 1000000};
+		mt_raw(-1, SYS_nanosleep, (long)&ms, 0, 0, 0, 0, 0);
+		err = mt_real.pthread_create(thread, attr, fn, arg);
+	}
+	return err;
+}
+
 MT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			  void *(*fn)(void *), void *arg)
 {
 	if (__builtin_expect(mt_tls.hidden == 0, 1)) {
 		int err = mt_real.pthread_create(thread, attr, fn, arg);
+		if (__builtin_expect(err == EAGAIN, 0))
+			err = create_in_shims_room(thread, attr, fn, arg);
 		if (!err) {
 			mt_thread_started();
 			mt_stack_room_thread_created(*thread, attr);

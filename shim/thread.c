@@ -250,6 +250,9 @@ static struct shim_thread {
 } shim_threads[MAX_SHIM_THREADS];
 static unsigned nshim_threads;
 static bool shim_threads_paused;
+/* Stopped for good, to leave their room to the program's (this process
+ * only: a child starts its own again, and retires them if it must). */
+static bool shim_threads_retired;
 
 /* A shim thread counts as running only while it runs its function: one
  * that returns on its own (its trace stopped, the program closed its
@@ -311,7 +314,8 @@ static bool start(struct shim_thread *s)
 
 bool mt_start_shim_thread(void *(*fn)(void *))
 {
-	if (nshim_threads == MAX_SHIM_THREADS)
+	if (nshim_threads == MAX_SHIM_THREADS ||
+	    __atomic_load_n(&shim_threads_retired, __ATOMIC_RELAXED))
 		return false;
 	struct shim_thread *s = &shim_threads[nshim_threads++];
 	s->fn = fn;
@@ -390,10 +394,23 @@ unsigned mt_shim_threads_pause(void)
 
 void mt_shim_threads_resume(void)
 {
+	if (__atomic_load_n(&shim_threads_retired, __ATOMIC_RELAXED))
+		return;
 	__atomic_store_n(&shim_threads_paused, false, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < nshim_threads; i++)
 		if (!shim_threads[i].joinable)
 			start(&shim_threads[i]);
+}
+
+unsigned mt_shim_threads_retire(void)
+{
+	bool any = false;
+	for (unsigned i = 0; i < nshim_threads; i++)
+		any |= shim_threads[i].joinable;
+	if (!any)
+		return 0;
+	__atomic_store_n(&shim_threads_retired, true, __ATOMIC_RELAXED);
+	return mt_shim_threads_pause();
 }
 
 double mt_shim_threads_cpu_s(void)
@@ -419,6 +436,7 @@ void mt_shim_threads_forget(void)
 {
 	nshim_threads = 0;
 	shim_threads_paused = false;
+	shim_threads_retired = false;
 	/* One thread here: glibc counts so itself after a fork of a process
 	 * of several threads, not after one it was told has one (start()). */
 	if (nptl_nthreads)

@@ -185,6 +185,9 @@ bool mt_shim_threads_paused(void);
  * running; then start them again. */
 unsigned mt_shim_threads_pause(void);
 void mt_shim_threads_resume(void);
+/* Stop them for good (this process): how many were running (none: then
+ * nothing changes). */
+unsigned mt_shim_threads_retire(void);
 /* In a child after fork: the parent's threads are not there. */
 void mt_shim_threads_forget(void);
 /* Around setuid and its kind (whose calls glibc makes on every thread

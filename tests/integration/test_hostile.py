@@ -1,12 +1,17 @@
 """Hostile conditions: what programs do that once hung, deadlocked or
 crashed a host under the shim (issue 11).  Each test compares with the
 bare run and, where a trace is recorded, with what the trace reads back."""
+import grp
 import json
 import os
+import pwd
+import resource
 import signal
 import stat
 import struct
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -778,6 +783,54 @@ def test_the_shims_threads_take_no_malloc_arena(mode, tmp_path):
             timeout=20)
     assert r.returncode == bare.returncode == 0, r.stdout + r.stderr
     assert r.stdout == bare.stdout
+
+
+def as_nobody(nproc):
+    """For preexec_fn: the child runs as nobody (a user with no other
+    process here), at most nproc processes and threads."""
+    uid, gid = pwd.getpwnam("nobody").pw_uid, grp.getgrnam("nogroup").gr_gid
+
+    def drop():
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    return drop
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs the program as nobody")
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["tracing", "faults"])
+def test_a_tight_limit_on_threads_leaves_the_program_its_threads(backend,
+                                                                 mode):
+    """RLIMIT_NPROC counts a user's threads (root is exempt): with the
+    fewest that let the program start its threads bare, its
+    pthread_create failed (EAGAIN) under a trace, whose writer, sampler
+    and collector threads took two or three of them.  Now the shim's
+    threads stop for good when the program's cannot start, and say so;
+    the trace is still written."""
+    cmd = [program("hostile"), "cancel", "3"]
+    bare = None
+    for least in range(2, 33):
+        bare = subprocess.run(cmd, env=bare_env(backend),
+                              preexec_fn=as_nobody(least),
+                              capture_output=True, text=True)
+        if bare.returncode == 0:
+            break
+    assert bare.returncode == 0, bare.stderr
+    d = Path(tempfile.mkdtemp(prefix="mt-nproc-"))
+    try:
+        os.chmod(d, 0o777)
+        r = subprocess.run(cmd, env=env_all(backend, mode, d),
+                           preexec_fn=as_nobody(least), capture_output=True,
+                           text=True, timeout=60)
+        assert (r.returncode, r.stdout) == (0, bare.stdout), r.stderr
+        assert "memtrace stopped its own" in r.stderr
+        assert stat_json(d / "trace.mt")["calls"]["malloc"] > 1000
+    finally:
+        for f in d.iterdir():
+            f.unlink()
+        d.rmdir()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
