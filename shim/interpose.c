@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <time.h>
 #include <sys/mman.h>
@@ -869,30 +870,87 @@ static void *start_hidden(void *p)
 	return s.fn(s.arg);
 }
 
-/* The program's thread could not start (EAGAIN: RLIMIT_NPROC, the
- * cgroup's pids.max, threads-max) where the shim's threads take room it
- * would have had bare: they stop for good, and the thread is started
- * again.  One just joined may still count for a moment (as in alone()). */
-static __attribute__((noinline)) int
-create_in_shims_room(pthread_t *thread, const pthread_attr_t *attr,
-		     void *(*fn)(void *), void *arg)
+/* ---- room for the program's threads and processes -------------------- */
+
+/* The program's thread or process could not start (EAGAIN: RLIMIT_NPROC,
+ * which counts a user's threads, the cgroup's pids.max, threads-max)
+ * where the shim's threads take room it would have had bare: they stop
+ * for good, once.  Whether to make the call again: they stopped now or
+ * before (a child forked before keeps its own until it ends). */
+static bool make_room(void)
 {
 	mt_tls.hidden++;
 	unsigned stopped = mt_shim_threads_retire();
 	if (stopped)
-		mt_warn("a thread of the program could not start (EAGAIN: a "
-			"limit on threads, RLIMIT_NPROC or the cgroup's "
-			"pids.max): memtrace stopped its own %u to leave it "
-			"room; from here on resident memory is sampled at exit "
-			"only, and idle threads' events are written at exit",
+		mt_warn("a thread or process of the program could not start "
+			"(EAGAIN: a limit on threads, RLIMIT_NPROC or the "
+			"cgroup's pids.max): memtrace stopped its own %u to "
+			"leave it room; from here on resident memory is sampled "
+			"at exit only, and idle threads' events are written at "
+			"exit",
 			stopped);
 	mt_tls.hidden--;
+	return mt_shim_threads_retired();
+}
+
+/* Before another try: a thread just joined may still count for a moment
+ * (as in alone()), and a child forked before may be starting its own (it
+ * keeps them).  Whether to try again: 1 s at most in all, 1 ms, then
+ * 10 ms, apart. */
+static bool room_again(int *tries)
+{
+	if (*tries >= 150)
+		return false;
+	struct timespec wait = {0, *tries < 50 ? 1000000 : 10000000};
+	(*tries)++;
+	mt_raw(-1, SYS_nanosleep, (long)&wait, 0, 0, 0, 0, 0);
+	return true;
+}
+
+static __attribute__((noinline)) int
+create_in_shims_room(pthread_t *thread, const pthread_attr_t *attr,
+		     void *(*fn)(void *), void *arg)
+{
 	int err = EAGAIN;
-	for (int i = 0; err == EAGAIN && stopped && i < 50; i++) {
-		struct timespec ms = {0, 1000000};
-		mt_raw(-1, SYS_nanosleep, (long)&ms, 0, 0, 0, 0, 0);
-		err = mt_real.pthread_create(thread, attr, fn, arg);
-	}
+	if (make_room())
+		for (int tries = 0; err == EAGAIN && room_again(&tries);)
+			err = mt_real.pthread_create(thread, attr, fn, arg);
+	return err;
+}
+
+MT_EXPORT pid_t fork(void)
+{
+	pid_t pid = mt_real.fork();
+	if (__builtin_expect(pid < 0 && errno == EAGAIN, 0) && make_room())
+		for (int tries = 0; pid < 0 && errno == EAGAIN &&
+				    room_again(&tries);)
+			pid = mt_real.fork();
+	return pid;
+}
+
+MT_EXPORT int posix_spawn(pid_t *pid, const char *path,
+			  const posix_spawn_file_actions_t *actions,
+			  const posix_spawnattr_t *attr, char *const argv[],
+			  char *const envp[])
+{
+	int err = mt_real.posix_spawn(pid, path, actions, attr, argv, envp);
+	if (__builtin_expect(err == EAGAIN, 0) && make_room())
+		for (int tries = 0; err == EAGAIN && room_again(&tries);)
+			err = mt_real.posix_spawn(pid, path, actions, attr,
+						  argv, envp);
+	return err;
+}
+
+MT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
+			   const posix_spawn_file_actions_t *actions,
+			   const posix_spawnattr_t *attr, char *const argv[],
+			   char *const envp[])
+{
+	int err = mt_real.posix_spawnp(pid, file, actions, attr, argv, envp);
+	if (__builtin_expect(err == EAGAIN, 0) && make_room())
+		for (int tries = 0; err == EAGAIN && room_again(&tries);)
+			err = mt_real.posix_spawnp(pid, file, actions, attr,
+						   argv, envp);
 	return err;
 }
 

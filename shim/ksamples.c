@@ -254,7 +254,7 @@ void mt_ksamples_start(unsigned period)
 			release(true);
 			return;
 		}
-	if (!mt_start_shim_thread(collect))
+	if (!mt_start_shim_thread(collect) && !mt_shim_threads_retired())
 		mt_warn("no collector thread for page-fault samples: they are "
 			"collected at region boundaries and exit only, and "
 			"samples beyond the kernel's buffer are counted as lost");

@@ -580,7 +580,8 @@ void mt_rss_start(void)
 	sample(mt_self(), false, 0, false); /* the first, at start-up */
 	if (!mt_tracing)
 		__atomic_store_n(&mt_rss_due_ns, coarse_ns(), __ATOMIC_RELAXED);
-	else if (!mt_start_shim_thread(sample_periodically))
+	else if (!mt_start_shim_thread(sample_periodically) &&
+		 !mt_shim_threads_retired())
 		mt_warn("no thread to sample resident memory: the trace has it "
 			"at start and exit only");
 }

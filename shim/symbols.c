@@ -277,6 +277,15 @@ BOOT_NEXT(int, pthread_create,
 	  (pthread_t *t, const pthread_attr_t *at, void *(*fn)(void *),
 	   void *arg),
 	  (t, at, fn, arg))
+BOOT_NEXT(pid_t, fork, (void), ())
+BOOT_NEXT(int, posix_spawn,
+	  (pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+	   const posix_spawnattr_t *at, char *const a[], char *const e[]),
+	  (pid, path, fa, at, a, e))
+BOOT_NEXT(int, posix_spawnp,
+	  (pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+	   const posix_spawnattr_t *at, char *const a[], char *const e[]),
+	  (pid, file, fa, at, a, e))
 BOOT_NEXT(int, sigaction,
 	  (int sig, const struct sigaction *act, struct sigaction *old),
 	  (sig, act, old))
@@ -352,6 +361,9 @@ struct mt_real mt_real = {
 	.execvp = boot_execvp,
 	.execvpe = boot_execvpe,
 	.pthread_create = boot_pthread_create,
+	.fork = boot_fork,
+	.posix_spawn = boot_posix_spawn,
+	.posix_spawnp = boot_posix_spawnp,
 	.sigaction = boot_sigaction,
 	.signal = boot_signal,
 	._exit = boot__exit,
@@ -557,6 +569,9 @@ void mt_symbols_resolve(void)
 	r.execvp = next_symbol("execvp");
 	r.execvpe = next_symbol("execvpe");
 	r.pthread_create = next_symbol("pthread_create");
+	r.fork = next_symbol("fork");
+	r.posix_spawn = next_symbol("posix_spawn");
+	r.posix_spawnp = next_symbol("posix_spawnp");
 	r.sigaction = next_symbol("sigaction");
 	r.signal = next_symbol("signal");
 	r._exit = next_symbol("_exit");
@@ -575,7 +590,8 @@ void mt_symbols_resolve(void)
 	    !r.malloc_usable_size || !r.mallopt || !r.mmap || !r.mmap64 || !r.munmap ||
 	    !r.mremap || !r.brk || !r.sbrk || !r.madvise || !r.syscall ||
 	    !r.execve || !r.execv || !r.execvp || !r.execvpe ||
-	    !r.pthread_create || !r.sigaction || !r.signal || !r._exit ||
+	    !r.pthread_create || !r.fork || !r.posix_spawn || !r.posix_spawnp ||
+	    !r.sigaction || !r.signal || !r._exit ||
 	    !r._Exit || !r.quick_exit || !r.setuid || !r.setgid || !r.seteuid || !r.setegid ||
 	    !r.setreuid || !r.setregid || !r.setresuid || !r.setresgid ||
 	    !r.setgroups)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/types.h>
 #include "mode.h"
 #include "visibility.h"
@@ -39,6 +40,13 @@ struct mt_real {
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*pthread_create)(pthread_t *, const pthread_attr_t *,
 			      void *(*)(void *), void *);
+	pid_t (*fork)(void);
+	int (*posix_spawn)(pid_t *, const char *,
+			   const posix_spawn_file_actions_t *,
+			   const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *,
+			    const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 	__sighandler_t (*signal)(int, __sighandler_t);
 	void (*_exit)(int);

@@ -250,8 +250,8 @@ static struct shim_thread {
 } shim_threads[MAX_SHIM_THREADS];
 static unsigned nshim_threads;
 static bool shim_threads_paused;
-/* Stopped for good, to leave their room to the program's (this process
- * only: a child starts its own again, and retires them if it must). */
+/* Stopped for good, to leave their room to the program's (and in the
+ * children forked after: the limit that made room short is theirs too). */
 static bool shim_threads_retired;
 
 /* A shim thread counts as running only while it runs its function: one
@@ -402,6 +402,11 @@ void mt_shim_threads_resume(void)
 			start(&shim_threads[i]);
 }
 
+bool mt_shim_threads_retired(void)
+{
+	return __atomic_load_n(&shim_threads_retired, __ATOMIC_RELAXED);
+}
+
 unsigned mt_shim_threads_retire(void)
 {
 	bool any = false;
@@ -436,7 +441,6 @@ void mt_shim_threads_forget(void)
 {
 	nshim_threads = 0;
 	shim_threads_paused = false;
-	shim_threads_retired = false;
 	/* One thread here: glibc counts so itself after a fork of a process
 	 * of several threads, not after one it was told has one (start()). */
 	if (nptl_nthreads)

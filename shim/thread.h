@@ -185,9 +185,12 @@ bool mt_shim_threads_paused(void);
  * running; then start them again. */
 unsigned mt_shim_threads_pause(void);
 void mt_shim_threads_resume(void);
-/* Stop them for good (this process): how many were running (none: then
- * nothing changes). */
+/* Stop them for good (this process and the children it forks from then
+ * on): how many were running (none: then nothing changes).  Retired, no
+ * more start: mt_start_shim_thread fails, and its callers need not say so
+ * again. */
 unsigned mt_shim_threads_retire(void);
+bool mt_shim_threads_retired(void);
 /* In a child after fork: the parent's threads are not there. */
 void mt_shim_threads_forget(void);
 /* Around setuid and its kind (whose calls glibc makes on every thread

@@ -925,7 +925,7 @@ static void *flush_idle(void *arg)
 
 static void start_flusher(void)
 {
-	if (!mt_start_shim_thread(flush_idle))
+	if (!mt_start_shim_thread(flush_idle) && !mt_shim_threads_retired())
 		mt_warn("no thread to write out idle threads' events: a killed "
 			"process loses what they recorded since their last chunk");
 }

@@ -44,6 +44,9 @@
  *                    return address is into ordinary code (no end of
  *                    stack in the unwind tables, as hand-written context
  *                    switches leave it), mallocs and frees 1 MiB
+ *   forks N          N children forked at once, each living 100 ms; main
+ *                    allocates before each fork and waits for them all
+ *                    (a fork that fails: exit 1, once those made ended)
  *
  * A third argument sets the size of the blocks the program's threads make
  * (default 100 bytes; 300000 is large: followed by the shim's sites).
@@ -212,6 +215,32 @@ static int fork_threads(long children)
 	atomic_store(&stop, true);
 	for (int i = 0; i < 2; i++)
 		pthread_join(b[i], NULL);
+	return 0;
+}
+
+static int forks(long n)
+{
+	pid_t kids[64];
+	if (n > 64)
+		n = 64;
+	for (long i = 0; i < n; i++) {
+		char *volatile block = malloc(1000); /* (kept: not elided) */
+		free(block);
+		kids[i] = fork();
+		if (kids[i] < 0) {
+			perror("fork");
+			while (i--) /* (none left running for the next) */
+				waitpid(kids[i], NULL, 0);
+			return 1;
+		}
+		if (kids[i] == 0) {
+			usleep(100000);
+			_exit(0);
+		}
+	}
+	for (long i = 0; i < n; i++)
+		waitpid(kids[i], NULL, 0);
+	printf("forked %ld\n", n);
 	return 0;
 }
 
@@ -536,6 +565,8 @@ int main(int argc, char **argv)
 		return signal_malloc(n);
 	if (strcmp(mode, "fork_threads") == 0)
 		return fork_threads(n);
+	if (strcmp(mode, "forks") == 0)
+		return forks(n);
 	if (strcmp(mode, "crash") == 0)
 		return crash(n);
 	if (strcmp(mode, "exit_in_handler") == 0)
@@ -557,7 +588,7 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "green_stack") == 0)
 		return green_stack(n);
 	fprintf(stderr, "usage: hostile detached|main_exits|fork_in_thread|"
-			"signal_malloc|fork_threads|crash|exit_in_handler|"
+			"signal_malloc|fork_threads|forks|crash|exit_in_handler|"
 			"cancel|cancel_free|fork_in_handler|small_stack_term|"
 			"altstack_term|altstack_malloc|altstack_exit|"
 			"green_stack [N]\n");
