@@ -27,7 +27,11 @@ double mt_other_system_time(char *buf, size_t len,
 	 * allocator's, which another allocator does change; a producer and
 	 * a consumer of small messages, said "files, pipes, sockets, which
 	 * no allocator changes", ran 39% faster on the three others in
-	 * wall time; new-user trial 40) */
+	 * wall time; new-user trial 40) (and on one thread, the kernel's
+	 * copies for read() into a 1 MiB buffer glibc mapped, 16 bytes past
+	 * a page, took 2.10 s of system time, 0.38-0.48 s on the three others
+	 * (a page or cache line aligned): "no allocator changes" was false;
+	 * new-user trial 44) */
 	char threads[256] = "";
 	if (f->threads > 1)
 		snprintf(threads, sizeof threads,
@@ -43,7 +47,13 @@ double mt_other_system_time(char *buf, size_t len,
 		 "sockets%s)%s.",
 		 f->system_s, 100 * f->system_s / cpu, f->faults, by_faults,
 		 memory_calls, memory_calls == 1 ? "" : "s", threads,
-		 f->threads > 1 ? "" : ", which no allocator changes");
+		 f->threads > 1
+			 ? ""
+			 : ": not the allocator's calls, though the kernel's "
+			   "copies into and out of the program's buffers can "
+			   "depend on where the allocator put them (their "
+			   "alignment), which only a run on another allocator "
+			   "tells");
 	return by_faults;
 }
 
