@@ -50,6 +50,11 @@ def allocator_time_of(cmd, backends="glibc,mimalloc", slow="glibc", env=None):
     return found, times
 
 
+def backend_fix(finding):
+    """The backend a finding's fix proposes (a code fix may come first)."""
+    return [f["backend"] for f in finding["fixes"] if f["kind"] == "backend"][0]
+
+
 def check_spread(undecided, bare_runs):
     """The spread an undecided difference reports is the runs' own: the
     largest ratio of another backend's median run to its fastest (the
@@ -82,7 +87,14 @@ def test_allocator_time_where_no_kernel_work_differs():
     found, times = allocator_time_of([program("msgqueue"), "3000000"])
     assert [f["backend"] for f in times] == ["glibc"], found
     assert times[0]["evidence"]["other_backend"] == "mimalloc"
-    assert times[0]["fixes"][0]["backend"] == "mimalloc"
+    fixes = times[0]["fixes"]
+    assert [f["backend"] for f in fixes if f.get("backend")] == ["mimalloc"], fixes
+    # and fewer calls where the small blocks are made, which holds on any
+    # allocator ("run on mimalloc" alone, where a pool per batch of a
+    # trie's nodes ran faster than any allocator; new-user trial 44)
+    code = [f["description"] for f in fixes if f["kind"] == "code"]
+    assert len(code) == 1 and \
+        re.match(r"allocate less often at \w+ \(msgqueue\.c:\d+\)", code[0]), fixes
     assert not any(f["id"].endswith("churn") for f in found), found
     # The text names each place once: enqueue's blocks come from two
     # stacks that differ below it ("98% at enqueue (msgqueue.c:31), 2% at
@@ -141,7 +153,7 @@ def test_allocator_time_counts_the_zeroing_calloc_does():
     assert e["other_backend"] == "jemalloc"
     assert e["calloc_bytes"] >= 600 * 16 * 2**20, e
     assert "calloc asked for" in times[0]["explanation"]
-    assert times[0]["fixes"][0]["backend"] == "jemalloc"
+    assert backend_fix(times[0]) == "jemalloc"
 
 
 def test_allocator_time_says_the_bytes_realloc_copied():
@@ -204,7 +216,7 @@ def test_allocator_time_of_threads_waiting_on_the_allocators_lock():
     top = x["sites"][0]["stack"][0]
     assert (top["function"], top["line"]) == \
         ("work", line_of(src, "char *b = malloc(n);")), x["sites"]
-    assert x["fixes"][0]["backend"] == "glibc"
+    assert backend_fix(x) == "glibc"
 
 
 def test_allocator_time_beyond_a_churn():
@@ -273,7 +285,7 @@ def test_allocator_time_of_threads_waiting_in_the_kernel():
         # once: they seldom wait for each other)
         pytest.skip("the difference was user time in this run: %s" % e)
     assert "waiting for the locks that guard its heaps" in x["explanation"], x
-    assert x["fixes"][0]["backend"] == "mimalloc"
+    assert backend_fix(x) == "mimalloc"
 
 
 def test_one_backend_says_what_it_cannot_compare():
@@ -491,7 +503,7 @@ def test_allocator_waits_where_threads_wait_more_than_they_work():
         assert said, (out["findings"], wall)
     assert len(said) == 1, said
     x = said[0]
-    assert x["fixes"][0]["backend"] == "mimalloc", x
+    assert backend_fix(x) == "mimalloc", x
     if x["id"] == "allocator-waits":
         e = x["evidence"]
         assert e["wall_s"] == pytest.approx(min(wall["glibc"]), rel=1e-6)
