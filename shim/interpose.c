@@ -879,6 +879,7 @@ static void *start_hidden(void *p)
  * before (a child forked before keeps its own until it ends). */
 static bool make_room(void)
 {
+	int was = errno; /* (fork's, which its caller tests again) */
 	mt_tls.hidden++;
 	unsigned stopped = mt_shim_threads_retire();
 	if (stopped)
@@ -890,6 +891,7 @@ static bool make_room(void)
 			"exit",
 			stopped);
 	mt_tls.hidden--;
+	errno = was;
 	return mt_shim_threads_retired();
 }
 

@@ -355,6 +355,21 @@ def test_one_backend_says_when_the_allocators_speed_is_not_compared():
     assert not [u for u in json.loads(r.stdout).get("undecided", []) if u.get("call_rate")], r.stdout
 
 
+def not_the_calls_alone(script):
+    """explain on glibc and jemalloc of a Python script slower on jemalloc
+    for its own reasons: no allocator-time finding, and its one "Not the
+    calls alone" entry (--json) and the text."""
+    cmd = [CLI, "explain", "--repeat", "3", "--backend", "glibc,jemalloc",
+           "--", PYTHON, "-c", script]
+    out = json.loads(run(cmd[:2] + ["--json"] + cmd[2:], clean_env()).stdout)
+    assert "allocator-time" not in [f["id"] for f in out["findings"]], out
+    (u,) = [u for u in out.get("undecided", []) if u.get("beyond_calls")]
+    assert (u["backend"], u["other_backend"]) == ("jemalloc", "glibc"), u
+    text = run(cmd, clean_env()).stdout
+    assert "Not the calls alone (allocator-time): jemalloc took" in text, text
+    return u, text
+
+
 def test_a_difference_past_what_the_calls_can_take_is_said_apart():
     """A clear difference between two backends' bare runs, past what the
     allocator's calls can take (2 us each): it was dropped without a word,
@@ -371,15 +386,8 @@ def test_a_difference_past_what_the_calls_can_take_is_said_apart():
             "for i in range(n):\n"
             "    s += i\n"
             "print(s > -1)\n")
-    cmd = [CLI, "explain", "--repeat", "3", "--backend", "glibc,jemalloc",
-           "--", PYTHON, "-c", burn]
-    out = json.loads(run(cmd[:2] + ["--json"] + cmd[2:], clean_env()).stdout)
-    assert "allocator-time" not in [f["id"] for f in out["findings"]], out
-    (u,) = [u for u in out.get("undecided", []) if u.get("beyond_calls")]
-    assert (u["backend"], u["other_backend"]) == ("jemalloc", "glibc"), u
+    u, text = not_the_calls_alone(burn)
     assert u["cpu_s"] - u["other_cpu_s"] > u["calls_bound_s"], u
-    text = run(cmd, clean_env()).stdout
-    assert "Not the calls alone (allocator-time): jemalloc took" in text, text
     assert "another allocator ran it faster" in text and \
         "nothing to fix" not in text, text
 
@@ -402,15 +410,8 @@ def test_a_difference_in_system_time_past_what_the_calls_can_take_is_said():
              "    for i in range(n):\n"
              "        f.readinto(buf)\n"
              "print(len(buf))\n")
-    cmd = [CLI, "explain", "--repeat", "3", "--backend", "glibc,jemalloc",
-           "--", PYTHON, "-c", reads]
-    out = json.loads(run(cmd[:2] + ["--json"] + cmd[2:], clean_env()).stdout)
-    assert "allocator-time" not in [f["id"] for f in out["findings"]], out
-    (u,) = [u for u in out.get("undecided", []) if u.get("beyond_calls")]
-    assert (u["backend"], u["other_backend"]) == ("jemalloc", "glibc"), u
+    u, text = not_the_calls_alone(reads)
     assert u["kernel_s"] > 0.5 * (u["cpu_s"] - u["other_cpu_s"]), u
-    text = run(cmd, clean_env()).stdout
-    assert "Not the calls alone (allocator-time): jemalloc took" in text, text
     assert "system time the page faults do not account for" in text, text
     assert "no allocator changes" not in text, text
 
