@@ -59,6 +59,7 @@ PROGRAMS = [
     ("c_file_maps", "c"),
     ("c_fragments", "c"),
     ("c_realloc_slurp", "c"),
+    ("c_node_batches", "c"),
     ("py_threads", "py"),
     ("py_threads_small", "py"),
 ]
