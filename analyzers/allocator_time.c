@@ -80,8 +80,6 @@ static void say_bytes_written(struct mt_finding *a,
 				 : "");
 }
 
-/* Where the large blocks of a run that allocates mostly those are made,
- * by their bytes. */
 /* The calls' cost is what differs: fewer of them, where the small blocks
  * sampled were made, help on any allocator (a trie's nodes made and freed
  * per batch: "run on mimalloc" alone, where a pool per batch ran faster
@@ -104,6 +102,8 @@ static void fewer_calls_fix(struct mt_finding *a)
 		 label);
 }
 
+/* Where the large blocks of a run that allocates mostly those are made,
+ * by their bytes. */
 static void large_sites(struct mt_finding *a, json_t *sites,
 			const struct mt_call_figures *x)
 {

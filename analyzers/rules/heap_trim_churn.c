@@ -47,7 +47,7 @@ struct mt_finding *mt_rule_heap_trim_churn(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
 	struct mt_repetition r;
-	char b1[32], cost[MT_TEXT];
+	char b1[32], cost[2 * MT_TEXT];
 
 	if (f->brk_grow < MT_CHURN_PER_CALL)
 		return NULL;

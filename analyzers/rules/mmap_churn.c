@@ -123,7 +123,7 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 			   f->syscalls_inferred[MT_SYS_MMAP];
 	double unmapped = f->syscall_bytes[MT_SYS_MUNMAP];
 	struct mt_repetition r;
-	char b1[32], cost[MT_TEXT];
+	char b1[32], cost[2 * MT_TEXT];
 
 	double mapped = f->syscall_bytes[MT_SYS_MMAP];
 	if (f->whole) {

@@ -207,7 +207,7 @@ static struct mt_finding *own_purge_churn(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
 	struct mt_repetition r;
-	char cost[MT_TEXT], b[32], repeated[128] = "";
+	char cost[2 * MT_TEXT], b[32], repeated[128] = "";
 	/* (only memory purged again was taken again: a stream's chunks,
 	 * each handed back once behind the cursor, were first touches; where
 	 * a summary has no such count, all of them) */
@@ -273,7 +273,7 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 	double purges = f->dontneed + f->free_advice;
 	double by_allocator = f->syscalls_by_allocator[MT_SYS_MADVISE];
 	struct mt_repetition r;
-	char cost[MT_TEXT];
+	char cost[2 * MT_TEXT];
 
 	/* The allocator's own purges, and faults to show for them. */
 	if (purges < MT_CHURN_PER_CALL || f->faults < 1 ||

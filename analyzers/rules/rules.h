@@ -131,7 +131,8 @@ double mt_allocator_unmapped_bytes(const struct mt_call_figures *f);
 bool mt_call_churns(const struct mt_call_figures *f);
 /* The sentence a whole run's finding ends with: the faults, those beyond
  * the resident pages, what `cause` ("the trims") gave back and the cost
- * it accounts for. */
+ * it accounts for.  buf: 2 * MT_TEXT (its longest, memory touched, the
+ * cost capped, with threads and huge pages, passes 950 bytes). */
 const char *mt_repetition_cost(const struct mt_call_figures *f,
 			       const struct mt_repetition *r, const char *cause,
 			       char *buf, size_t len);

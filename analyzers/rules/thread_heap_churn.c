@@ -98,7 +98,7 @@ static struct mt_finding *heaps_deleted(const struct mt_rule_input *in)
 {
 	const struct mt_call_figures *f = in->f;
 	struct mt_repetition r;
-	char b1[32], cost[MT_TEXT];
+	char b1[32], cost[2 * MT_TEXT];
 	double page = (double)in->page_size;
 	double regrown = fmax(0, f->faults - f->peak_rss / page) * page;
 	if (!f->whole || in->churns || f->heaps_deleted < 1 ||
@@ -148,7 +148,7 @@ struct mt_finding *mt_rule_thread_heap_churn(const struct mt_rule_input *in)
 	const struct mt_call_figures *f = in->f;
 	double shrinks = f->thread_heap_shrinks;
 	struct mt_repetition r;
-	char b1[32], cost[MT_TEXT];
+	char b1[32], cost[2 * MT_TEXT];
 
 	if (strcmp(in->backend, "glibc") != 0 || f->faults < 1)
 		return NULL;
