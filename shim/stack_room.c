@@ -9,7 +9,8 @@
  * thread's stack ends at __libc_stack_end and may grow to RLIMIT_STACK.
  * A thread's alternate signal stack is known by the program's call of
  * sigaltstack, made here; one set up by a raw system call is a stack not
- * known, as a coroutine's is (MT_STACK_UNKNOWN). */
+ * known, as a coroutine's is (MT_STACK_UNKNOWN).  The main thread's
+ * stack is short too where it would have to grow and cannot. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/resource.h>
@@ -107,6 +108,36 @@ static enum mt_stack_room room_in(uintptr_t sp, uintptr_t low,
 	return sp - low >= bytes ? MT_STACK_ROOM : MT_STACK_SHORT;
 }
 
+/* The lowest page of the main thread's stack seen mapped. */
+static uintptr_t main_mapped_low = UINTPTR_MAX;
+
+/* Whether the main thread's stack reaches down to `addr`, or can grow to
+ * it.  The kernel maps that stack as it is touched, and where the address
+ * space is limited (RLIMIT_AS) and used up, growing it fails with SIGSEGV:
+ * the shim's frames below the program's deepest would kill a process that
+ * runs bare (a frame of 800 KB in main, the limit reached, a large block's
+ * site walked: 1 run in 40 on tcmalloc, nearly 1 in 2 on every allocator
+ * with `hostile as_limit`).  Below the lowest page seen, mincore tells
+ * whether the page is mapped (a system call at each new depth, not each
+ * walk); a page not mapped yet is taken only where the address space has
+ * no limit, as the program's own frames would take it. */
+static bool main_stack_reaches(uintptr_t addr)
+{
+	uintptr_t page = addr & ~(uintptr_t)4095;
+	if (page >= __atomic_load_n(&main_mapped_low, __ATOMIC_RELAXED))
+		return true;
+	unsigned char resident;
+	if (mt_raw6(SYS_mincore, (long)page, 1, (long)&resident, 0, 0, 0) == 0) {
+		/* (a handler that interrupted this may have stored a lower
+		 * one: a page lost is a system call more, no more) */
+		__atomic_store_n(&main_mapped_low, page, __ATOMIC_RELAXED);
+		return true;
+	}
+	struct rlimit limit;
+	return mt_raw6(SYS_prlimit64, 0, RLIMIT_AS, 0, (long)&limit, 0, 0) == 0 &&
+	       limit.rlim_cur == RLIM_INFINITY;
+}
+
 /* The system call itself, as glibc's is (nothing more than it). */
 MT_EXPORT int sigaltstack(const stack_t *restrict ss, stack_t *restrict old)
 {
@@ -131,8 +162,13 @@ enum mt_stack_room mt_stack_room(size_t bytes)
 		return room_in(sp, mt_tls.alt_stack_low, mt_tls.alt_stack_high,
 			       bytes);
 	uintptr_t low, high;
-	if (own_stack(&low, &high))
-		return room_in(sp, low, high, bytes);
+	if (own_stack(&low, &high)) {
+		enum mt_stack_room room = room_in(sp, low, high, bytes);
+		if (room == MT_STACK_ROOM && high == main_high &&
+		    !main_stack_reaches(sp - bytes))
+			return MT_STACK_SHORT;
+		return room;
+	}
 	/* A thread not known: its alternate stack asked of the kernel (which
 	 * says SS_ONSTACK by the stack pointer), its own taken to have room. */
 	stack_t alt;

@@ -850,6 +850,10 @@ static void flush_unless_busy(struct mt_trace_buf *b);
 /* For the sites written as the process ends some other way than exit
  * (the flusher's own buffer may be in use). */
 static char *ending_sites;
+/* The flusher's, mapped with the trace's other buffers before the program
+ * runs: mapped when the thread first ran, it could take the address space
+ * a program had limited itself to (RLIMIT_AS) from its next malloc. */
+static char *flusher_sites;
 
 
 /* The nodes of the sites' stacks this file has (each is written once:
@@ -890,12 +894,10 @@ static void *flush_idle(void *arg)
 	/* The TSC's rate, measured over the thread's life. */
 	uint64_t t0 = mt_ticks(), ns0 = mono_ns();
 	/* (its own buffer: a fatal signal's handler may write the sites too) */
-	static char *sites;
+	char *sites = flusher_sites;
 	static uint64_t sites_written;
 	uint64_t sites_at_ns = 0, sites_wait_ms = SITES_PERIOD_MS;
 	unsigned sites_known = 0;
-	if (!sites)
-		sites = mt_raw_mmap(MT_SITES_TRACE_BYTES);
 	for (;;) {
 		poll(NULL, 0, FLUSH_PERIOD_MS);
 		if (!native_on() || trace_fd < 0 || mt_shim_threads_paused())
@@ -947,6 +949,8 @@ static bool start_native(void)
 	if (!open_trace(0))
 		return false;
 	ending_sites = mt_raw_mmap(MT_SITES_TRACE_BYTES);
+	if (!flusher_sites)
+		flusher_sites = mt_raw_mmap(MT_SITES_TRACE_BYTES);
 	start_flusher();
 	return true;
 }

@@ -47,6 +47,10 @@
  *   forks N          N children forked at once, each living 100 ms; main
  *                    allocates before each fork and waits for them all
  *                    (a fork that fails: exit 1, once those made ended)
+ *   as_limit N       main goes 512 KiB deep into its stack, limits the
+ *                    address space (RLIMIT_AS) to what the process has,
+ *                    and there frees and mallocs 2 MiB N times: the
+ *                    stack has no page to grow by
  *
  * A third argument sets the size of the blocks the program's threads make
  * (default 100 bytes; 300000 is large: followed by the shim's sites).
@@ -54,6 +58,7 @@
  * without the shim: the handler's malloc interrupts one that holds their
  * locks.) */
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -61,7 +66,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -547,6 +554,67 @@ static int green_stack(long n)
 }
 #endif
 
+/* The process's address space in bytes (statm's first field), read
+ * without allocating. */
+static long address_space(void)
+{
+	char text[64];
+	int fd = open("/proc/self/statm", O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = 0;
+	return atol(text) * sysconf(_SC_PAGESIZE);
+}
+
+/* Maps the stack 1 KiB below the caller's frame, room for the calls
+ * as_limit_at makes bare (open, read, setrlimit, free, malloc), and no
+ * more. */
+static __attribute__((noinline)) void touch_below(void)
+{
+	volatile char room[1 << 10];
+	room[0] = 1;
+	(void)room[0];
+}
+
+static __attribute__((noinline)) int as_limit_at(long n, void **big)
+{
+	volatile char deep[512 << 10];
+	deep[0] = 1;
+	touch_below();
+	long have = address_space();
+	struct rlimit was, limit;
+	if (have < 0 || getrlimit(RLIMIT_AS, &was) != 0)
+		return 1;
+	limit = was;
+	limit.rlim_cur = (rlim_t)have;
+	if (setrlimit(RLIMIT_AS, &limit) != 0)
+		return 1;
+	long made = 0;
+	for (long i = 0; i < n; i++) {
+		free(*big);
+		*big = malloc(2 << 20);
+		made += *big != NULL;
+	}
+	setrlimit(RLIMIT_AS, &was);
+	printf("allocated %ld of %ld at the limit\n", made, n);
+	return deep[0] - 1;
+}
+
+/* (glibc's mapped blocks stay mapped, the threshold not moved by a free:
+ * each free gives back what the next malloc takes) */
+static int as_limit(long n)
+{
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+	void *big = malloc(2 << 20);
+	keep(big);
+	int status = as_limit_at(n, &big);
+	free(big);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -585,6 +653,8 @@ int main(int argc, char **argv)
 		return altstack_malloc(n);
 	if (strcmp(mode, "altstack_exit") == 0)
 		return altstack_exit();
+	if (strcmp(mode, "as_limit") == 0)
+		return as_limit(n);
 	if (strcmp(mode, "green_stack") == 0)
 		return green_stack(n);
 	fprintf(stderr, "usage: hostile detached|main_exits|fork_in_thread|"
