@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <sys/mman.h>
@@ -954,6 +955,43 @@ MT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 			err = mt_real.posix_spawnp(pid, file, actions, attr,
 						   argv, envp);
 	return err;
+}
+
+/* glibc's system() and popen() spawn through posix_spawn's internal name,
+ * which the shim does not see; their failure to start the shell is told
+ * by what they return: system() the shell's "could not run" status (127)
+ * with errno EAGAIN, popen() NULL with ENOMEM, which it returns for any
+ * failure of its spawn (and for a FILE it could not allocate: then the
+ * shim's threads stop for nothing, and the call is made again for a
+ * second, as a real EAGAIN's would be). */
+static bool shell_not_started(int status)
+{
+	return status == 127 << 8 && errno == EAGAIN;
+}
+
+MT_EXPORT int system(const char *line)
+{
+	int was = errno;
+	errno = 0;
+	int status = mt_real.system(line);
+	if (__builtin_expect(shell_not_started(status), 0) && make_room())
+		for (int tries = 0; shell_not_started(status) &&
+				    room_again(&tries);) {
+			errno = 0;
+			status = mt_real.system(line);
+		}
+	if (errno == 0) /* (bare, the caller's errno stays as it was) */
+		errno = was;
+	return status;
+}
+
+MT_EXPORT FILE *popen(const char *command, const char *type)
+{
+	FILE *f = mt_real.popen(command, type);
+	if (__builtin_expect(!f && errno == ENOMEM, 0) && make_room())
+		for (int tries = 0; !f && errno == ENOMEM && room_again(&tries);)
+			f = mt_real.popen(command, type);
+	return f;
 }
 
 MT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,

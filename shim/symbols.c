@@ -286,6 +286,9 @@ BOOT_NEXT(int, posix_spawnp,
 	  (pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 	   const posix_spawnattr_t *at, char *const a[], char *const e[]),
 	  (pid, file, fa, at, a, e))
+BOOT_NEXT(int, system, (const char *line), (line))
+BOOT_NEXT(FILE *, popen, (const char *command, const char *type),
+	  (command, type))
 BOOT_NEXT(int, sigaction,
 	  (int sig, const struct sigaction *act, struct sigaction *old),
 	  (sig, act, old))
@@ -364,6 +367,8 @@ struct mt_real mt_real = {
 	.fork = boot_fork,
 	.posix_spawn = boot_posix_spawn,
 	.posix_spawnp = boot_posix_spawnp,
+	.system = boot_system,
+	.popen = boot_popen,
 	.sigaction = boot_sigaction,
 	.signal = boot_signal,
 	._exit = boot__exit,
@@ -572,6 +577,8 @@ void mt_symbols_resolve(void)
 	r.fork = next_symbol("fork");
 	r.posix_spawn = next_symbol("posix_spawn");
 	r.posix_spawnp = next_symbol("posix_spawnp");
+	r.system = next_symbol("system");
+	r.popen = next_symbol("popen");
 	r.sigaction = next_symbol("sigaction");
 	r.signal = next_symbol("signal");
 	r._exit = next_symbol("_exit");

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include "mode.h"
 #include "visibility.h"
@@ -47,6 +48,8 @@ struct mt_real {
 	int (*posix_spawnp)(pid_t *, const char *,
 			    const posix_spawn_file_actions_t *,
 			    const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*system)(const char *);
+	FILE *(*popen)(const char *, const char *);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 	__sighandler_t (*signal)(int, __sighandler_t);
 	void (*_exit)(int);

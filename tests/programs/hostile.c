@@ -47,6 +47,8 @@
  *   forks N          N children forked at once, each living 100 ms; main
  *                    allocates before each fork and waits for them all
  *                    (a fork that fails: exit 1, once those made ended)
+ *   shells N         N shells started at once by popen, each living
+ *                    100 ms, then one by system() exiting 3
  *   as_limit N       main goes 512 KiB deep into its stack, limits the
  *                    address space (RLIMIT_AS) to what the process has,
  *                    and there frees and mallocs 2 MiB N times: the
@@ -248,6 +250,29 @@ static int forks(long n)
 	for (long i = 0; i < n; i++)
 		waitpid(kids[i], NULL, 0);
 	printf("forked %ld\n", n);
+	return 0;
+}
+
+static int shells(long n)
+{
+	FILE *pipes[64];
+	if (n > 64)
+		n = 64;
+	for (long i = 0; i < n; i++) {
+		pipes[i] = popen("sleep 0.1", "r");
+		if (!pipes[i]) {
+			perror("popen");
+			while (i--)
+				pclose(pipes[i]);
+			return 1;
+		}
+	}
+	for (long i = 0; i < n; i++)
+		pclose(pipes[i]);
+	/* (one child at a time: the least limit the popens need is room) */
+	int status = system("exit 3");
+	printf("opened %ld, then system: %d\n", n,
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	return 0;
 }
 
@@ -653,6 +678,8 @@ int main(int argc, char **argv)
 		return altstack_malloc(n);
 	if (strcmp(mode, "altstack_exit") == 0)
 		return altstack_exit();
+	if (strcmp(mode, "shells") == 0)
+		return shells(n);
 	if (strcmp(mode, "as_limit") == 0)
 		return as_limit(n);
 	if (strcmp(mode, "green_stack") == 0)
