@@ -72,22 +72,26 @@ static double large_p95(json_t *histogram, bool by_bytes)
 	return 0;
 }
 
-/* The share of the large requests' bytes in size classes of `from` bytes
- * or more (each class counted at its middle). */
-static double large_share_from(json_t *histogram, double from)
+/* The bytes of the requests in size classes from `from` bytes up to
+ * `below` (each class counted at its middle). */
+static double class_bytes(json_t *histogram, double from, double below)
 {
-	double all = 0, above = 0;
+	double bytes = 0;
 	size_t i;
 	json_t *c;
 	json_array_foreach(histogram, i, c) {
-		if (num(c, "min") < 128 * 1024)
-			continue;
-		double bytes = class_weight(c, true);
-		all += bytes;
-		if (num(c, "min") >= from)
-			above += bytes;
+		if (num(c, "min") >= from && num(c, "min") < below)
+			bytes += class_weight(c, true);
 	}
-	return all > 0 ? above / all : 0;
+	return bytes;
+}
+
+/* The share of the large requests' bytes in size classes of `from` bytes
+ * or more. */
+static double large_share_from(json_t *histogram, double from)
+{
+	double all = class_bytes(histogram, 128 * 1024, INFINITY);
+	return all > 0 ? class_bytes(histogram, from, INFINITY) / all : 0;
 }
 
 /* The shim's own time per call, estimated, and its share of the CPU: the
@@ -336,6 +340,14 @@ bool mt_figures_of(json_t *s, const char *name, struct mt_call_figures *f)
 	f->large_p95_bytes = large_p95(json_object_get(r, "size_histogram"), true);
 	f->large_share_32m = large_share_from(json_object_get(r, "size_histogram"),
 					      32 << 20);
+	/* (the large blocks' exact; the smaller classes' at their middle, no
+	 * more than all the small blocks took: 64 KiB blocks are the bottom
+	 * of theirs) */
+	f->page_block_bytes =
+		f->large_bytes +
+		fmin(class_bytes(json_object_get(r, "size_histogram"), 4096,
+				 128 * 1024) / calls,
+		     fmax(f->bytes_allocated - f->large_bytes, 0));
 	f->peak_live = num(json_object_get(s, "bytes"), "peak_live");
 	f->peak_rss = num(s, "peak_rss_bytes");
 	json_t *res = json_object_get(s, "resident");

@@ -79,6 +79,9 @@ struct mt_call_figures {
 	double large_p95_bytes;		/* the same for their bytes: the
 					   class each page's fault is paid
 					   in */
+	/* the bytes asked in blocks of a page (4 KiB) or more: each such
+	 * block's pages are its own, given back whole when it is freed */
+	double page_block_bytes;
 	double large_share_32m;		/* not per call: the share of the
 					   large requests' bytes in blocks of
 					   32 MiB or more */

@@ -210,23 +210,27 @@ static void fixes(struct mt_finding *x, const struct mt_rule_input *in,
 	 * purging 69% of its CPU already, took 9.1 -> 52.3 s of system time
 	 * with it; new-user trial 12). */
 	bool sooner = !in->churns;
-	/* Given back at once, every page of each large block allocated again
-	 * faults anew: a fault a page of the bytes the large blocks took.
-	 * Not proposed where that would be more than the run's CPU (a pool
-	 * of tasks' 1-4 MiB buffers on jemalloc, 50 MiB kept, went from 0.36
-	 * s to 33 s with it; new-user trial 22); said where it is a
-	 * twentieth of it or more. */
+	/* Given back at once, every page of each block of a page or more
+	 * allocated again faults anew: a fault a page of the bytes those
+	 * blocks took (smaller blocks share their pages, which are given back
+	 * only when all of theirs are free).  Not proposed where that would
+	 * be more than the run's CPU (a pool of tasks' 1-4 MiB buffers on
+	 * jemalloc, 50 MiB kept, went from 0.36 s to 33 s with it; new-user
+	 * trial 22); said where it is a twentieth of it or more (batches of
+	 * 64 KiB records: 5.6x the faults and +0.7 s with their memory given
+	 * back between batches, which went unsaid where only blocks of 128
+	 * KiB and more were counted; new-user trial 44). */
 	const struct mt_call_figures *f = in->f;
 	double cpu = f->user_s + f->system_s;
-	double refaults = f->large_bytes / (double)page;
+	double refaults = f->page_block_bytes / (double)page;
 	double refaults_s = refaults * in->fault_cost_s;
 	char cost[160] = "";
 	if (refaults_s > cpu)
 		sooner = false;
 	else if (refaults_s >= 0.05 * cpu)
-		snprintf(cost, sizeof cost, "; its large blocks' pages would "
-			 "fault anew each time: up to %.0f more page faults "
-			 "and %.2f s, against the run's %.2f s of CPU",
+		snprintf(cost, sizeof cost, "; its blocks' pages would fault "
+			 "anew each time: up to %.0f more page faults and "
+			 "%.2f s, against the run's %.2f s of CPU",
 			 refaults, refaults_s, cpu);
 	char now_text[512];
 	snprintf(now_text, sizeof now_text,
@@ -255,6 +259,19 @@ static void fixes(struct mt_finding *x, const struct mt_rule_input *in,
 	 * and blocks allocated together share pages: a session table whose
 	 * records of 3-5 blocks were 2% live, 493 MiB kept, of which
 	 * malloc_trim(0) gave back 277) */
+	/* A call that gives the memory back costs what allocating it again
+	 * faults in: said, as a program that frees and allocates in batches
+	 * would call it once a batch (5.6x the faults, +0.7 s; new-user
+	 * trial 44). */
+	char again[200];
+	double again_faults = p->kept / (double)page;
+	char b1[32];
+	snprintf(again, sizeof again,
+		 "; if the program then allocates as much again, each call "
+		 "costs up to %.0f more page faults, the %s faulted in anew "
+		 "(%.3f s here)",
+		 again_faults, mt_format_bytes(p->kept, b1, sizeof b1),
+		 again_faults * in->fault_cost_s);
 	struct mt_fix *code;
 	if (!strcmp(b, "glibc") && (code = mt_fix_add(x, MT_FIX_CODE)))
 		snprintf(code->text, sizeof code->text,
@@ -262,7 +279,7 @@ static void fixes(struct mt_finding *x, const struct mt_rule_input *in,
 			 "it allocated, call malloc_trim(0), which gives back the "
 			 "free pages inside the heaps too, every page no live "
 			 "block sits in (Python: "
-			 "ctypes.CDLL(\"libc.so.6\").malloc_trim(0))");
+			 "ctypes.CDLL(\"libc.so.6\").malloc_trim(0))%s", again);
 	/* Where nothing live could pin it (4 threads' 256 MiB freed, their
 	 * threads ended: 5 KiB live), the allocator's own call to give it
 	 * back, in place of keeping blocks apart: MallocExtension_Release-
@@ -274,8 +291,8 @@ static void fixes(struct mt_finding *x, const struct mt_rule_input *in,
 		snprintf(code->text, sizeof code->text,
 			 "after the part of the program that frees most of what "
 			 "it allocated, call %s, which gives what the allocator "
-			 "keeps free back to the kernel now",
-			 call);
+			 "keeps free back to the kernel now%s",
+			 call, again);
 	if ((!here || pins) && (code = mt_fix_add(x, MT_FIX_CODE)))
 		snprintf(code->text, sizeof code->text, "%s",
 			 here ? "keep blocks that live long apart from the "

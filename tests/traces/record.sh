@@ -32,7 +32,7 @@ record() { # NAME BACKEND [VAR=VALUE...] -- CMD...
 }
 
 for prog in churn thread_heaps c_fragments grow io_churn realloc_shrink \
-	    c_realloc_slurp; do
+	    c_realloc_slurp kept_batches; do
 	cp "$build/tests/$prog" "$scratch/$prog"
 done
 
@@ -69,6 +69,10 @@ record thread-numpy-glibc glibc -- /usr/bin/python3 tests/programs/np_thread_poo
 # Four threads of 4-32 MiB arrays on jemalloc: its oversize arena purges
 # them; the setting that avoids it is one to try (new-user trial 41).
 record thread-numpy-jemalloc jemalloc -- /usr/bin/python3 tests/programs/np_normalise_pool.py
+# Batches of 64 KiB records, every 16th kept: glibc keeps the freed pages
+# for the next batch, and after the last for nobody; the fixes that give
+# them back say what faulting them in again costs (new-user trial 44).
+record kept-batches-glibc glibc -- "$scratch/kept_batches" 4
 # A steady control on tcmalloc: nothing to find.
 record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
 # The same control as an LTTng trace (CTF, read through babeltrace2).
