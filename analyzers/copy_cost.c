@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,9 +16,10 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Both buffers written first, so that the copies take no page fault:
- * those a program's copies take are counted apart, as faults. */
-static double measured(void)
+/* Seconds a byte of memcpy (or of memset, `zero`) takes.  Both buffers
+ * written first, so that the copies take no page fault: those a program's
+ * copies take are counted apart, as faults. */
+static double measured(bool zero)
 {
 	char *from = mmap(NULL, 2 * (size_t)BYTES, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -28,7 +30,10 @@ static double measured(void)
 	double best = 0;
 	for (int i = 0; i < TRIES; i++) {
 		double t0 = now_s();
-		memcpy(to, from, BYTES);
+		if (zero)
+			memset(to, 0, BYTES);
+		else
+			memcpy(to, from, BYTES);
 		__asm__ volatile("" : : "r"(to) : "memory");
 		double t = (now_s() - t0) / BYTES;
 		if (t > 0 && (best == 0 || t < best))
@@ -38,16 +43,28 @@ static double measured(void)
 	return best;
 }
 
-double mt_copy_cost_s(void)
+/* The cost `variable` sets (nanoseconds), or the one measured once. */
+static double cost_of(const char *variable, double *cached, bool zero)
 {
-	static double cost = -1;
-	const char *given = getenv("MEMTRACE_COPY_COST_NS");
+	const char *given = getenv(variable);
 	if (given && *given) {
 		char *end;
 		double ns = strtod(given, &end);
 		return !*end && ns > 0 ? ns / 1e9 : 0;
 	}
-	if (cost < 0)
-		cost = measured();
-	return cost;
+	if (*cached < 0)
+		*cached = measured(zero);
+	return *cached;
+}
+
+double mt_copy_cost_s(void)
+{
+	static double cost = -1;
+	return cost_of("MEMTRACE_COPY_COST_NS", &cost, false);
+}
+
+double mt_zero_cost_s(void)
+{
+	static double cost = -1;
+	return cost_of("MEMTRACE_ZERO_COST_NS", &cost, true);
 }

@@ -97,7 +97,8 @@ def output(memtrace, trace, args):
                        # 2 MiB huge page's, as measured where the traces
                        # were recorded: the same figures anywhere)
                        env={**os.environ, "LC_ALL": "C",
-                            "MEMTRACE_FAULT_COST_US": "3,225"})
+                            "MEMTRACE_FAULT_COST_US": "3,225",
+                            "MEMTRACE_ZERO_COST_NS": "0.025"})
     return f"exit {r.returncode}\n--- stdout\n{r.stdout}--- stderr\n{r.stderr}"
 
 
