@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "copy_cost.h"
 #include "rules.h"
 
 /* Over a whole run, the mappings that churn are the allocator's, if they
@@ -114,67 +113,6 @@ static void python_malloc_fixes(struct mt_finding *x, const char *current)
 				 : "was measured to save little or nothing");
 		fix->to_try = true;
 	}
-}
-
-/* Blocks from calloc that churn: a fresh mapping comes zeroed from the
- * kernel, and only the pages the program touches fault; an allocator
- * that keeps a freed block (glibc's thresholds, tcmalloc, mimalloc's
- * reserve) must zero the whole of it at each calloc instead.  Zeroing at
- * memset's speed is the least that takes (measured on a resident buffer:
- * 0.025 ns a byte here, where glibc's calloc zeroing a reused 64 MiB
- * block took 0.035-0.045).  np.zeros of 64 MiB a frame, a small region
- * of it written, 300 frames: glibc with the thresholds 1.0 -> 1.6 s of
- * CPU, tcmalloc 0.93 -> 1.65, mimalloc with its reserve 1.02 -> 1.46,
- * while keeping the array and clearing the region written took the
- * faults away (new-user trial 45; tests/programs/sparse_grids.c: 0.5 s
- * bare, 0.7-0.9 with the thresholds, 0.15 kept and cleared).  Where that
- * least zeroing is more than the churn costs, keeping the blocks is not
- * proposed; from half of it, only to try. */
-enum zeroing { ZEROING_NONE, ZEROING_WEIGHS, ZEROING_OUTWEIGHS };
-
-static enum zeroing zeroing_of(struct mt_finding *x,
-			       const struct mt_rule_input *in,
-			       const struct mt_repetition *r)
-{
-	const struct mt_call_figures *f = in->f;
-	double zero_s = f->calloc_bytes * mt_zero_cost_s();
-	if (f->large_bytes <= 0 || f->calloc_bytes < 0.5 * f->large_bytes ||
-	    zero_s <= 0 || zero_s < 0.5 * r->system_s)
-		return ZEROING_NONE;
-	bool outweighs = zero_s >= r->system_s;
-	char b1[32], b2[32];
-	json_object_set_new(x->evidence, "calloc_bytes", json_real(f->calloc_bytes));
-	json_object_set_new(x->evidence, "zeroing_s_least", json_real(zero_s));
-	mt_finding_append(x,
-		" Its large blocks come from calloc (%s of the %s): a fresh "
-		"mapping comes zeroed from the kernel, and only the pages the "
-		"program touches fault, where an allocator that kept a freed "
-		"block would have to zero all of it at each calloc: at this "
-		"machine's memset speed (%.3f ns a byte, measured) at least "
-		"%.2f s, %s the churn's %.2f s. %s",
-		mt_format_bytes(f->calloc_bytes, b1, sizeof b1),
-		mt_format_bytes(f->large_bytes, b2, sizeof b2),
-		mt_zero_cost_s() * 1e9, zero_s,
-		outweighs ? "more than" : "against", r->system_s,
-		outweighs ? "So no setting or allocator that keeps the blocks "
-			    "is proposed."
-			  : "So those that keep the blocks may cost as much as "
-			    "they save: they are offered to try, for --verify "
-			    "to measure.");
-	struct mt_fix *fix = mt_fix_add(x, MT_FIX_CODE);
-	if (fix)
-		snprintf(fix->text, sizeof fix->text,
-			 "keep the block and, after each use, clear only the "
-			 "part that was written, instead of asking calloc for a "
-			 "zeroed one each time%s; or allocate only the part that "
-			 "is used",
-			 in->numpy
-				 ? " (with NumPy: make the array once with "
-				   "np.zeros, and set the region written back to "
-				   "zero, a[rows, cols] = 0, where np.zeros made a "
-				   "new one)"
-				 : "");
-	return outweighs ? ZEROING_OUTWEIGHS : ZEROING_WEIGHS;
 }
 
 struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
@@ -304,8 +242,9 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 	static const char *const own_keys[] = {"own_mmap_bytes",
 					       "own_munmap_bytes", NULL};
 	mt_finding_sites(x, in, allocators ? mapped_keys : own_keys);
-	enum zeroing zeroing = allocators ? zeroing_of(x, in, &r) : ZEROING_NONE;
-	if (allocators && zeroing != ZEROING_OUTWEIGHS) {
+	enum mt_zeroing zeroing = allocators ? mt_calloc_zeroing(x, in, &r, false, true)
+					   : MT_ZEROING_NONE;
+	if (allocators && zeroing != MT_ZEROING_OUTWEIGHS) {
 		int keepers = x->nfixes;
 		if (strcmp(in->backend, "glibc") == 0)
 			mt_glibc_threshold_fixes(x, f, in->page_size);
@@ -318,10 +257,10 @@ struct mt_finding *mt_rule_mmap_churn(const struct mt_rule_input *in)
 			if (fix)
 				mt_mimalloc_reserve(fix, f);
 		}
-		for (int i = keepers; zeroing == ZEROING_WEIGHS && i < x->nfixes; i++)
+		for (int i = keepers; zeroing == MT_ZEROING_WEIGHS && i < x->nfixes; i++)
 			x->fixes[i].to_try = true;
 	}
-	if (zeroing != ZEROING_NONE) {
+	if (zeroing != MT_ZEROING_NONE) {
 		/* (a buffer reused whole would be zeroed whole: its fix said) */
 	} else if (allocators || !f->whole) {
 		mt_reuse_fix(x, in, false);

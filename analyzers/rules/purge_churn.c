@@ -352,8 +352,17 @@ struct mt_finding *mt_rule_purge_churn(const struct mt_rule_input *in)
 	bool mostly = zeroing_purges_past(in->backend, f, by_allocator, ZEROING_MOSTLY);
 	if (!gamble)
 		keep_dirty_fixes(x, in->backend, f, mostly);
-	mt_backend_fixes(x, in->backend, 0, f);
-	mt_reuse_fix(x, in, false);
+	/* (the other allocators keep a freed block and zero it whole for
+	 * calloc, where a purge has the kernel zero the pages touched) */
+	enum mt_zeroing whole = zeroing ? mt_calloc_zeroing(x, in, &r, true, true)
+					: MT_ZEROING_NONE;
+	int keepers = x->nfixes;
+	if (whole != MT_ZEROING_OUTWEIGHS)
+		mt_backend_fixes(x, in->backend, 0, f);
+	for (int i = keepers; whole == MT_ZEROING_WEIGHS && i < x->nfixes; i++)
+		x->fixes[i].to_try = true;
+	if (whole == MT_ZEROING_NONE)
+		mt_reuse_fix(x, in, false);
 	if (gamble)
 		keep_dirty_fixes(x, in->backend, f, mostly);
 	return x;

@@ -77,6 +77,20 @@ struct mt_repetition {
 	 * Not churn by the figures; a fix run can tell (cmd_explain.c). */
 	bool hidden_by_huge_pages;
 };
+
+/* A churn of blocks from calloc, half the large bytes or more: keeping
+ * them (a setting, another allocator) has calloc zero each whole where
+ * the churn faulted only the pages touched.  Said in x where that zeroing,
+ * at memset's speed, weighs half the churn's time r->system_s or more
+ * (`said`: the calloc share said already; with code_fix, the fix that
+ * clears only what was written, first of x's fixes); OUTWEIGHS
+ * past all of it: then no fix that keeps the blocks is proposed, and
+ * below that they are only to try (calloc_zeroing.c). */
+enum mt_zeroing { MT_ZEROING_NONE, MT_ZEROING_WEIGHS, MT_ZEROING_OUTWEIGHS };
+enum mt_zeroing mt_calloc_zeroing(struct mt_finding *x,
+				  const struct mt_rule_input *in,
+				  const struct mt_repetition *r, bool said,
+				  bool code_fix);
 /* How the text of a minor churn says so, from its start to its end
  * (removed where --verify measured more: cmd_explain.c). */
 #define MT_MINOR_SAID " That is minor: "

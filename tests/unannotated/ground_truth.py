@@ -55,6 +55,7 @@ PROGRAMS = [
     ("np_temporaries", "py"),
     ("np_inplace", "py"),
     ("np_hold", "py"),
+    ("np_sparse_grid", "py"),
     ("c_thread_heaps", "c"),
     ("c_file_maps", "c"),
     ("c_fragments", "c"),
