@@ -403,9 +403,14 @@ double mt_site_larger(json_t *site)
  * 23). */
 static bool grown_by_the_cxx_runtime(json_t *site)
 {
+	/* (a vector's storage, and a hash table's buckets: an unordered_map
+	 * made per query, its buckets rehashed as it filled, was told to
+	 * "write the result into a buffer that is already there"; kept and
+	 * cleared, 2.23 -> 0.82 s; new-user trial 45) */
 	static const char *const growing[] = {"::_M_realloc_insert",
 					      "::_M_realloc_append",
-					      "::_M_default_append"};
+					      "::_M_default_append",
+					      "::_M_rehash"};
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(site, "stack"), i, f) {

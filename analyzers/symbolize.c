@@ -28,6 +28,46 @@ static bool system_file(const char *file)
 #ifdef MT_HAVE_CXA_DEMANGLE
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 #endif
+
+/* Whether the '<' or '>' at name[at] is an operator's (operator<,
+ * operator<<=, operator->, ...), not a template's bracket. */
+static bool operator_sign(const char *name, size_t at)
+{
+	size_t i = at;
+	while (i > 0 && strchr("<>=-", name[i - 1]))
+		i--;
+	return i >= 8 && strncmp(name + i - 8, "operator", 8) == 0;
+}
+
+/* A name longer than the room, its template arguments elided ("<...>"),
+ * so that what follows them stays: the truncated
+ * "std::_Hashtable<int, std::pair<int const, int>, ..." hid that the
+ * frame was _M_rehash, a hash table's buckets grown (new-user trial 45);
+ * "std::_Hashtable<...>::_M_rehash(...)" keeps it.  Cut where even that
+ * does not fit. */
+static void fit_name(const char *name, char *out, size_t len)
+{
+	if (strlen(name) < len) {
+		snprintf(out, len, "%s", name);
+		return;
+	}
+	size_t o = 0;
+	int depth = 0;
+	for (size_t i = 0; name[i] && o + 1 < len; i++) {
+		char c = name[i];
+		bool bracket = (c == '<' || c == '>') && !operator_sign(name, i);
+		if (bracket && c == '<' && depth++ == 0) {
+			for (const char *e = "<...>"; *e && o + 1 < len; e++)
+				out[o++] = *e;
+		} else if (bracket && c == '>' && depth > 0) {
+			depth--;
+		} else if (depth == 0) {
+			out[o++] = c;
+		}
+	}
+	out[o] = '\0';
+}
+
 static void function_name(const char *name, char *out, size_t len)
 {
 #ifdef MT_HAVE_CXA_DEMANGLE
@@ -36,13 +76,13 @@ static void function_name(const char *name, char *out, size_t len)
 			      ? __cxa_demangle(name, NULL, NULL, &status)
 			      : NULL;
 	if (plain && status == 0) {
-		snprintf(out, len, "%s", plain);
+		fit_name(plain, out, len);
 		free(plain);
 		return;
 	}
 	free(plain);
 #endif
-	snprintf(out, len, "%s", name);
+	fit_name(name, out, len);
 }
 
 /* A scope's function name, as written (demangled). */

@@ -407,12 +407,13 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 				   "way, which only an allocator setting or "
 				   "backend changes"
 				 : "keep the buffer and its capacity across uses "
-				   "(clear it, do not free it: a vector or string "
-				   "kept outside the loop, or passed in), so that "
-				   "it is grown once in the run; and give it its "
-				   "final size up front (reserve() a vector, size an "
-				   "array from a known or estimated count) instead "
-				   "of growing it step by step",
+				   "(clear it, do not free it: a vector, string or "
+				   "hash table kept outside the loop, or passed in), "
+				   "so that it is grown once in the run; and give it "
+				   "its final size up front (reserve() a vector or "
+				   "an unordered_map, size an array from a known or "
+				   "estimated count) instead of growing it step by "
+				   "step",
 			 given_back);
 		return;
 	}
