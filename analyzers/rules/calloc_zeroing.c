@@ -8,9 +8,9 @@
 
 /* Blocks from calloc that churn (rules.h): a fresh mapping (or jemalloc's
  * purge, which has the kernel zero them) comes zeroed, and only the pages
- * the program touches fault; an allocator
- * that keeps a freed block (glibc's thresholds, tcmalloc, mimalloc's
- * reserve) must zero the whole of it at each calloc instead.  Zeroing at
+ * the program touches fault; an allocator that keeps a freed block
+ * (glibc's thresholds, tcmalloc, mimalloc's reserve) must zero the whole
+ * of it at each calloc instead.  Zeroing at
  * memset's speed is the least that takes (measured on a resident buffer:
  * 0.025 ns a byte here, where glibc's calloc zeroing a reused 64 MiB
  * block took 0.035-0.045).  np.zeros of 64 MiB a frame, a small region
