@@ -1232,10 +1232,16 @@ def test_a_hash_table_made_per_query_is_told_to_reserve():
     where keeping the maps across queries took 2.23 -> 0.82 s).  Its
     frames' names, cut at 256 bytes by their template arguments, hid
     libstdc++'s _M_rehash: elided to "<...>", they name it."""
-    r = run([CLI, "explain", "--json", "--repeat", "1", "--",
-             program("route_tables"), "30"], clean_env())
-    found = {f["id"]: f for f in json.loads(r.stdout)["findings"]}
-    temp = found.get("temporaries")
+    # (the heap's trims take 3.5-7% of the run: a run whose system time
+    # reads low has no churn, and then no temporaries, 1 in 20; tried
+    # again)
+    for _ in range(3):
+        r = run([CLI, "explain", "--json", "--repeat", "1", "--",
+                 program("route_tables"), "80"], clean_env())
+        found = {f["id"]: f for f in json.loads(r.stdout)["findings"]}
+        temp = found.get("temporaries")
+        if temp:
+            break
     assert temp, found.keys()
     frames = [f.get("function") or "" for f in temp["sites"][0]["stack"]]
     assert any(f.startswith("std::_Hashtable<...>::_M_rehash(") for f in frames), frames
