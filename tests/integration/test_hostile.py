@@ -884,7 +884,12 @@ def limited_as_nobody(cmd, backend, mode, d):
                        preexec_fn=as_nobody(least), capture_output=True,
                        text=True, timeout=60)
     assert (r.returncode, r.stdout) == (0, bare.stdout), (least, r.stderr)
-    assert "memtrace stopped its own" in r.stderr
+    # (popen's shells are exec'd under the shim and start its threads
+    # afresh, taking the room the parent's gave up: whether the parent's
+    # were running when its popen failed is a race; the program's results
+    # are what holds)
+    if cmd[1] != "shells":
+        assert "memtrace stopped its own" in r.stderr
     assert stat_json(d / "trace.mt")["calls"]["malloc"] >= 4
 
 
