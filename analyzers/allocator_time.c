@@ -362,6 +362,22 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 				noise * noise, "churn_s", churn_s));
 			continue;
 		}
+		/* (with two runs a backend and no kernel part, a clear
+		 * difference past the calls is one difference read as a
+		 * spread: a CPU-bound program with out= and buffers made once,
+		 * "another allocator ran it faster" in one explain of four
+		 * with --repeat 2; new-user trial 43) */
+		if (beyond_calls && !kernel_work && (vx->runs < 3 || vy->runs < 3)) {
+			json_array_append_new(undecided, json_pack(
+				"{s:s, s:s, s:s, s:f, s:f, s:f, s:i, s:b}",
+				"id", "allocator-time", "backend",
+				m[j].runs.backend, "other_backend",
+				m[fastest].runs.backend, "cpu_s", vx->least,
+				"other_cpu_s", vy->least, "churn_s", churn_s,
+				"runs", (int)(vx->runs < vy->runs ? vx->runs : vy->runs),
+				"few_runs", 1));
+			continue;
+		}
 		if (beyond_calls) {
 			json_array_append_new(undecided, json_pack(
 				"{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:b, s:f}",
@@ -660,6 +676,23 @@ static void print_open(FILE *out, const json_t *u)
 		text_of(u, "other_backend"), real_of(u, "other_median_cpu_s"));
 }
 
+/* A difference past the runs' spread, from too few runs to read it. */
+static void print_few_runs(FILE *out, const json_t *u)
+{
+	char churn[160];
+	double cpu = real_of(u, "cpu_s"), other = real_of(u, "other_cpu_s");
+	long runs = json_integer_value(json_object_get(u, "runs"));
+	fprintf(out,
+		"\nUndecided (allocator-time): %s took %.3f s of CPU at best%s, "
+		"against %.3f s on %s (%.0f%% less there), but with %ld run%s a "
+		"backend the runs' spread is one difference, not a measure of "
+		"chance: rerun with --repeat 3 or more to tell whether it "
+		"holds.\n",
+		text_of(u, "backend"), cpu, beyond_churn(u, churn, sizeof churn),
+		other, text_of(u, "other_backend"), floor(100 * (1 - other / cpu)),
+		runs, runs == 1 ? "" : "s");
+}
+
 /* A clear difference past what the allocator's calls can take. */
 static void print_beyond_calls(FILE *out, const json_t *u)
 {
@@ -703,6 +736,8 @@ void mt_print_undecided(FILE *out, const json_t *undecided)
 			print_call_rate(out, u);
 		else if (json_is_true(json_object_get(u, "one_backend")))
 			print_not_compared(out, u);
+		else if (json_is_true(json_object_get(u, "few_runs")))
+			print_few_runs(out, u);
 		else if (json_is_true(json_object_get(u, "below_bar")))
 			print_below_bar(out, u);
 		else if (json_is_true(json_object_get(u, "beyond_calls")))

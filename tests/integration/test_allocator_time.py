@@ -392,6 +392,32 @@ def test_a_difference_past_what_the_calls_can_take_is_said_apart():
         "nothing to fix" not in text, text
 
 
+def test_two_runs_a_backend_do_not_say_another_allocator_ran_it_faster():
+    """With --repeat 2, a difference past the calls is one difference read
+    as a spread: a CPU-bound control with out= and buffers made once was
+    "another allocator ran it faster" in one explain of four, and "nothing
+    to fix" in the others (new-user trial 43).  Said undecided, with the
+    runs it had, and the first line says nothing to fix."""
+    if "jemalloc" not in BACKENDS:
+        pytest.skip("needs jemalloc")
+    burn = ("import os\n"
+            "n = 4_000_000 if 'jemalloc' in os.environ.get('LD_PRELOAD', '') else 0\n"
+            "s = 0\n"
+            "for i in range(n):\n"
+            "    s += i\n"
+            "print(s > -1)\n")
+    cmd = [CLI, "explain", "--repeat", "2", "--backend", "glibc,jemalloc",
+           "--", PYTHON, "-c", burn]
+    out = json.loads(run(cmd[:2] + ["--json"] + cmd[2:], clean_env()).stdout)
+    assert not [u for u in out.get("undecided", []) if u.get("beyond_calls")], out
+    (u,) = [u for u in out.get("undecided", []) if u.get("few_runs")]
+    assert (u["backend"], u["other_backend"], u["runs"]) == ("jemalloc", "glibc", 2), u
+    text = run(cmd, clean_env()).stdout
+    assert text.startswith("memtrace explain:") and \
+        "nothing to fix" in text.splitlines()[0], text
+    assert "with 2 runs a backend" in text and "--repeat 3" in text, text
+
+
 def test_a_difference_in_system_time_past_what_the_calls_can_take_is_said():
     """read() into a 1 MiB buffer glibc mapped (16 bytes past a page) took
     2.10 s of system time where the three others took 0.38-0.48 s (their
