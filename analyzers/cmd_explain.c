@@ -76,11 +76,13 @@ struct context {
  * cache feels: two threads replacing 12M records at random, estimated
  * 0.041 s, measured 0.21 s (new-user trial 20). */
 static double shim_measured_s(const struct measured *m,
-			      const struct mt_bare_times *bare, double *spread)
+			      const struct mt_bare_times *bare, double *spread,
+			      double *bare_cpu_s)
 {
 	struct mt_call_figures fastest; /* (under the shim) */
 	struct mt_cpu_view under, without;
 	*spread = 0;
+	*bare_cpu_s = 0;
 	if (!bare || !bare->n || !mt_cpu_view_of(m, NULL, &fastest, &under) ||
 	    !mt_cpu_view_of(m, bare, &fastest, &without))
 		return -1;
@@ -89,6 +91,7 @@ static double shim_measured_s(const struct measured *m,
 			  ? -1
 			  : fmax(without.median - without.least,
 				 under.median - under.least);
+	*bare_cpu_s = without.least;
 	return fmax(0, fastest.user_s + fastest.system_s - without.least);
 }
 
@@ -235,20 +238,31 @@ static json_t *quiet_backends(FILE *out, const struct measured *m, int nm,
 /* One run's line of the shim's cost, or (`row`) its row of the table
  * several backends make: a line of 400 characters a backend, each saying
  * the same words again, read as a wall (new-user trial 38). */
+/* Whether the shim's cost measured moved a backend's figures, where
+ * explain measured it (common/shim_cost.h). */
+static bool measured_moved(const struct measured *m, double measured,
+			   double spread, double bare_cpu_s)
+{
+	return measured >= 0 &&
+	       mt_shim_cost_measured_moved(measured, spread, (unsigned)m->runs.n,
+					   bare_cpu_s);
+}
+
 static void shim_cost_text(FILE *out, const struct measured *m,
 			   const struct mt_call_figures *f, double measured,
-			   double spread, bool row)
+			   double spread, double bare_cpu_s, bool row)
 {
 	bool children = json_array_size(m->runs.children) > 0;
 	double cpu = f->user_s + f->system_s;
-	/* (said with the runs' spread, which a difference of fastest runs
-	 * may be: a program of a few allocations read 0.028 s of 0.33, where
-	 * the shim had nothing to do; nor does it mark the backend: 0.039 s
-	 * past a spread of three runs, the next explain 0.000) */
-	const char *moved = mt_shim_cost_moved(f->shim_share, f->shim_s)
-				    ? ": it may have moved the figures measured "
-				      "under it (time, faults)"
-				    : "";
+	const char *moved =
+		mt_shim_cost_moved(f->shim_share, f->shim_s)
+			? ": it may have moved the figures measured under it "
+			  "(time, faults)"
+		: measured_moved(m, measured, spread, bare_cpu_s)
+			? ": as measured, it moved the times measured under "
+			  "it, more than its estimate (its own work on blocks "
+			  "cold in the cache, or other threads')"
+			: "";
 	if (row) {
 		fprintf(out, "  %-9s %.3f s, %.1f%% of %s%.3f s of cpu", m->runs.backend,
 			f->shim_s, 100 * f->shim_share,
@@ -299,9 +313,10 @@ static json_t *shim_costs(FILE *out, const struct measured *m,
 		struct mt_call_figures f;
 		if (!mt_runs_figures(&m[i].runs, MT_WHOLE_PROGRAM, &f) || !f.shim_known)
 			continue;
-		double spread;
+		double spread, bare_cpu;
 		rows++;
-		any_measured |= shim_measured_s(&m[i], bare ? &bare[i] : NULL, &spread) >= 0;
+		any_measured |= shim_measured_s(&m[i], bare ? &bare[i] : NULL,
+						&spread, &bare_cpu) >= 0;
 		children |= json_array_size(m[i].runs.children) > 0;
 	}
 	if (out && rows > 1)
@@ -319,10 +334,12 @@ static json_t *shim_costs(FILE *out, const struct measured *m,
 		if (!mt_runs_figures(&m[i].runs, MT_WHOLE_PROGRAM, &f) ||
 		    !f.shim_known)
 			continue;
-		double spread;
-		double measured = shim_measured_s(&m[i], bare ? &bare[i] : NULL, &spread);
+		double spread, bare_cpu;
+		double measured = shim_measured_s(&m[i], bare ? &bare[i] : NULL,
+						  &spread, &bare_cpu);
 		if (!list) {
-			shim_cost_text(out, &m[i], &f, measured, spread, rows > 1);
+			shim_cost_text(out, &m[i], &f, measured, spread, bare_cpu,
+				       rows > 1);
 			continue;
 		}
 		json_t *o = json_pack("{s:s, s:f, s:f, s:f}", "backend",
@@ -334,6 +351,10 @@ static json_t *shim_costs(FILE *out, const struct measured *m,
 			json_object_set_new(o, "runs_spread_s",
 					    spread >= 0 ? json_real(spread) : json_null());
 		}
+		json_object_set_new(o, "moved_figures",
+				    json_boolean(mt_shim_cost_moved(f.shim_share, f.shim_s) ||
+						 measured_moved(&m[i], measured, spread,
+								bare_cpu)));
 		json_array_append_new(list, o);
 	}
 	return list;
