@@ -269,7 +269,7 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 		real_free(p);
 		if (mt_break_moved())
 			mt_glibc_break_moved(t);
-		else
+		else if (mt_tls.site)
 			mt_site_freed_in_arena(MT_MAIN_HEAP);
 		return;
 	}
@@ -280,7 +280,8 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 	/* (Another thread of the same arena may have grown it meanwhile:
 	 * then less is seen, never more.) */
 	if (now >= held) {
-		mt_site_freed_in_arena(arena);
+		if (mt_tls.site) /* (a large block's free: its site's) */
+			mt_site_freed_in_arena(arena);
 		return;
 	}
 	bool deleted = (arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1)) != top_heap;
