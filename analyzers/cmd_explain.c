@@ -259,9 +259,10 @@ static void shim_cost_text(FILE *out, const struct measured *m,
 			? ": it may have moved the figures measured under it "
 			  "(time, faults)"
 		: measured_moved(m, measured, spread, bare_cpu_s)
-			? ": as measured, it moved the times measured under "
-			  "it, more than its estimate (its own work on blocks "
-			  "cold in the cache, or other threads')"
+			? ": as measured, it may have moved the times measured "
+			  "under it, past its estimate (its work on blocks cold "
+			  "in the cache, or a machine busy with other work: "
+			  "rerun to tell)"
 			: "";
 	if (row) {
 		fprintf(out, "  %-9s %.3f s, %.1f%% of %s%.3f s of cpu", m->runs.backend,
