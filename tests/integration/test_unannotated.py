@@ -65,6 +65,10 @@ CASES = {
     # (new-user trial 44's trie, the allocators 1.3 to 3.9 s apart)
     "c_node_batches": ([program("c_node_batches")],
                        verdicts(only(), only(), only(), only())),
+    # four threads, a hash map made and dropped per document: allocator-
+    # bound on glibc (1.7x the others' CPU), and nothing given back
+    "cpp_word_index": ([program("cpp_word_index")],
+                       verdicts(only(), only(), only(), only())),
     "c_thread_heaps": ([program("c_thread_heaps")],
                        verdicts(only("thread-heap-churn"), only(), only(), only())),
     # memory kept, not time: no churn, and memory-kept (MEMORY below)

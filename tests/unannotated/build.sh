@@ -11,6 +11,6 @@ for src in "$here"/*.c; do
 done
 for src in "$here"/*.cpp; do
 	name=$(basename "$src" .cpp)
-	g++ -O2 -g -o "$out/$name" "$src"
+	g++ -O2 -g -pthread -o "$out/$name" "$src"
 done
 echo "built into $out"

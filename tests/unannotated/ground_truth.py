@@ -61,6 +61,7 @@ PROGRAMS = [
     ("c_fragments", "c"),
     ("c_realloc_slurp", "c"),
     ("c_node_batches", "c"),
+    ("cpp_word_index", "c"),
     ("py_threads", "py"),
     ("py_threads_small", "py"),
 ]
