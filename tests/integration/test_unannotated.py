@@ -66,7 +66,7 @@ CASES = {
     "c_node_batches": ([program("c_node_batches")],
                        verdicts(only(), only(), only(), only())),
     # four threads, a hash map made and dropped per document: allocator-
-    # bound on glibc (1.7x the others' CPU), and nothing given back
+    # bound on glibc (1.5-1.7x the others' CPU), and nothing given back
     "cpp_word_index": ([program("cpp_word_index")],
                        verdicts(only(), only(), only(), only())),
     "c_thread_heaps": ([program("c_thread_heaps")],
