@@ -401,24 +401,34 @@ double mt_site_larger(json_t *site)
  * KiB, which the sizes below do not take for growth, and "write the
  * result into a buffer already there" was proposed (new-user trial
  * 23). */
-static bool grown_by_the_cxx_runtime(json_t *site)
+bool mt_cxx_growth(const char *function)
 {
 	/* (a vector's storage, and a hash table's buckets: an unordered_map
 	 * made per query, its buckets rehashed as it filled, was told to
 	 * "write the result into a buffer that is already there"; kept and
 	 * cleared, 2.23 -> 0.82 s; new-user trial 45) */
-	static const char *const growing[] = {"::_M_realloc_insert",
-					      "::_M_realloc_append",
-					      "::_M_default_append",
-					      "::_M_rehash"};
+	static const char *const growing[] = {"_M_realloc_insert",
+					      "_M_realloc_append",
+					      "_M_default_append", "_M_rehash"};
+	for (size_t k = 0; function && k < sizeof growing / sizeof *growing; k++) {
+		/* (a method's own frame is named in full, "std::vector<int>::
+		 * _M_realloc_insert<int>(...)"; one inlined, by its short
+		 * name, "_M_realloc_insert<int>") */
+		const char *at = strstr(function, growing[k]);
+		if (at && (at == function ||
+			   (at - function >= 2 && !memcmp(at - 2, "::", 2))))
+			return true;
+	}
+	return false;
+}
+
+static bool grown_by_the_cxx_runtime(json_t *site)
+{
 	size_t i;
 	json_t *f;
-	json_array_foreach(json_object_get(site, "stack"), i, f) {
-		const char *fn = json_string_value(json_object_get(f, "function"));
-		for (size_t k = 0; fn && k < sizeof growing / sizeof *growing; k++)
-			if (strstr(fn, growing[k]))
-				return true;
-	}
+	json_array_foreach(json_object_get(site, "stack"), i, f)
+		if (mt_cxx_growth(json_string_value(json_object_get(f, "function"))))
+			return true;
 	return false;
 }
 

@@ -49,6 +49,9 @@ json_t *mt_site_called_frame(json_t *stack);
 /* The function the compiler inlined the site's own function into (whose
  * blocks its figures per function count), or NULL. */
 const char *mt_site_holder(json_t *stack);
+/* Is the function libstdc++'s code that grows a container (a vector's
+ * storage, a hash table's buckets), by its full or its inlined name? */
+bool mt_cxx_growth(const char *function);
 /* Does a ranked site's code grow a buffer step by step (realloc, a
  * vector's doubling, an array concatenated to)?  At least two of its
  * large blocks were larger than the one before, twice as many as were

@@ -279,11 +279,14 @@ static void symbolize_frame(json_t *stack, size_t *at)
 				  s, MAX_INLINED);
 	/* The C++ library's templates inlined into each other (make_shared
 	 * is a dozen deep): the innermost of each run is enough to say what
-	 * allocated. */
+	 * allocated, and the method that grows a container, to say that it
+	 * grew (push_back inlined into the program's loop: its blocks were
+	 * said only to be "allocate less often", not reserve(); new-user
+	 * trial 47's kind). */
 	unsigned kept = 0;
 	for (unsigned k = 0; k < n; k++)
 		if (k == 0 || k + 1 == n || !system_file(s[k].file) ||
-		    !system_file(s[k - 1].file))
+		    !system_file(s[k - 1].file) || mt_cxx_growth(s[k].function))
 			s[kept++] = s[k];
 	n = kept;
 	/* (an object that is there, with no symbol at the address: stripped) */
