@@ -662,8 +662,13 @@ const char *mt_site_label(json_t *stack, char *buf, size_t len)
 		char in[256];
 		size_t at;
 		/* the functions inlined between them too: the path the code
-		 * takes there */
+		 * takes there (not the library's own: a lambda run by
+		 * std::thread read "operator() (p.cpp:27) < __invoke_impl<
+		 * void, main(int, char**)::<lambda()> > (invoke.h:61)
+		 * inlined into _M_run (std_thread.h:210)") */
 		for (size_t k = own + 1; k < holder; k++) {
+			if (mt_frame_is_library(json_array_get(stack, k)))
+				continue;
 			at = strlen(buf);
 			snprintf(buf + at, len - at, " < %s",
 				 mt_frame_label(json_array_get(stack, k), in, sizeof in));
