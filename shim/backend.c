@@ -68,7 +68,7 @@ static void read_version(const struct mt_backend *b, char *out, size_t len)
 
 static void identify(void)
 {
-	const char *lib = object_of((void *)mt_real.malloc);
+	const char *lib = object_of(mt_symbols_allocator_malloc());
 	const struct mt_backend *b = mt_backend_by_object(lib);
 
 	mt_backend_id.library = lib;
@@ -271,10 +271,8 @@ bool mt_backend_ensure(char **argv)
 	char buf[4096];
 
 	identify();
-	/* (dlopen's blocks kept out of the program's heap) */
-	mt_symbols_own_heap(true);
+	/* (dlopen's blocks come from the shim's arena: mt_init) */
 	const char *ahead = malloc_ahead();
-	mt_symbols_own_heap(false);
 	bool reexecuted = getenv(REEXEC_MARK) != NULL;
 	if (reexecuted)
 		unsetenv(REEXEC_MARK);

@@ -33,7 +33,7 @@ static size_t jemalloc_good_size(size_t n)
 static bool same_object(void *fn)
 {
 	struct mt_object a, b;
-	return fn && mt_object_of(fn, &a) && mt_object_of((void *)mt_real.malloc, &b) &&
+	return fn && mt_object_of(fn, &a) && mt_object_of(mt_symbols_allocator_malloc(), &b) &&
 	       a.base == b.base;
 }
 

@@ -135,8 +135,16 @@ static size_t own_malloc_usable_size(void *p)
 					: allocator.malloc_usable_size(p);
 }
 
+static bool own_heap_on;
+
+void *mt_symbols_allocator_malloc(void)
+{
+	return (void *)(own_heap_on ? allocator.malloc : mt_real.malloc);
+}
+
 void mt_symbols_own_heap(bool on)
 {
+	own_heap_on = on;
 	if (on) {
 		allocator = mt_real;
 		mt_real.malloc = own_malloc;

@@ -109,5 +109,8 @@ size_t mt_boot_usable_size(const void *p);
  * place bare moved under the shim).  Blocks allocated before it are freed
  * and resized as usual. */
 void mt_symbols_own_heap(bool on);
+/* The allocator's own malloc, the arena on or not (which object serves
+ * the program's allocations). */
+void *mt_symbols_allocator_malloc(void);
 
 #endif
