@@ -170,15 +170,15 @@ def test_a_scratch_buffer_made_per_request_is_told_to_be_kept():
     # byte of each block malloc returns: 4 MiB a request)
     env = clean_env()
     env.pop("MALLOC_PERTURB_", None)
-    found, times = allocator_time_of([program("scratch_requests"), "150000"],
+    found, times = allocator_time_of([program("c_scratch_requests"), "150000"],
                                      "glibc,mimalloc", "mimalloc", env)
     assert [f["backend"] for f in times] == ["mimalloc"], found
-    src = os.path.join(os.path.dirname(__file__), "..", "programs",
-                       "scratch_requests.c")
+    src = os.path.join(os.path.dirname(__file__), "..", "unannotated",
+                       "c_scratch_requests.c")
     fixes = times[0]["fixes"]
     assert fixes[0]["kind"] == "code", fixes
     assert fixes[0]["description"].startswith(
-        "allocate less often at main (scratch_requests.c:%d)"
+        "allocate less often at main (c_scratch_requests.c:%d)"
         % line_of(src, "the request's scratch")), fixes
     assert "keep the buffer made there and reuse it" in fixes[0]["description"]
     assert backend_fix(times[0]) == "glibc", fixes
@@ -194,7 +194,7 @@ def test_the_backends_a_churn_proposes_come_fastest_first():
     env = clean_env()
     env.pop("MALLOC_PERTURB_", None)
     r = run([CLI, "explain", "--json", "--backend", "glibc,jemalloc,mimalloc",
-             "--", program("scratch_requests"), "150000"], env)
+             "--", program("c_scratch_requests"), "150000"], env)
     out = json.loads(r.stdout)
     (x,) = [f for f in out["findings"]
             if f["id"] == "purge-churn" and f["backend"] == "jemalloc"]

@@ -69,6 +69,11 @@ CASES = {
     # bound on glibc (1.5-1.7x the others' CPU), and nothing given back
     "cpp_word_index": ([program("cpp_word_index")],
                        verdicts(only(), only(), only(), only())),
+    # a scratch buffer of 256 KiB-8 MiB a request, mostly unwritten:
+    # jemalloc purges each (80% of its CPU), tcmalloc some (7%, borderline)
+    "c_scratch_requests": ([program("c_scratch_requests")],
+                           verdicts(only(), only("purge-churn"),
+                                    either("purge-churn"), only())),
     "c_thread_heaps": ([program("c_thread_heaps")],
                        verdicts(only("thread-heap-churn"), only(), only(), only())),
     # memory kept, not time: no churn, and memory-kept (MEMORY below)
@@ -112,7 +117,8 @@ KEEPING_COSTS = {("np_sparse_grid", "glibc"), ("np_sparse_grid", "jemalloc")}
 # The ground truth's environment beside the backend's: glibc's
 # MALLOC_PERTURB_ (meson sets it for tests) makes calloc write every byte
 # of a fresh mapping, where the bare run touched a window of it.
-ENV = {"np_sparse_grid": {"MALLOC_PERTURB_": "0"}}
+ENV = {"np_sparse_grid": {"MALLOC_PERTURB_": "0"},
+       "c_scratch_requests": {"MALLOC_PERTURB_": "0"}}
 # What makes a backend give freed memory back at once (the ground truth's
 # counterfactual: the peak resident memory of the bare run must drop).
 RELEASE = {"jemalloc": {"MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"},

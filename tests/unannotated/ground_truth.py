@@ -62,6 +62,7 @@ PROGRAMS = [
     ("c_realloc_slurp", "c"),
     ("c_node_batches", "c"),
     ("cpp_word_index", "c"),
+    ("c_scratch_requests", "c"),
     ("py_threads", "py"),
     ("py_threads_small", "py"),
 ]

@@ -1,4 +1,4 @@
-/* `scratch_requests [REQUESTS]`: a request handler that mallocs a scratch
+/* `c_scratch_requests [REQUESTS]`: a request handler that mallocs a scratch
  * buffer sized to each request (256 KiB to 8 MiB), writes 16-80 KiB of it
  * and frees it, 400,000 times by default (new-user trial 47's p5).
  * mimalloc makes each such block anew, some 500 ns a call: bare 0.49-0.51 s
