@@ -80,6 +80,26 @@ static void say_bytes_written(struct mt_finding *a,
 				 : "");
 }
 
+/* An undecided difference between a backend's CPU and the fastest's,
+ * with what every kind of it says; and o with one more field. */
+static json_t *undecided_of(const char *backend, const char *other, double cpu,
+			    double other_cpu, double churn_s)
+{
+	return json_pack("{s:s, s:s, s:s, s:f, s:f, s:f}", "id", "allocator-time",
+			 "backend", backend, "other_backend", other, "cpu_s", cpu,
+			 "other_cpu_s", other_cpu, "churn_s", churn_s);
+}
+
+static json_t *with(json_t *o, const char *key, json_t *value)
+{
+	json_object_set_new(o, key, value);
+	return o;
+}
+
+#define UNDECIDED                                                          \
+	undecided_of(m[j].runs.backend, m[fastest].runs.backend, vx->least, \
+		     vy->least, churn_s)
+
 /* Where the top site of the small blocks is a C++ container's growth
  * (push_back without reserve: 58% of the bytes of a message pipeline's
  * small blocks, told only "reuse buffers"; new-user trial 47's kind). */
@@ -89,26 +109,34 @@ static void say_bytes_written(struct mt_finding *a,
 	"size up front, or keep it across iterations and clear() it, so it "  \
 	"is grown once; or "
 
+/* A code fix at the finding's top site, of small blocks or large: fewer
+ * allocations there help on any allocator; `how`, the change there. */
+static void fix_at_top_site(struct mt_finding *a, json_t *top, const char *how1,
+			    const char *how2)
+{
+	char label[512];
+	struct mt_fix *fix = top ? mt_fix_add(a, MT_FIX_CODE) : NULL;
+	if (!fix)
+		return;
+	mt_site_label(json_object_get(top, "stack"), label, sizeof label);
+	snprintf(fix->text, sizeof fix->text,
+		 "allocate less often at %s, which holds on any allocator: %s%s",
+		 label, how1, how2);
+}
+
 /* The calls' cost is what differs: fewer of them, where the small blocks
  * sampled were made, help on any allocator (a trie's nodes made and freed
  * per batch: "run on mimalloc" alone, where a pool per batch ran faster
  * than any allocator; new-user trial 44). */
 static void fewer_calls_fix(struct mt_finding *a)
 {
-	char label[512];
 	json_t *top = json_array_get(a->small_sites, 0);
-	struct mt_fix *fix = top ? mt_fix_add(a, MT_FIX_CODE) : NULL;
-	if (!fix)
-		return;
-	mt_site_label(json_object_get(top, "stack"), label, sizeof label);
-	snprintf(fix->text, sizeof fix->text,
-		 "allocate less often at %s, which holds on any allocator: %s"
-		 "reuse buffers and strings across iterations, or take a "
-		 "batch's many small blocks from one pool or arena and free "
-		 "it whole (C++: std::pmr containers on a "
-		 "monotonic_buffer_resource); in Python, fewer temporary "
-		 "objects",
-		 label, mt_site_grows(top) ? GROWN_THERE : "");
+	fix_at_top_site(a, top, top && mt_site_grows(top) ? GROWN_THERE : "",
+			"reuse buffers and strings across iterations, or take a "
+			"batch's many small blocks from one pool or arena and "
+			"free it whole (C++: std::pmr containers on a "
+			"monotonic_buffer_resource); in Python, fewer temporary "
+			"objects");
 }
 
 /* The same where the allocations are mostly large blocks: the buffer at
@@ -117,22 +145,16 @@ static void fewer_calls_fix(struct mt_finding *a)
  * where the buffer kept took 0.24 s on mimalloc; new-user trial 47). */
 static void reuse_large_fix(struct mt_finding *a)
 {
-	char label[512];
 	json_t *top = json_array_get(a->sites, 0);
-	struct mt_fix *fix = top ? mt_fix_add(a, MT_FIX_CODE) : NULL;
-	if (!fix)
-		return;
-	mt_site_label(json_object_get(top, "stack"), label, sizeof label);
-	snprintf(fix->text, sizeof fix->text,
-		 "allocate less often at %s, which holds on any allocator: %s",
-		 label,
-		 mt_site_grows(top)
-			 ? "give the buffer its final size once instead of "
-			   "growing it step by step, and keep it across uses"
-			 : "keep the buffer made there and reuse it across "
-			   "iterations (allocated once at the largest size "
-			   "needed, or grown only when a use needs more) instead "
-			   "of allocating it anew each time");
+	fix_at_top_site(a, top, "",
+			top && mt_site_grows(top)
+				? "give the buffer its final size once instead "
+				  "of growing it step by step, and keep it across "
+				  "uses"
+				: "keep the buffer made there and reuse it across "
+				  "iterations (allocated once at the largest size "
+				  "needed, or grown only when a use needs more) "
+				  "instead of allocating it anew each time");
 }
 
 /* Where the large blocks of a run that allocates mostly those are made,
@@ -376,27 +398,19 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 		if (vy->least >= 0.75 * least_x) {
 			if (vy->median < least_x && least_x >= vy->least * noise * noise &&
 			    vx->runs >= 3 && vy->runs >= 3)
-				json_array_append_new(undecided, json_pack(
-					"{s:s, s:s, s:s, s:f, s:f, s:f, s:b}",
-					"id", "allocator-time", "backend",
-					m[j].runs.backend, "other_backend",
-					m[fastest].runs.backend, "cpu_s", vx->least,
-					"other_cpu_s", vy->least, "churn_s", churn_s,
-					"below_bar", 1));
+				json_array_append_new(undecided, with(
+					UNDECIDED, "below_bar", json_true()));
 			continue;
 		}
 		if (vy->median >= least_x || least_x < vy->least * noise * noise) {
 			/* a difference the runs' spread leaves open: said as
 			 * such, so a reader knows to rerun, not that there
 			 * is none */
-			json_array_append_new(undecided, json_pack(
-				"{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}",
-				"id", "allocator-time", "backend",
-				m[j].runs.backend, "other_backend",
-				m[fastest].runs.backend, "cpu_s", vx->least,
-				"other_cpu_s", vy->least, "other_median_cpu_s",
-				vy->median, "spread", noise, "ratio_needed",
-				noise * noise, "churn_s", churn_s));
+			json_t *u = with(UNDECIDED, "other_median_cpu_s",
+					 json_real(vy->median));
+			json_object_set_new(u, "spread", json_real(noise));
+			json_object_set_new(u, "ratio_needed", json_real(noise * noise));
+			json_array_append_new(undecided, u);
 			continue;
 		}
 		/* (with two runs a backend and no kernel part, a clear
@@ -405,26 +419,19 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 		 * "another allocator ran it faster" in one explain of four
 		 * with --repeat 2; new-user trial 43) */
 		if (beyond_calls && !kernel_work && (vx->runs < 3 || vy->runs < 3)) {
-			json_array_append_new(undecided, json_pack(
-				"{s:s, s:s, s:s, s:f, s:f, s:f, s:i, s:b}",
-				"id", "allocator-time", "backend",
-				m[j].runs.backend, "other_backend",
-				m[fastest].runs.backend, "cpu_s", vx->least,
-				"other_cpu_s", vy->least, "churn_s", churn_s,
-				"runs", (int)(vx->runs < vy->runs ? vx->runs : vy->runs),
-				"few_runs", 1));
+			json_t *u = with(UNDECIDED, "few_runs", json_true());
+			json_object_set_new(u, "runs", json_integer((json_int_t)(
+				vx->runs < vy->runs ? vx->runs : vy->runs)));
+			json_array_append_new(undecided, u);
 			continue;
 		}
 		if (beyond_calls) {
-			json_array_append_new(undecided, json_pack(
-				"{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:b, s:f}",
-				"id", "allocator-time", "backend",
-				m[j].runs.backend, "other_backend",
-				m[fastest].runs.backend, "cpu_s", vx->least,
-				"other_cpu_s", vy->least, "churn_s", churn_s,
-				"allocations", x->allocations, "calls_bound_s",
-				bound_s, "beyond_calls", 1, "kernel_s",
+			json_t *u = with(UNDECIDED, "beyond_calls", json_true());
+			json_object_set_new(u, "allocations", json_real(x->allocations));
+			json_object_set_new(u, "calls_bound_s", json_real(bound_s));
+			json_object_set_new(u, "kernel_s", json_real(
 				kernel_work ? sys_gap - faults_s : 0.0));
+			json_array_append_new(undecided, u);
 			continue;
 		}
 		struct mt_rule_input in = {.backend = m[j].runs.backend, .f = x,
@@ -718,39 +725,44 @@ static void print_open(FILE *out, const json_t *u)
 		text_of(u, "other_backend"), real_of(u, "other_median_cpu_s"));
 }
 
-/* A difference past the runs' spread, from too few runs to read it. */
-static void print_few_runs(FILE *out, const json_t *u)
+/* "B took X s of CPU at best, against Y s on O (N% less there)". */
+static const char *took_against(const json_t *u, char *buf, size_t size)
 {
 	char churn[160];
 	double cpu = real_of(u, "cpu_s"), other = real_of(u, "other_cpu_s");
+	snprintf(buf, size,
+		 "%s took %.3f s of CPU at best%s, against %.3f s on %s (%.0f%% "
+		 "less there)",
+		 text_of(u, "backend"), cpu, beyond_churn(u, churn, sizeof churn),
+		 other, text_of(u, "other_backend"), floor(100 * (1 - other / cpu)));
+	return buf;
+}
+
+/* A difference past the runs' spread, from too few runs to read it. */
+static void print_few_runs(FILE *out, const json_t *u)
+{
+	char took[512];
 	long runs = json_integer_value(json_object_get(u, "runs"));
 	fprintf(out,
-		"\nUndecided (allocator-time): %s took %.3f s of CPU at best%s, "
-		"against %.3f s on %s (%.0f%% less there), but with %ld run%s a "
-		"backend the runs' spread is one difference, not a measure of "
-		"chance: rerun with --repeat 3 or more to tell whether it "
-		"holds.\n",
-		text_of(u, "backend"), cpu, beyond_churn(u, churn, sizeof churn),
-		other, text_of(u, "other_backend"), floor(100 * (1 - other / cpu)),
-		runs, runs == 1 ? "" : "s");
+		"\nUndecided (allocator-time): %s, but with %ld run%s a backend "
+		"the runs' spread is one difference, not a measure of chance: "
+		"rerun with --repeat 3 or more to tell whether it holds.\n",
+		took_against(u, took, sizeof took), runs, runs == 1 ? "" : "s");
 }
 
 /* A clear difference past what the allocator's calls can take. */
 static void print_beyond_calls(FILE *out, const json_t *u)
 {
-	char churn[160];
-	double cpu = real_of(u, "cpu_s"), other = real_of(u, "other_cpu_s");
+	char took[512];
 	fprintf(out,
-		"\nNot the calls alone (allocator-time): %s took %.3f s of CPU "
-		"at best%s, against %.3f s on %s (%.0f%% less there), past the "
-		"runs' spread; but its %.0f allocations can take %.3f s at most "
-		"(2 us each with their frees): the rest of the difference is "
-		"where the allocator put the blocks (their alignment, huge "
-		"pages), which the program's reads and writes feel, or not the "
+		"\nNot the calls alone (allocator-time): %s, past the runs' "
+		"spread; but its %.0f allocations can take %.3f s at most (2 us "
+		"each with their frees): the rest of the difference is where "
+		"the allocator put the blocks (their alignment, huge pages), "
+		"which the program's reads and writes feel, or not the "
 		"allocator's doing at all.",
-		text_of(u, "backend"), cpu, beyond_churn(u, churn, sizeof churn),
-		other, text_of(u, "other_backend"), floor(100 * (1 - other / cpu)),
-		real_of(u, "allocations"), real_of(u, "calls_bound_s"));
+		took_against(u, took, sizeof took), real_of(u, "allocations"),
+		real_of(u, "calls_bound_s"));
 	/* (system time: the kernel's copies, read() into a buffer say) */
 	double kernel = real_of(u, "kernel_s");
 	if (kernel > 0)
