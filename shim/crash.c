@@ -17,12 +17,12 @@ static const int ending_signals[] = {SIGHUP,  SIGINT,  SIGPIPE, SIGALRM,
 /* Blocked while it runs, the signal raised again is taken as it returns,
  * with the default action: the process dies of it as it would have (the
  * same status, a core where one was due).  A fault raises it again by
- * itself when its instruction runs again. */
-/* Raw system calls, with the kernel's struct (SIG_DFL, no flags, no mask:
- * all zero): the thread the signal came to may have a few hundred bytes
- * of stack left, where glibc's sigaction and raise take a kilobyte (a
- * thread of PTHREAD_STACK_MIN 8 KiB deep, whose signal frame of AVX-512
- * state took 3 KiB more: SIGSEGV, where bare it died of SIGTERM). */
+ * itself when its instruction runs again.  Raw system calls, with the
+ * kernel's struct (SIG_DFL, no flags, no mask: all zero): the thread the
+ * signal came to may have a few hundred bytes of stack left, where glibc's
+ * sigaction and raise take a kilobyte (a thread of PTHREAD_STACK_MIN 8 KiB
+ * deep, whose signal frame of AVX-512 state took 3 KiB more: SIGSEGV,
+ * where bare it died of SIGTERM). */
 void mt_crash_die_of(int sig)
 {
 	unsigned long dfl[4] = {0};
