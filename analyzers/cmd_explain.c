@@ -251,9 +251,6 @@ static void count_findings(char *out, size_t size, size_t real, size_t minor)
 		snprintf(out + at, size - (size_t)at, ", %zu of them minor", minor);
 }
 
-/* One run's line of the shim's cost, or (`row`) its row of the table
- * several backends make: a line of 400 characters a backend, each saying
- * the same words again, read as a wall (new-user trial 38). */
 /* Whether the shim's cost measured moved a backend's figures, where
  * explain measured it (common/shim_cost.h). */
 static bool measured_moved(const struct measured *m, double measured,
@@ -264,6 +261,9 @@ static bool measured_moved(const struct measured *m, double measured,
 					   bare_cpu_s);
 }
 
+/* One run's line of the shim's cost, or (`row`) its row of the table
+ * several backends make: a line of 400 characters a backend, each saying
+ * the same words again, read as a wall (new-user trial 38). */
 static void shim_cost_text(FILE *out, const struct measured *m,
 			   const struct mt_call_figures *f, double measured,
 			   double spread, double bare_cpu_s, bool row)
@@ -733,11 +733,6 @@ static const struct mt_finding *finding_on(const struct findings *all,
 	return NULL;
 }
 
-/* What was measured on the backends explain ran overrides what is known
- * of them in general: a backend a finding proposes is dropped when its own
- * runs here have the same problem, or (a churn) took longer; and where
- * another backend measured here ran the command faster without that
- * churn, it is proposed with its times. */
 /* The backends proposed as they are, each measured here, in the slots
  * they hold, the fastest first (a churn's fixes: "run on mimalloc", 0.49
  * s, before "run on glibc", 0.30 s, which came last as the one found
@@ -763,6 +758,11 @@ static void fastest_backends_first(struct mt_finding *x, const struct measured *
 		}
 }
 
+/* What was measured on the backends explain ran overrides what is known
+ * of them in general: a backend a finding proposes is dropped when its own
+ * runs here have the same problem, or (a churn) took longer; and where
+ * another backend measured here ran the command faster without that
+ * churn, it is proposed with its times. */
 static void weigh_backend_fixes(struct findings *all, const struct measured *m,
 				const struct mt_bare_times *bare, int nm)
 {
