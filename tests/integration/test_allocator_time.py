@@ -282,7 +282,10 @@ def test_allocator_time_of_threads_waiting_on_the_allocators_lock():
     assert [f["backend"] for f in times] == ["tcmalloc"], found
     x = times[0]
     assert x["evidence"]["other_backend"] == "glibc"
-    assert "a call can also wait for the others'" in x["explanation"], x
+    # (past 2 us a call, the waiting is said: 34 us on a slower machine;
+    # 1.4 us on one of larger caches, where the calls take it alone)
+    waits = "a call can also wait for the others'" in x["explanation"]
+    assert waits == (x["evidence"]["ns_per_allocation"] > 2000), x
     assert "calloc asked for" not in x["explanation"], x
     src = os.path.join(os.path.dirname(__file__), "..", "programs",
                        "locked_heap.c")

@@ -1741,10 +1741,16 @@ def test_purges_of_ranges_mostly_untouched_are_not_said_as_memory():
         in x["explanation"], x["explanation"]
 
 
-@pytest.mark.parametrize("zero_ns, kept", [("0.05", False), ("0.015", True)],
-                         ids=["outweighs", "weighs"])
-def test_calloc_blocks_touched_sparsely_are_not_kept_to_be_zeroed_whole(
-        zero_ns, kept):
+def sparse_grids_churn(zero_ns):
+    """sparse_grids' mmap-churn on glibc, zeroing at zero_ns a byte."""
+    r = run([CLI, "explain", "--json", "--", program("sparse_grids"), "300"],
+            clean_env(MEMTRACE_ZERO_COST_NS=zero_ns, MALLOC_PERTURB_="0"))
+    (x,) = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "mmap-churn"]
+    return x
+
+
+@pytest.mark.parametrize("kept", [False, True], ids=["outweighs", "weighs"])
+def test_calloc_blocks_touched_sparsely_are_not_kept_to_be_zeroed_whole(kept):
     """A 64 MiB grid from calloc a frame, a small window of it written: a
     fresh mapping each frame on glibc, whose faults are only the window's.
     The thresholds that keep it on the heap (and tcmalloc, and mimalloc's
@@ -1758,9 +1764,14 @@ def test_calloc_blocks_touched_sparsely_are_not_kept_to_be_zeroed_whole(
     # (glibc's MALLOC_PERTURB_, which meson's tests set, makes calloc
     # write all of a fresh mapping too: every page faults, the case where
     # keeping the blocks costs no more zeroing than not)
-    r = run([CLI, "explain", "--json", "--", program("sparse_grids"), "300"],
-            clean_env(MEMTRACE_ZERO_COST_NS=zero_ns, MALLOC_PERTURB_="0"))
-    (x,) = [f for f in json.loads(r.stdout)["findings"] if f["id"] == "mmap-churn"]
+    # (the churn's cost is the machine's: 0.015 ns a byte weighed on one,
+    # and outweighed it on another of cheaper faults; so the weighing
+    # case is set from the churn measured)
+    x = sparse_grids_churn("0.05")
+    if kept:
+        e = x["evidence"]
+        x = sparse_grids_churn("%.6f" % (0.75 * e["system_s_explained"]
+                                         / e["calloc_bytes"] * 1e9))
     assert "Its large blocks come from calloc" in x["explanation"], x["explanation"]
     # (4.9 million pages given back, some 700 of each grid's 16,384
     # written: not memory that was resident)
@@ -1967,10 +1978,17 @@ def test_cpythons_arenas_whose_faults_stay_without_them_are_refuted():
     6-8% said, where PYTHONMALLOC=malloc on mimalloc ended the arenas'
     unmappings and left the faults as they were (72,737 -> 71,596: "no
     clear effect" and still counted; new-user trial 36).  Tested by that
-    backend fix and the program's own unmappings, the finding is refuted;
-    bare, the faults with the setting on mimalloc are as many."""
+    backend fix and the program's own unmappings, the finding is refuted
+    where bare the faults stay as many with the setting, and held where
+    they fall."""
     prog = os.path.join(os.path.dirname(__file__), "..", "programs", "py_logagg.py")
     cmd = [PYTHON, prog]
+    # Whether the faults stay without the arenas is the machine's: bare on
+    # glibc they stayed on the machine of trial 36, and fell from 72.8k to
+    # 28.5k on another (a newer CPU, the same Debian); the finding is
+    # refuted where they stay, and held where they do not.
+    without = perf_stat_faults(cmd, {})
+    stay = perf_stat_faults(cmd, {"PYTHONMALLOC": "malloc"}) > 0.75 * without
     # (once in the CI run of 2026-11-28, beside the other tests, it was
     # not refuted, and the message showed too little to tell why: tried
     # twice, and what the fix's run measured is shown)
@@ -1979,18 +1997,18 @@ def test_cpythons_arenas_whose_faults_stay_without_them_are_refuted():
                  "--backend", "glibc", "--"] + cmd, clean_env())
         out = json.loads(r.stdout)
         held = [f for f in out["findings"] if f["id"] == "mmap-churn"]
-        if not held:
+        if bool(held) != stay:
             break
-    assert not held, [(f["evidence"].get("faults_explained"),
-                       [(x.get("setting"), x["verified"]) for x in f["fixes"]
-                        if x.get("setting")]) for f in held]
+    said = [(f["evidence"].get("faults_explained"),
+             [(x.get("setting"), x["verified"]) for x in f["fixes"]
+              if x.get("setting")]) for f in held]
+    if not stay:
+        assert held, out.get("refuted")
+        return
+    assert not held, said
     (refuted,) = [f for f in out.get("refuted", []) if f["id"] == "mmap-churn"]
     assert refuted["evidence"]["refuted_by"] == "PYTHONMALLOC=malloc", refuted
     assert "the program itself gave memory back" in refuted["explanation"], refuted
-    if "mimalloc" in BACKENDS:
-        env = dict(bare_env("mimalloc"), PYTHONMALLOC="malloc")
-        with_it = perf_stat_faults(cmd, {k: env[k] for k in ("LD_PRELOAD", "PYTHONMALLOC")})
-        assert with_it > 0.75 * perf_stat_faults(cmd, {}), with_it
 
 
 def test_a_functions_blocks_of_other_sizes_are_no_second_buffer():
