@@ -80,8 +80,8 @@ static void say_bytes_written(struct mt_finding *a,
 				 : "");
 }
 
-/* An undecided difference between a backend's CPU and the fastest's,
- * with what every kind of it says; and o with one more field. */
+/* An undecided difference between a backend's CPU and the fastest's:
+ * what every kind of it says. */
 static json_t *undecided_of(const char *backend, const char *other, double cpu,
 			    double other_cpu, double churn_s)
 {
@@ -90,12 +90,14 @@ static json_t *undecided_of(const char *backend, const char *other, double cpu,
 			 "other_cpu_s", other_cpu, "churn_s", churn_s);
 }
 
+/* o, with key set to value. */
 static json_t *with(json_t *o, const char *key, json_t *value)
 {
 	json_object_set_new(o, key, value);
 	return o;
 }
 
+/* (in mt_allocator_time: backend j against the fastest) */
 #define UNDECIDED                                                          \
 	undecided_of(m[j].runs.backend, m[fastest].runs.backend, vx->least, \
 		     vy->least, churn_s)
@@ -110,9 +112,10 @@ static json_t *with(json_t *o, const char *key, json_t *value)
 	"is grown once; or "
 
 /* A code fix at the finding's top site, of small blocks or large: fewer
- * allocations there help on any allocator; `how`, the change there. */
-static void fix_at_top_site(struct mt_finding *a, json_t *top, const char *how1,
-			    const char *how2)
+ * allocations there help on any allocator; `how` then `then`, the change
+ * there. */
+static void fix_at_top_site(struct mt_finding *a, json_t *top, const char *how,
+			    const char *then)
 {
 	char label[512];
 	struct mt_fix *fix = top ? mt_fix_add(a, MT_FIX_CODE) : NULL;
@@ -121,7 +124,7 @@ static void fix_at_top_site(struct mt_finding *a, json_t *top, const char *how1,
 	mt_site_label(json_object_get(top, "stack"), label, sizeof label);
 	snprintf(fix->text, sizeof fix->text,
 		 "allocate less often at %s, which holds on any allocator: %s%s",
-		 label, how1, how2);
+		 label, how, then);
 }
 
 /* The calls' cost is what differs: fewer of them, where the small blocks
