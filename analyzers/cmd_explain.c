@@ -2270,17 +2270,27 @@ int mt_cmd_explain(int argc, char **argv)
 		size_t notes = 0, i;
 		for (i = 0; i < held; i++)
 			notes += !strcmp(found[i]->id, "first-touch");
-		bool compared = true, faster = false;
+		bool compared = true, faster = false, calls_most = false;
 		json_t *u;
 		json_array_foreach(undecided, i, u) {
 			compared &= !json_is_true(json_object_get(u, "one_backend"));
 			faster |= json_is_true(json_object_get(u, "beyond_calls"));
+			/* (an allocator-bound run read "no finding (...; the
+			 * allocator's own time is not compared)" where its
+			 * calls took some 70% of the CPU; new-user trial 47) */
+			calls_most |= json_is_true(json_object_get(u, "call_rate")) &&
+				      json_number_value(json_object_get(
+					      u, "share_at_least")) >= 1;
 		}
-		const char *then = faster     ? "; another allocator ran it "
-						"faster, see below"
+		const char *then = faster ? "; another allocator ran it faster, "
+					    "see below"
 				   : compared ? ", nothing to fix"
-					      : "; the allocator's own time is "
-						"not compared, see below";
+				   : calls_most
+					   ? "; the allocator's calls may be most "
+					     "of its time, which only a run on "
+					     "another allocator measures: see below"
+					   : "; the allocator's own time is not "
+					     "compared, see below";
 		/* (first-touch is a note, not a finding: "3 findings
 		 * (first-touch only...)" read as three things found on a
 		 * program with none; new-user trial 35) */
