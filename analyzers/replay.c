@@ -265,7 +265,7 @@ static void close_region(struct replay *r, struct thread *t)
 							  a->v[MT_KERNEL_COUNT + k]
 						: 0;
 		g->f.kernel_valid[k] &= a->v[k] && b->v[k];
-		g->f.kernel[k] += b->v[k] - a->v[k] - own;
+		g->f.kernel[k] += mt_less_own(b->v[k] - a->v[k], own);
 	}
 	const int cpu = MT_KERNEL_COUNT + MT_SYS_COUNT;
 	g->f.user_s += (double)(b->v[cpu] - a->v[cpu]) / 1e6;

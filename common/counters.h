@@ -92,6 +92,16 @@ static inline void mt_bump(uint64_t *slot, uint64_t n)
 #endif
 }
 
+/* A kernel counter's change less the shim's own calls in it, never below
+ * zero: the two are read one after the other, and a call the shim's
+ * writer thread makes between the reads is in one and not the other (a
+ * region said 18446744073709551615 mmap calls, and its summary could not
+ * be read back). */
+static inline uint64_t mt_less_own(uint64_t change, uint64_t own)
+{
+	return change > own ? change - own : 0;
+}
+
 /* The same, and the new value (which may include a count a signal handler
  * made meanwhile: right too).  A load-add-store here lost a handler's
  * malloc from the bytes allocated (tests/integration/test_hostile.py). */

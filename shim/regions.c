@@ -157,7 +157,7 @@ static void add_call(struct region *r, const struct mt_region_mark *m,
 	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
 		uint64_t own = i < MT_SYS_COUNT ? e->shim[i] - m->shim[i] : 0;
 		r->f.kernel_valid[i] &= k->valid[i] && m->k.valid[i];
-		r->f.kernel[i] += k->value[i] - m->k.value[i] - own;
+		r->f.kernel[i] += mt_less_own(k->value[i] - m->k.value[i], own);
 	}
 	r->f.rusage_minor_faults += (uint64_t)(ru->ru_minflt - m->ru.ru_minflt);
 	r->f.rusage_major_faults += (uint64_t)(ru->ru_majflt - m->ru.ru_majflt);
@@ -335,7 +335,7 @@ MT_EXPORT int memtrace_read_kernel_counters(struct memtrace_kernel_counters *out
 	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
 		/* The shim's own calls since the counters opened, taken out. */
 		uint64_t own = i < MT_SYS_COUNT ? mt_kcounters_shim_since_open(i) : 0;
-		v[i] = k.valid[i] ? k.value[i] - own : UINT64_MAX;
+		v[i] = k.valid[i] ? mt_less_own(k.value[i], own) : UINT64_MAX;
 	}
 	*out = (struct memtrace_kernel_counters){
 		v[MT_SYS_BRK], v[MT_SYS_MMAP], v[MT_SYS_MUNMAP], v[MT_SYS_MREMAP],
