@@ -107,7 +107,7 @@ def main():
             f"; func2/func1 = {ratio:.2f}")
     # (the work's own time, from inside: without the process's start and
     # exit, which a preloaded library with kernel counters makes longer)
-    print(f"work: {time.perf_counter() - start:.3f} s")
+    print(f"work: {time.perf_counter() - start:.4f} s")
 
 
 if __name__ == "__main__":

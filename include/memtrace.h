@@ -23,9 +23,10 @@ extern "C" {
 void memtrace_region_begin(const char *name) __attribute__((weak));
 void memtrace_region_end(const char *name) __attribute__((weak));
 
-/* The process's kernel counters now (every thread, since the shim
- * started), on demand.  A field is UINT64_MAX when its counter is not
- * available (perf_event_open denied, tracefs missing).  With a trace, the
+/* The process's kernel counters now (every thread; the system calls since
+ * the shim started, the page faults since the process was forked), on
+ * demand.  A field is UINT64_MAX when its counter is not available
+ * (perf_event_open denied, tracefs missing: the system calls).  With a trace, the
  * reading is recorded in it too.  Returns 0, or -1 without the shim. */
 struct memtrace_kernel_counters {
 	uint64_t brk, mmap, munmap, mremap, madvise, mprotect;

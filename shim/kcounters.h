@@ -1,6 +1,7 @@
 /* Kernel counters: process-wide counts of the memory system calls (the
- * syscalls:sys_enter_* tracepoints) and of page faults, from perf_event_open.
- * They see every thread and every caller, glibc's malloc included, and cost
+ * syscalls:sys_enter_* tracepoints, from perf_event_open) and of page
+ * faults (the kernel's own per-task counts, getrusage(RUSAGE_SELF)).  They
+ * see every thread and every caller, glibc's malloc included, and cost
  * nothing per allocator call. */
 #ifndef MEMTRACE_KCOUNTERS_H
 #define MEMTRACE_KCOUNTERS_H
@@ -29,7 +30,8 @@ uint64_t mt_kcounters_shim_since_open(int sys);
 /* In a child after fork: the inherited descriptors count the parent. */
 void mt_kcounters_forget(void);
 /* Current values; events that could not be opened, or whose descriptor the
- * program has since closed, are not valid. */
+ * program has since closed, are not valid.  The page faults are always
+ * there, the process's since it was forked (across exec). */
 void mt_kcounters_read(struct mt_ksnapshot *out);
 
 /* Move a descriptor of the shim's to the top of the range (closed on

@@ -43,13 +43,6 @@ void mt_report_startup_took(double cpu_s)
  * since the shim loaded, as the interposed counts do (tcmalloc's first
  * two sbrk calls made its heap grow 10 times under 8 brk calls). */
 static uint64_t sys_before_counters[MT_SYS_COUNT];
-/* The same for page faults: the kernel's count of the process's own before
- * the counters opened (getrusage: since its fork, across exec), the loader's
- * relocations and the allocator's start-up among them.  Without it a
- * process on tcmalloc, which pulls in libstdc++, said 72 faults where it
- * took 1,875 (new-user trial 25: its children's start-up faults were the
- * whole of what tcmalloc cost a tree of short processes). */
-static uint64_t faults_before_counters[2];
 
 /* A relative MEMTRACE_SUMMARY names a file in the directory the program
  * started in, as the trace's does, not wherever it is at exit (after a
@@ -76,11 +69,6 @@ void mt_report_start(bool announce)
 	struct mt_counters before;
 	mt_threads_sum(&before);
 	memcpy(sys_before_counters, before.sys, sizeof sys_before_counters);
-	struct rusage ru;
-	if (getrusage(RUSAGE_SELF, &ru) == 0) {
-		faults_before_counters[0] = (uint64_t)ru.ru_minflt;
-		faults_before_counters[1] = (uint64_t)ru.ru_majflt;
-	}
 	if (mt_opt.perf)
 		mt_kcounters_open(announce);
 	mt_rss_write_progress_with(report_progress);
@@ -131,9 +119,12 @@ static uint64_t peak_rss_of_this_image(uint64_t maxrss_bytes)
 }
 
 /* The process's figures the kernel keeps, as they are now: its memory
- * system calls and page faults (the counters, less the shim's own, plus
- * those from before they opened), getrusage's CPU, faults and peak, and
- * the wall time since the shim started. */
+ * system calls (the counters, less the shim's own, plus those from before
+ * they opened), its page faults since it was forked (the loader's
+ * relocations and the allocator's start-up among them: a process on
+ * tcmalloc, which pulls in libstdc++, said 72 faults where it took 1,875
+ * when they were counted from the shim's start; new-user trial 25),
+ * getrusage's CPU and peak, and the wall time since the shim started. */
 static void kernel_now(struct mt_figures *f, double *wall_s,
 		       uint64_t *maxrss_bytes)
 {
@@ -145,11 +136,9 @@ static void kernel_now(struct mt_figures *f, double *wall_s,
 	for (int i = 0; i < MT_KERNEL_COUNT; i++) {
 		uint64_t own = i < MT_SYS_COUNT ? mt_kcounters_shim_since_open(i) : 0;
 		f->kernel_valid[i] = k.valid[i];
-		f->kernel[i] = k.value[i] > own ? k.value[i] - own : 0;
+		f->kernel[i] = mt_less_own(k.value[i], own);
 		if (i < MT_SYS_COUNT && k.valid[i])
 			f->kernel[i] += sys_before_counters[i];
-		else if (k.valid[i])
-			f->kernel[i] += faults_before_counters[i == MT_KERNEL_MAJOR_FAULTS];
 	}
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		f->rusage_minor_faults = (uint64_t)ru.ru_minflt;

@@ -192,7 +192,8 @@ def test_the_kernel_view_has_each_memory_syscall_once(tmp_path):
 
 
 def test_the_shims_descriptors_with_a_trace(tmp_path):
-    """8 counters, the trace, /proc/self/statm (resident memory),
+    """6 counters (the memory syscalls; page faults are getrusage's), the
+    trace, /proc/self/statm (resident memory),
     /proc/self/pagemap (what a mapping held as it was unmapped, where the
     kernel has PAGEMAP_SCAN), 2 samplers per CPU (33 on 2 CPUs when each
     memory syscall had two events of its own), and the connection to
@@ -213,4 +214,4 @@ print(len(kinds), sum(kinds))
         shim_env("glibc", MEMTRACE_OUT=str(tmp_path / "t.mt"))).stdout.split())
     scan = 1 if tuple(map(int, os.uname().release.split(".")[:2])) >= (6, 7) else 0
     assert sockets - bare_sockets == 1
-    assert traced - bare == 8 + 1 + 1 + scan + 2 * os.cpu_count() + 1
+    assert traced - bare == 6 + 1 + 1 + scan + 2 * os.cpu_count() + 1
