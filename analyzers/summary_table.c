@@ -195,7 +195,7 @@ static void print_shim_cost(FILE *out, json_t *s)
 	double share = json_number_value(json_object_get(k, "share_of_run"));
 	fprintf(out, "  %16.3f s  %-30s  # %.1f%% of the cpu time: %.3f s in %s "
 		     "calls, %.3f s its threads, %.3f s start-up, %.3f s the "
-		     "program's thread starts\n",
+		     "program's thread starts, %.3f s its regions\n",
 		json_number_value(json_object_get(k, "estimated_s")),
 		"shim's own (estimate)", 100 * share,
 		json_number_value(json_object_get(k, "calls_s")),
@@ -206,11 +206,13 @@ static void print_shim_cost(FILE *out, json_t *s)
 			: "counted",
 		json_number_value(json_object_get(k, "threads_s")),
 		json_number_value(json_object_get(k, "start_s")),
-		json_number_value(json_object_get(k, "thread_starts_s")));
+		json_number_value(json_object_get(k, "thread_starts_s")),
+		json_number_value(json_object_get(k, "regions_s")));
 	fputs("  (the shim's own: calls x ns per call measured on one machine "
 	      "(bench/shim_cost.py), plus its threads' cpu time, plus the "
 	      "program's threads x what a start costs more with the kernel "
-	      "counters; included in the times above)\n", out);
+	      "counters, plus its regions x what one costs; included in the "
+	      "times above)\n", out);
 }
 
 static void print_time(FILE *out, json_t *s)

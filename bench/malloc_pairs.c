@@ -2,7 +2,7 @@
  * malloc_pairs: time malloc(size)+free() pairs, optionally in several threads.
  *
  *   malloc_pairs [--threads N] [--iterations N] [--clock] [--mmap]
- *                [--mprotect] [--thread-starts]
+ *                [--mprotect] [--thread-starts] [--regions]
  *                [--depth N] [--new-stacks] [--mixed] SIZE...
  *
  * For each size, N threads (started together behind a barrier) each run a
@@ -40,6 +40,11 @@
  * shim's kernel counters add to (each is inherited by every new thread;
  * bench/shim_cost.py measures it).
  *
+ * --regions makes each pair a region begun and ended (memtrace.h; SIZE is
+ * not used): at each mark the shim reads the kernel counters and the
+ * thread's and the process's CPU time and faults (bench/shim_cost.py
+ * measures what a region costs; without the shim the calls do nothing).
+ *
  * --clock reads the TSC before each malloc and each free, as a trace
  * writer that timestamps every event must: no shim, just what the clock
  * costs per event on this machine (bench/trace_cost.py prints it).
@@ -57,6 +62,8 @@
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
+
+#include "memtrace.h"
 
 static const size_t default_sizes[] = {16, 256, 4096, 65536, 1048576};
 
@@ -78,6 +85,7 @@ static bool with_clock;
 static bool with_mmap;
 static bool with_threads;
 static bool with_mprotect;
+static bool with_regions;
 static bool mixed;
 
 /* A timestamp, kept (so that it is really read). */
@@ -161,9 +169,21 @@ static void mprotect_loop(uint64_t n)
 			abort();
 }
 
+/* A region begun and ended, n times. */
+static void region_loop(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		memtrace_begin("pairs");
+		__asm__ volatile("" ::: "memory");
+		memtrace_end("pairs");
+	}
+}
+
 static void pairs(size_t size, uint64_t n)
 {
-	if (with_threads)
+	if (with_regions)
+		region_loop(n);
+	else if (with_threads)
 		thread_loop(n);
 	else if (with_mprotect)
 		mprotect_loop(n);
@@ -259,7 +279,7 @@ static uint64_t calibrate(size_t size, int nthreads)
 static int usage(void)
 {
 	fprintf(stderr, "usage: malloc_pairs [--threads N] [--iterations N] "
-			"[--clock] [--mmap] [--mprotect] [--thread-starts] [--depth N] "
+			"[--clock] [--mmap] [--mprotect] [--thread-starts] [--regions] [--depth N] "
 			"[--new-stacks] [--mixed] "
 			"SIZE...\n");
 	return 2;
@@ -310,6 +330,8 @@ int main(int argc, char **argv)
 			with_mprotect = true;
 		} else if (!strcmp(a, "--thread-starts")) {
 			with_threads = true;
+		} else if (!strcmp(a, "--regions")) {
+			with_regions = true;
 		} else if (!strcmp(a, "--mmap")) {
 			with_mmap = true;
 		} else if (!strcmp(a, "--mixed")) {

@@ -19,7 +19,11 @@ each:
     run with MEMTRACE_PERF=0;
   * thread: a thread started and joined that does nothing
     (--thread-starts): each inherits the kernel counters, which the
-    kernel copies into it and folds back when it ends.
+    kernel copies into it and folds back when it ends;
+  * region: a region begun and ended (--regions): at each mark the shim
+    reads the kernel counters and the thread's and the process's CPU time
+    and faults (nothing without the shim); and the same with
+    MEMTRACE_PERF=0 (region_alone: no kernel counters to read).
 
 It prints ns added per pair (shim - bare), and the table as C, per call
 (half a pair), to paste into common/shim_cost.c.  A benchmark, not a test:
@@ -42,7 +46,8 @@ BUILD = os.path.join(HERE, '..', 'build')
 KINDS = (('small', [], '16'), ('large', [], '1048576'),
          ('syscall', ['--mmap'], '1048576'),
          ('kernel', ['--mprotect'], '1'),
-         ('thread', ['--thread-starts'], '1'))
+         ('thread', ['--thread-starts'], '1'),
+         ('region', ['--regions'], '1'))
 
 
 def clean_env(extra):
@@ -109,6 +114,10 @@ def main():
             best = {}
             # (the kernel counters' part: against the shim without them)
             these = dict(configs)
+            if kind == 'region':
+                these['counting_alone'] = (dict(under, MEMTRACE_PERF='0'), None)
+                these['trace_alone'] = (dict(under, MEMTRACE_OUT=trace,
+                                             MEMTRACE_PERF='0'), trace)
             if kind == 'kernel':
                 these = {'bare': configs['counting'],
                          'counting': (dict(under, MEMTRACE_PERF='0'), None),
@@ -129,6 +138,13 @@ def main():
                              'shim_ns': best[mode],
                              'added_ns_per_pair':
                                  round(max(best[mode] - best['bare'], 0), 1)})
+                if kind == 'region':
+                    alone = best[mode + '_alone']
+                    rows.append({'backend': backend, 'mode': mode,
+                                 'kind': 'region_alone',
+                                 'bare_ns': best['bare'], 'shim_ns': alone,
+                                 'added_ns_per_pair':
+                                     round(max(alone - best['bare'], 0), 1)})
             print('%-9s %-8s bare %9.1f  counting %+8.1f  trace %+8.1f '
                   'ns/pair' % (backend, kind, best['bare'],
                                best['counting'] - best['bare'],
@@ -138,10 +154,13 @@ def main():
     print('\n/* bench/shim_cost.py --repeats %d, %s, %s, %d CPUs */'
           % (a.repeats, date, cpu_name(), os.cpu_count()))
     print('/* ns per call (half a pair): small, large, syscall, kernel; '
-          'ns per thread started: thread (syscall, kernel and thread the '
-          'median of the backends: the path is the same on each) */')
+          'ns per thread started: thread; ns per region (begun and '
+          'ended): region, and with MEMTRACE_PERF=0 region_alone '
+          '(syscall, kernel, thread and regions the median of the '
+          'backends: the path is the same on each) */')
     median = {}
-    for kind, per in (('syscall', 2), ('kernel', 2), ('thread', 1)):
+    for kind, per in (('syscall', 2), ('kernel', 2), ('thread', 1),
+                      ('region', 1), ('region_alone', 1)):
         for mode in ('counting', 'trace'):
             v = sorted(r['added_ns_per_pair'] / per for r in rows
                        if r['mode'] == mode and r['kind'] == kind)
@@ -154,12 +173,14 @@ def main():
             got = {r['kind']: r['added_ns_per_pair'] / 2 for r in rows
                    if r['backend'] == backend and r['mode'] == mode}
             if got:
-                print('\t{"%s", %s, %.1f, %.1f, %.1f, %.1f, %.0f},'
+                print('\t{"%s", %s, %.1f, %.1f, %.1f, %.1f, %.0f, %.0f, %.0f},'
                       % (backend, 'true' if mode == 'trace' else 'false',
                          got.get('small', 0), got.get('large', 0),
                          median.get(('syscall', mode), 0),
                          median.get(('kernel', mode), 0),
-                         median.get(('thread', mode), 0)))
+                         median.get(('thread', mode), 0),
+                         median.get(('region', mode), 0),
+                         median.get(('region_alone', mode), 0)))
     if a.json:
         with open(a.json, 'w') as f:
             json.dump({'repeats': a.repeats, 'date': date, 'cpu': cpu_name(),

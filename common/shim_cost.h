@@ -2,7 +2,7 @@
  * interposed, each at the cost measured for this allocator and mode
  * (the table in shim_cost.c), plus the CPU time of its own threads and of
  * its start-up, plus the threads the program started at what a start
- * costs more under the shim.  The shim fills it at exit; the summary and its readers
+ * costs more under the shim, plus its regions at what one costs.  The shim fills it at exit; the summary and its readers
  * say it beside the program's time. */
 #ifndef MEMTRACE_SHIM_COST_H
 #define MEMTRACE_SHIM_COST_H
@@ -20,7 +20,10 @@ struct mt_shim_cost {
 	 * kernel counters, inherited by each new thread (perf copies every
 	 * counter into it, and folds its counts back when it ends) */
 	double thread_starts_s;
-	double estimated_s; /* the four together */
+	/* the program's regions (memtrace_region_begin and _end) x what one
+	 * costs: the kernel counters and CPU clocks read at each mark */
+	double regions_s;
+	double estimated_s; /* the five together */
 	double share;	    /* estimated_s of the program's time */
 };
 
@@ -39,6 +42,9 @@ struct mt_shim_cost_row {
 			      counters count, or sample */
 	double thread_ns;  /* a thread started and ended, with the kernel
 			      counters on */
+	double region_ns;  /* a region begun and ended, with the kernel
+			      counters on */
+	double region_alone_ns; /* the same, without them */
 };
 
 /* The row for backend and mode: another backend's ("custom") is the

@@ -263,6 +263,7 @@ static void write_shim_cost(struct mt_json_obj *top, const struct mt_shim_cost *
 	mt_json_double(&o, "threads_s", k->threads_s);
 	mt_json_double(&o, "start_s", k->start_s);
 	mt_json_double(&o, "thread_starts_s", k->thread_starts_s);
+	mt_json_double(&o, "regions_s", k->regions_s);
 	mt_json_double(&o, "share_of_run", k->share);
 	mt_json_str(&o, "mode", k->tracing ? "trace" : "counting");
 	mt_json_end(&o);

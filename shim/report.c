@@ -185,19 +185,26 @@ static void report_progress(struct mt_thread *t)
 }
 
 /* What the shim cost, estimated: the calls at the measured cost per call
- * (common/shim_cost.c), its threads' CPU time, its start-up's. */
+ * (common/shim_cost.c), its threads' CPU time, its start-up's, the
+ * program's thread starts and regions at what each costs more. */
 static void shim_cost(struct mt_summary *s)
 {
 	struct mt_shim_cost *k = &s->shim_cost;
+	const struct mt_shim_cost_row *row = mt_shim_cost_row(s->backend_name, mt_tracing);
+	bool counters = mt_kcounters_inherited();
+	uint64_t regions = 0;
+	for (size_t i = 0; i < s->region_count; i++)
+		regions += s->regions[i].calls;
+
 	k->known = true;
 	k->tracing = mt_tracing;
 	k->calls_s = mt_figures_shim_calls_s(s->backend_name, k->tracing, &s->f);
 	k->threads_s = mt_shim_threads_cpu_s();
 	k->start_s = startup_cpu_s;
-	if (mt_kcounters_inherited())
-		k->thread_starts_s =
-			(double)mt_threads_started() *
-			mt_shim_cost_row(s->backend_name, k->tracing)->thread_ns / 1e9;
+	if (counters)
+		k->thread_starts_s = (double)mt_threads_started() * row->thread_ns / 1e9;
+	k->regions_s = (double)regions *
+		       (counters ? row->region_ns : row->region_alone_ns) / 1e9;
 	mt_shim_cost_finish(k, s->f.user_s + s->f.system_s, s->wall_s);
 }
 
@@ -411,10 +418,11 @@ static void print_text(const struct mt_summary *s)
 	const struct mt_shim_cost *k = &s->shim_cost;
 	mt_say("  shim's own time (estimate from measured costs): %.3f s, %.1f%% "
 	       "of the cpu (%.3f s in %s calls, %.3f s its threads, %.3f s "
-	       "start-up, %.3f s the program's thread starts)",
+	       "start-up, %.3f s the program's thread starts, %.3f s its "
+	       "regions)",
 	       k->estimated_s, 100 * k->share, k->calls_s,
 	       k->tracing ? "traced" : "counted", k->threads_s, k->start_s,
-	       k->thread_starts_s);
+	       k->thread_starts_s, k->regions_s);
 }
 
 void mt_report_at_exit(void (*closing)(const struct mt_closing *record))
