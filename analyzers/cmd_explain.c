@@ -601,6 +601,7 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		.numpy = mt_sites_in_numpy(json_object_get(s, "sites")),
 		.page_size = sysconf(_SC_PAGESIZE),
 		.fault_cost_s = 2 * mt_fault_cost_s(huge_pages(f)),
+		.page_fault_most_s = 2 * mt_fault_cost_s(false),
 	};
 	/* (measured here only for runs that need them: a few tenths of a
 	 * second) */

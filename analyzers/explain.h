@@ -70,6 +70,11 @@ struct mt_rule_input {
 	/* The most system time a page fault of this run can take (twice
 	 * what one costs here, fault_cost.h), 0: not known. */
 	double fault_cost_s;
+	/* The same for a fault of one page (page_size), whatever pages the
+	 * run took: what a byte count faulted in anew costs at most, a page
+	 * at a time (a huge page's cost for each 4 KiB of them said 1.35 s
+	 * for 37 MiB that takes 0.02; new-user trial 48). */
+	double page_fault_most_s;
 	/* The same for a fault of a 4 KiB page and of a 2 MiB transparent
 	 * huge page, where the run measured the memory it unmapped (the
 	 * summary's unmapped_touched); else 0. */

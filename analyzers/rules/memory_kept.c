@@ -223,7 +223,7 @@ static void fixes(struct mt_finding *x, const struct mt_rule_input *in,
 	const struct mt_call_figures *f = in->f;
 	double cpu = f->user_s + f->system_s;
 	double refaults = f->page_block_bytes / (double)page;
-	double refaults_s = refaults * in->fault_cost_s;
+	double refaults_s = refaults * in->page_fault_most_s;
 	char cost[160] = "";
 	if (refaults_s > cpu)
 		sooner = false;
@@ -271,7 +271,7 @@ static void fixes(struct mt_finding *x, const struct mt_rule_input *in,
 		 "costs up to %.0f more page faults, the %s faulted in anew "
 		 "(%.3f s here)",
 		 again_faults, mt_format_bytes(p->kept, b1, sizeof b1),
-		 again_faults * in->fault_cost_s);
+		 again_faults * in->page_fault_most_s);
 	struct mt_fix *code;
 	if (!strcmp(b, "glibc") && (code = mt_fix_add(x, MT_FIX_CODE)))
 		snprintf(code->text, sizeof code->text,

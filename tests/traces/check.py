@@ -51,6 +51,11 @@ TRACES = {
     # 18446744073709551615, and the summary could not be read back
     # ("out of memory")
     "killed-region-race.mt": [["stat", "--json"]],
+    # tests/programs/np_frame_filter.py 16 on tcmalloc (new-user trial 48):
+    # memory kept beside the live arrays, whose giving back was weighed at
+    # a huge page's fault for every 4 KiB (NumPy advises its arrays for
+    # huge pages): "4.595 s here" for 39.9 MiB in a run of 0.52 s
+    "np-frames-tcmalloc.mt": [["explain"]],
     # a NumPy script growing arrays by np.concatenate, killed after 1 s
     # (new-user trial 39): its churn's finding has no site, and its fix
     # was told of bytes and str; now of NumPy's out= and bytearray both.

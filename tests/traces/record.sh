@@ -11,7 +11,8 @@
 # machine.  sequence-1.4.mt is not re-recorded: it is the last trace of
 # format 1.4 (shim of commit f275590^, `tests/sequence`), kept to show old
 # files stay readable; so is kept-jemalloc-1.9.mt, the last of format 1.9
-# (rss events without their time_ms; shim of c0e3298).
+# (rss events without their time_ms; shim of c0e3298); and
+# killed-region-race.mt, a race caught once (tests/traces/check.py).
 set -euo pipefail
 build=$(realpath "${1:?usage: record.sh BUILD_DIR}")
 here=$(dirname "$(realpath "$0")")
@@ -75,6 +76,9 @@ record thread-numpy-jemalloc jemalloc -- /usr/bin/python3 tests/programs/np_norm
 record kept-batches-glibc glibc -- "$scratch/kept_batches" 4
 # A steady control on tcmalloc: nothing to find.
 record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
+# NumPy frames on tcmalloc: memory kept beside the live arrays in about
+# half the runs (record again until explain says memory-kept).
+record np-frames-tcmalloc tcmalloc -- /usr/bin/python3 tests/programs/np_frame_filter.py 16
 # The same control as an LTTng trace (CTF, read through babeltrace2).
 lttng_out=$here/steady-lttng
 rm -rf "$lttng_out"
