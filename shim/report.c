@@ -39,9 +39,11 @@ void mt_report_startup_took(double cpu_s)
 
 /* The memory system calls the shim saw reach the kernel before its
  * counters opened (an allocator's start-up, made while the shim itself
- * started): added to the kernel's counts, which then cover every call
+ * started), through its interposers or inferred (glibc's heap grown by a
+ * malloc then): added to the kernel's counts, which then cover every call
  * since the shim loaded, as the interposed counts do (tcmalloc's first
- * two sbrk calls made its heap grow 10 times under 8 brk calls). */
+ * two sbrk calls made its heap grow 10 times under 8 brk calls; glibc's
+ * first grow made "0 brk ... 1 grow", new-user trial 48). */
 static uint64_t sys_before_counters[MT_SYS_COUNT];
 
 /* A relative MEMTRACE_SUMMARY names a file in the directory the program
@@ -68,7 +70,8 @@ void mt_report_start(bool announce)
 	mt_process_read_argv();
 	struct mt_counters before;
 	mt_threads_sum(&before);
-	memcpy(sys_before_counters, before.sys, sizeof sys_before_counters);
+	for (int i = 0; i < MT_SYS_COUNT; i++)
+		sys_before_counters[i] = before.sys[i] + before.sys_inferred[i];
 	if (mt_opt.perf)
 		mt_kcounters_open(announce);
 	mt_rss_write_progress_with(report_progress);
