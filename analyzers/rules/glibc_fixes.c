@@ -233,6 +233,19 @@ static bool grows_past(const struct mt_finding *x, double bytes)
 	return false;
 }
 
+
+/* NumPy's functions that join arrays into a new one at each call. */
+static bool numpy_join(const char *fn)
+{
+	static const char *const joins[] = {"concatenate", "append", "hstack",
+					    "vstack", "stack", "column_stack",
+					    "dstack", "block"};
+	for (size_t i = 0; i < sizeof joins / sizeof *joins; i++)
+		if (!strcmp(fn, joins[i]))
+			return true;
+	return false;
+}
+
 /* mimalloc 2.0 gives a freed page back to the kernel some 10 to 20 ms
  * after the free (measured: an 8 MiB block freed and allocated again
  * 10 ms later, 20 rounds, 2,174 faults; 20 ms, 4,225; 50 ms or more,
@@ -425,27 +438,46 @@ void mt_reuse_fix(struct mt_finding *x, const struct mt_rule_input *in,
 	/* (np.fft and most of numpy.linalg take no out=: new-user trial
 	 * 17; said where a site calls one, not to a program that never
 	 * does: new-user trial 25) */
-	const char *no_out = NULL;
+	const char *no_out = NULL, *joins = NULL;
+	bool pads = false;
 	size_t i;
 	json_t *site;
 	json_array_foreach(x->sites, i, site) {
 		json_t *f = mt_site_called_frame(json_object_get(site, "stack"));
 		const char *file = json_string_value(json_object_get(f, "file"));
-		if (file && (strstr(file, "/numpy/fft/") || strstr(file, "/numpy/linalg/"))) {
-			no_out = json_string_value(json_object_get(f, "function"));
-			break;
-		}
+		const char *fn = json_string_value(json_object_get(f, "function"));
+		if (!file || !fn || !strstr(file, "/numpy/"))
+			continue;
+		if (!no_out && (strstr(file, "/numpy/fft/") || strstr(file, "/numpy/linalg/")))
+			no_out = fn;
+		else if (!strcmp(fn, "pad"))
+			pads = true;
+		else if (!joins && numpy_join(fn))
+			joins = fn;
 	}
-	char numpy_text[320];
+	char numpy_text[896];
 	snprintf(numpy_text, sizeof numpy_text,
 		 " (with NumPy arrays: the out= argument of the ufuncs and of "
 		 "the functions that take one, e.g. np.multiply(x, y, out=x), "
-		 "np.add(a, b, out=c)%s%s%s)",
+		 "np.add(a, b, out=c)%s%s%s%s%s%s%s)",
 		 no_out ? "; where a function takes none, as " : "",
 		 no_out ? no_out : "",
 		 no_out ? " here, fewer calls on larger arrays, such as one "
 			  "call on a 2-D array along an axis, make fewer blocks"
-			: "");
+			: "",
+		 /* (the functions a site here calls that make a new array
+		  * each call, and what takes their place: new-user trial
+		  * 48's frames, np.pad and np.concatenate told only of the
+		  * ufuncs' out=) */
+		 pads ? "; np.pad makes a new array each call: make the padded "
+			"array once (np.empty) and copy the data into its middle "
+			"and edges by slice assignment"
+		      : "",
+		 joins ? "; " : "", joins ? joins : "",
+		 joins ? " makes a new array each call: np.concatenate(..., "
+			 "out=buf) writes into one made once (np.append, "
+			 "np.hstack and np.vstack take no out=)"
+		       : "");
 	snprintf(fix->text, sizeof fix->text, "%s%s%s",
 		 in_place ? "write the result into a buffer that is already "
 			    "there instead of a new one, so one large block "

@@ -2115,3 +2115,20 @@ def test_memory_faulted_in_anew_is_weighed_a_page_at_a_time():
     for m in said:
         faults, seconds = int(m.group(1)), float(m.group(2))
         assert abs(seconds - faults * 6e-6) <= 0.0006 + 0.01 * seconds, m.group(0)
+
+
+def test_a_numpy_site_that_pads_is_told_what_takes_np_pads_place():
+    """np.pad takes no out=: a frame padded at every step was told only of
+    the ufuncs' out= (new-user trial 48).  Where a site calls it, the code
+    fix says what takes its place; where none does, nothing of it."""
+    prog = os.path.join(os.path.dirname(__file__), "..", "programs",
+                        "np_frame_filter.py")
+    report = explain("--", PYTHON, prog, "8")
+    code = [fix["description"] for f in report["findings"]
+            for fix in f["fixes"] if fix["kind"] == "code"
+            and "out=" in fix["description"]]
+    assert code, report["findings"]
+    assert any("np.pad makes a new array" in c for c in code), code
+    plain = explain("--", PYTHON, "-c", CONCAT)
+    assert not any("np.pad" in fix["description"] for f in plain["findings"]
+                   for fix in f["fixes"])
