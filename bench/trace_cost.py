@@ -64,8 +64,9 @@ def numpy_run(cmd, extra, fixed=True):
                          capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
     best = re.search(r"best: func1 ([\d.]+) ms, func2 ([\d.]+) ms", out)
-    work = float(re.search(r"work: ([\d.]+) s", out).group(1))
-    return float(best.group(1)), float(best.group(2)), work, wall
+    work = re.search(r"work: ([\d.]+) s, ([\d.]+) s of CPU", out)
+    return (float(best.group(1)), float(best.group(2)), float(work.group(1)),
+            wall, float(work.group(2)))
 
 
 def with_backend(extra, backend, lib):
@@ -120,6 +121,8 @@ def main():
     ap.add_argument("--baseline-shim", metavar="OLD",
                     help="another build of libmemtrace.so, measured in the "
                          "same rounds of pairs")
+    ap.add_argument("--numpy-only", action="store_true",
+                    help="only the NumPy workload's timings")
     ap.add_argument("--backends", default="glibc",
                     help="comma-separated: glibc,jemalloc,tcmalloc,mimalloc")
     a = ap.parse_args()
@@ -144,6 +147,9 @@ def main():
                 os.unlink(os.path.join(tmp, name))
         return {"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1", "MEMTRACE_OUT": trace}
 
+    if a.numpy_only:
+        numpy_timings(a, backends, traced, tmp)
+        return
     print("malloc+free pairs of 16 B (ns per pair, min of %d)" % a.repeats)
     for backend, lib in backends:
         for threads in (1, 2):
@@ -202,6 +208,12 @@ def main():
         print(f"  heaptrack's file for the same run: {hsize} bytes "
               f"(memtrace zstd: {sizes['zstd']})")
 
+    numpy_timings(a, backends, traced, tmp)
+
+
+def numpy_timings(a, backends, traced, tmp):
+    """func2/func1 tracing against bare, and the whole work counting
+    against bare, on each backend."""
     # Each function's best time over --repeats interleaved runs, then the
     # ratio: the least disturbed figure of each, as the other benches.  And
     # the whole work, bare against counting, at the bench's own length (5
@@ -213,11 +225,17 @@ def main():
         on = lambda extra: with_backend(extra, backend, lib)
         runs = (("bare", on({})), ("tracing", on(traced())),
                 ("counting", on({"LD_PRELOAD": a.shim, "MEMTRACE_QUIET": "1"})))
-        best = {name: [1e9, 1e9, 1e9, 1e9] for name, _ in runs}
+        best = {name: [1e9] * 5 for name, _ in runs}
+        ratios = []  # the work's CPU, counting over bare, round by round
         for _ in range(a.repeats):
+            cpu = {}
             for name, extra in runs:
                 times = numpy_run(script, extra)
                 best[name] = [min(b, t) for b, t in zip(best[name], times)]
+                cpu[name] = times[4]
+            ratios.append(cpu["counting"] / cpu["bare"])
+        ratios.sort()
+        median = ratios[len(ratios) // 2]
         bare = best["bare"][1] / best["bare"][0]
         rec = best["tracing"][1] / best["tracing"][0]
         whole = best["counting"][2] / best["bare"][2]
@@ -228,7 +246,9 @@ def main():
               f"func1 {best['bare'][0]:.3f} / {best['tracing'][0]:.3f} ms, func2 "
               f"{best['bare'][1]:.3f} / {best['tracing'][1]:.3f} ms; the whole "
               f"work {best['bare'][2]:.3f} s bare, {best['counting'][2]:.3f} s "
-              f"counting ({(whole - 1) * 100:+.1f}%, target within 2%), and "
+              f"counting ({(whole - 1) * 100:+.1f}%, target within 2%; its "
+              f"CPU {best['bare'][4]:.3f} s bare, {best['counting'][4]:.3f} s "
+              f"counting, the rounds' median ratio {(median - 1) * 100:+.1f}%), and "
               f"{fixed:+.3f} s at the start and exit of its two images "
               f"(setarch, python: the kernel counters' tracepoints)")
     shutil.rmtree(tmp)
