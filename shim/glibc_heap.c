@@ -258,6 +258,59 @@ void mt_glibc_heaps_deleted_reset(void)
 	heaps_deleted = heaps_deleted_bytes = 0;
 }
 
+/* What the shim has accounted of each thread arena's system_mem: the value
+ * its watched frees last saw, claimed by compare-and-swap.  Threads that
+ * free into one arena at once each see a shrink one of them made (its
+ * own free's window, before to after, holds the other's): four consumers
+ * freeing producers' buffers counted 227 shrinks where the kernel saw
+ * 181 madvise calls (new-user trial 49).  A shrink is counted by
+ * the free that first accounts the lower value; a free during whose
+ * window another accounted one measures from that value where it is the
+ * lower, not from what it read before.  Every watched free accounts what
+ * it saw after.  (An arena not in the table, full, is watched as before:
+ * from its own reading alone.) */
+enum { ARENA_SLOTS = 256 };
+static struct {
+	const char *arena;
+	uintptr_t accounted;
+} arena_slots[ARENA_SLOTS];
+
+static uintptr_t *accounted_of(const char *arena)
+{
+	unsigned i = (unsigned)(((uintptr_t)arena / HEAP_MAX) % ARENA_SLOTS);
+	for (unsigned n = 0; n < ARENA_SLOTS; n++, i = (i + 1) % ARENA_SLOTS) {
+		const char *was = __atomic_load_n(&arena_slots[i].arena, __ATOMIC_ACQUIRE);
+		if (was == arena)
+			return &arena_slots[i].accounted;
+		if (!was && __atomic_compare_exchange_n(&arena_slots[i].arena, &was,
+							arena, false, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+			return &arena_slots[i].accounted;
+		if (was == arena)
+			return &arena_slots[i].accounted;
+	}
+	return NULL;
+}
+
+/* The bytes a watched free shrank the arena by, claimed: `held` and
+ * `now` its system_mem before and after, `before` the accounted value
+ * before it (accounted_of). */
+static uintptr_t shrink_claimed(uintptr_t *accounted, uintptr_t before,
+				uintptr_t held, uintptr_t now)
+{
+	if (!accounted)
+		return now < held ? held - now : 0;
+	uintptr_t seen = __atomic_load_n(accounted, __ATOMIC_ACQUIRE);
+	for (;;) {
+		/* (never above what it read before: a value another free
+		 * saw before a trim may be claimed after it) */
+		uintptr_t base = seen != before && seen < held ? seen : held;
+		if (__atomic_compare_exchange_n(accounted, &seen, now, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return now < base ? base - now : 0;
+	}
+}
+
 void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 			    void (*real_free)(void *))
 {
@@ -273,29 +326,32 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 			mt_site_freed_in_arena(MT_MAIN_HEAP);
 		return;
 	}
+	uintptr_t *accounted = accounted_of(arena);
+	uintptr_t before = accounted ? __atomic_load_n(accounted, __ATOMIC_ACQUIRE) : 0;
 	uintptr_t held = arena_word(arena, ARENA_SYSTEM_MEM);
 	uintptr_t top_heap = arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1);
 	real_free(p);
 	uintptr_t now = arena_word(arena, ARENA_SYSTEM_MEM);
 	/* (Another thread of the same arena may have grown it meanwhile:
 	 * then less is seen, never more.) */
-	if (now >= held) {
+	uintptr_t shrunk = shrink_claimed(accounted, before, held, now);
+	if (!shrunk) {
 		if (mt_tls.site) /* (a large block's free: its site's) */
 			mt_site_freed_in_arena(arena);
 		return;
 	}
 	bool deleted = (arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1)) != top_heap;
 	enum mt_sys sys = deleted ? MT_SYS_MUNMAP : MT_SYS_MADVISE;
-	mt_count_inferred(&t->c, sys, held - now);
+	mt_count_inferred(&t->c, sys, shrunk);
 	if (deleted) {
 		__atomic_fetch_add(&heaps_deleted, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&heaps_deleted_bytes, held - now, __ATOMIC_RELAXED);
-		mt_site_credit(MT_SITE_MUNMAP, held - now);
+		__atomic_fetch_add(&heaps_deleted_bytes, shrunk, __ATOMIC_RELAXED);
+		mt_site_credit(MT_SITE_MUNMAP, shrunk);
 	}
 	else
 		mt_site_credit_heap_shrink(arena, MT_SITE_THREAD_HEAP_SHRINK,
-					   held - now);
-	MT_EMIT(chunk_map, t, sys, held - now);
+					   shrunk);
+	MT_EMIT(chunk_map, t, sys, shrunk);
 }
 
 /* The versions whose malloc_state and heap_info have the layout above;
