@@ -266,12 +266,12 @@ void mt_glibc_heaps_deleted_reset(void)
  * 181 madvise calls (new-user trial 49).  A shrink is counted by
  * the free that first accounts the lower value; a free during whose
  * window another accounted one measures from that value where it is the
- * lower, not from what it read before.  Every watched free accounts what
- * it saw after.  (An arena not in the table, full, is watched as before:
+ * lower, not from what it read before.  Every watched free that saw a
+ * change accounts what it saw after.  (An arena not in the table, full, is watched as before:
  * from its own reading alone.) */
 enum { ARENA_SLOTS = 256 };
 static struct {
-	const char *arena;
+	_Alignas(64) const char *arena; /* (a line each: arenas are threads') */
 	uintptr_t accounted;
 } arena_slots[ARENA_SLOTS];
 
@@ -301,6 +301,11 @@ static uintptr_t shrink_claimed(uintptr_t *accounted, uintptr_t before,
 	if (!accounted)
 		return now < held ? held - now : 0;
 	uintptr_t seen = __atomic_load_n(accounted, __ATOMIC_ACQUIRE);
+	/* (nothing moved in its window, nothing accounted meanwhile: nothing
+	 * to claim, and no write to the arena's line, which its threads
+	 * share) */
+	if (now == held && seen == before)
+		return 0;
 	for (;;) {
 		/* (never above what it read before: a value another free
 		 * saw before a trim may be claimed after it) */
@@ -326,7 +331,11 @@ void mt_glibc_free_trimming(struct mt_thread *t, void *p,
 			mt_site_freed_in_arena(MT_MAIN_HEAP);
 		return;
 	}
-	uintptr_t *accounted = accounted_of(arena);
+	if (t->freed_arena != arena) {
+		t->freed_arena = arena;
+		t->freed_arena_accounted = accounted_of(arena);
+	}
+	uintptr_t *accounted = t->freed_arena_accounted;
 	uintptr_t before = accounted ? __atomic_load_n(accounted, __ATOMIC_ACQUIRE) : 0;
 	uintptr_t held = arena_word(arena, ARENA_SYSTEM_MEM);
 	uintptr_t top_heap = arena_word(arena, ARENA_TOP) & ~(HEAP_MAX - 1);

@@ -57,6 +57,10 @@ struct mt_thread {
 	 * asked for, the real call (realloc's copy, glibc's fill) touching
 	 * it before it is counted.  A sample counts it live (rss.c). */
 	uint64_t large_in_flight;
+	/* the thread arena it last freed into, and the shim's account of
+	 * its size (glibc_heap.c) */
+	const char *freed_arena;
+	uintptr_t *freed_arena_accounted;
 	struct mt_region_mark *marks; /* open regions (regions.c) */
 	unsigned open_regions;
 	/* the innermost open region measured: its index + 1 (0: none) and
