@@ -49,6 +49,27 @@ static struct mt_call_figures with_children(const struct mt_call_figures *x,
 	return t;
 }
 
+/* Of the command's first run and (tree) the processes it started, the
+ * summary of the one that made the most allocations; NULL where that is
+ * the command's own. */
+static json_t *busiest_process(const struct mt_runs *r, bool tree)
+{
+	struct mt_call_figures f;
+	double most = r->n && mt_figures_of(r->summaries[0], MT_WHOLE_PROGRAM, &f)
+			      ? f.allocations
+			      : 0;
+	json_t *busiest = NULL, *c;
+	size_t i;
+	if (!tree)
+		return NULL;
+	json_array_foreach(r->children, i, c)
+		if (mt_figures_of(c, MT_WHOLE_PROGRAM, &f) && f.allocations > most) {
+			most = f.allocations;
+			busiest = c;
+		}
+	return busiest;
+}
+
 /* The bytes x's calls wrote, those of each kind there were: calloc's,
  * which an allocator that takes a block from memory it used before must
  * zero, and realloc's copies, beside the other backend's (glibc moves a
@@ -570,10 +591,17 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 				 "of it at this machine's copy speed:", copy_s);
 			say_bytes_written(a, x, y, m[fastest].runs.backend);
 		}
+		if (tree && json_array_size(m[j].runs.children))
+			a->processes = 1 + (unsigned)json_array_size(m[j].runs.children);
 		/* (where the allocations are: the large blocks' sites, where
-		 * most are large, else the small blocks' samples) */
+		 * most are large, else the small blocks' samples; of the
+		 * process that made the most of them, a child's where the
+		 * command's workers did: "not sampled" was said of a parent
+		 * that made one; new-user trial 49) */
+		json_t *busiest = busiest_process(&m[j].runs, tree);
 		for (size_t i = 0; i < m[j].runs.n; i++) {
-			json_t *sites = json_object_get(m[j].runs.summaries[i], "sites");
+			json_t *sites = json_object_get(
+				busiest ? busiest : m[j].runs.summaries[i], "sites");
 			if (!sites)
 				continue;
 			if (x->large_allocs >= 0.5 * x->allocations) {

@@ -1659,6 +1659,8 @@ static json_t *finding_json(const struct mt_finding *x)
 	json_object_set_new(o, "region", json_string(x->region));
 	if (x->process)
 		json_object_set_new(o, "process", json_string(x->process));
+	if (x->processes)
+		json_object_set_new(o, "processes", json_integer(x->processes));
 	json_object_set_new(o, "backend", json_string(x->backend));
 	json_object_set(o, "evidence", x->evidence);
 	json_object_set_new(o, "explanation", json_string(x->explanation));
@@ -1739,6 +1741,13 @@ static void print_finding(FILE *out, const struct mt_finding *x,
 	if (x->process)
 		fprintf(out, "\n[%s] the whole run of %s, backend %s\n  %s\n",
 			x->id, x->process, x->backend, x->explanation);
+	else if (x->processes)
+		/* (its figures the whole tree's: "the command's own process"
+		 * read of a parent whose four workers did all of it; new-user
+		 * trial 49) */
+		fprintf(out, "\n[%s] the whole run of the command, its %u "
+			     "processes together, backend %s\n  %s\n",
+			x->id, x->processes, x->backend, x->explanation);
 	else if (strcmp(x->region, MT_WHOLE_PROGRAM) == 0)
 		/* (a killed run's: not "the whole run"; new-user trial 40) */
 		fprintf(out, "\n[%s] the %s %s, backend %s\n"

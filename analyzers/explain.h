@@ -30,6 +30,10 @@ struct mt_finding {
 	 * process 1234 (./prog)"; NULL for the command's own.  Owned by the
 	 * finding. */
 	char *process;
+	/* Its figures are the command's and its child processes' together
+	 * (allocator-time, timed without the shim: the CPU of the whole
+	 * tree): how many processes, 0 where it is one process's. */
+	unsigned processes;
 	json_t *evidence; /* the measured figures the conclusion rests on */
 	char explanation[3 * MT_TEXT];
 	struct mt_fix fixes[MT_MAX_FIXES];

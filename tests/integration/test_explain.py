@@ -2132,3 +2132,23 @@ def test_a_numpy_site_that_pads_is_told_what_takes_np_pads_place():
     plain = explain("--", PYTHON, "-c", CONCAT)
     assert not any("np.pad" in fix["description"] for f in plain["findings"]
                    for fix in f["fixes"])
+
+
+@pytest.mark.skipif("tcmalloc" not in BACKENDS, reason="tcmalloc not installed")
+def test_the_allocators_time_over_a_tree_says_so_and_names_its_workers_sites():
+    """Timed without the shim, a command's CPU is its whole tree's: four
+    forked workers made all the allocations, and allocator-time said "the
+    whole run of the command's own process" and "their call sites were
+    not sampled", of a parent that made one (new-user trial 49).  It says
+    the processes together, and the sites of the busiest."""
+    # (MALLOC_PERTURB_ writes each block whole on glibc: 8 s of it)
+    r = run([CLI, "explain", "--backend", "glibc,tcmalloc", "--repeat", "2",
+             "--", program("fork_workers")], clean_env(MALLOC_PERTURB_="0"))
+    text = r.stdout
+    m = re.search(r"^\[allocator-time\] (.*)$", text, re.M)
+    if not m:
+        pytest.skip("glibc within a quarter of tcmalloc on this run")
+    assert "its 5 processes together" in m.group(1), m.group(1)
+    finding = text[m.start():].split("\n[")[0]
+    assert "not sampled" not in finding, finding
+    assert "fork_workers.c:" in finding, finding
