@@ -171,3 +171,13 @@ def test_every_call_of_a_service_that_trims_after_each_request_is_measured():
     assert trims["calls"] == 1000, trims
     assert trims["purges"] >= 950, trims
     assert 0.9 * given <= trims["purged_bytes"] <= 1.1 * given, (trims, given)
+
+
+def test_stat_shows_the_programs_malloc_trim_calls():
+    """The summary had them, and stat's table did not: 1,900 madvise calls
+    of glibc's stood there with no word of the 100 malloc_trim calls that
+    made them (new-user trial 49)."""
+    r = run([CLI, "stat", "--", program("trim_loop"), "25"], clean_env())
+    (line,) = [l for l in (r.stdout + r.stderr).splitlines()
+               if "malloc_trim calls" in l]
+    assert re.match(r"\s+25\s+malloc_trim calls\s+# \d+ of them purged", line), line
