@@ -2142,9 +2142,13 @@ def test_the_allocators_time_over_a_tree_says_so_and_names_its_workers_sites():
     not sampled", of a parent that made one (new-user trial 49).  It says
     the processes together, and the sites of the busiest."""
     # (MALLOC_PERTURB_ writes each block whole on glibc: 8 s of it)
-    r = run([CLI, "explain", "--backend", "glibc,tcmalloc", "--repeat", "2",
+    r = run([CLI, "explain", "--backend", "glibc,tcmalloc", "--repeat", "3",
              "--", program("fork_workers")], clean_env(MALLOC_PERTURB_="0"))
     text = r.stdout
+    # (and the shim's own time, the parent's line said 0.001 s of 0.002:
+    # the workers' too)
+    assert re.search(r"^  glibc .*\(the 4 processes it started: [\d.]+ s, "
+                     r"[\d.]+% of their [\d.]+ s\)", text, re.M), text[:800]
     m = re.search(r"^\[allocator-time\] (.*)$", text, re.M)
     if not m:
         pytest.skip("glibc within a quarter of tcmalloc on this run")
