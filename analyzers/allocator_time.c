@@ -515,10 +515,14 @@ bool mt_allocator_time(struct findings *all, json_t *undecided,
 		else
 			snprintf(where, sizeof where,
 				 "%.3f s of the difference is user time: the time "
-				 "is in the allocator's own work in the process, "
+				 "is in the allocator's own work in the %s, "
 				 "not in the kernel (page faults %.0f here, %.0f "
 				 "there)",
-				 vx->user - vy->user, x->faults, y->faults);
+				 vx->user - vy->user,
+				 tree && json_array_size(m[j].runs.children)
+					 ? "processes"
+					 : "process",
+				 x->faults, y->faults);
 		char churned[256] = "and no churn explains it";
 		if (churn_s > 0)
 			snprintf(churned, sizeof churned,
