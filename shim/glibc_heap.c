@@ -267,8 +267,8 @@ void mt_glibc_heaps_deleted_reset(void)
  * the free that first accounts the lower value; a free during whose
  * window another accounted one measures from that value where it is the
  * lower, not from what it read before.  Every watched free that saw a
- * change accounts what it saw after.  (An arena not in the table, full, is watched as before:
- * from its own reading alone.) */
+ * change accounts what it saw after.  (An arena not in the table, full,
+ * is watched as before: from its own reading alone.) */
 enum { ARENA_SLOTS = 256 };
 static struct {
 	_Alignas(64) const char *arena; /* (a line each: arenas are threads') */
@@ -286,6 +286,7 @@ static uintptr_t *accounted_of(const char *arena)
 							arena, false, __ATOMIC_ACQ_REL,
 							__ATOMIC_ACQUIRE))
 			return &arena_slots[i].accounted;
+		/* (the slot another thread just took, for the same arena) */
 		if (was == arena)
 			return &arena_slots[i].accounted;
 	}
