@@ -261,9 +261,6 @@ static bool measured_moved(const struct measured *m, double measured,
 					   bare_cpu_s);
 }
 
-/* One run's line of the shim's cost, or (`row`) its row of the table
- * several backends make: a line of 400 characters a backend, each saying
- * the same words again, read as a wall (new-user trial 38). */
 /* The shim's estimated time in the processes the command started (of its
  * first run), and their CPU time: a fork's workers may do all the work,
  * and the parent's line alone said 0.001 s of 0.002 (new-user trial
@@ -286,6 +283,9 @@ static bool children_shim_cost(const struct measured *m, double *shim_s,
 	return any;
 }
 
+/* One run's line of the shim's cost, or (`row`) its row of the table
+ * several backends make: a line of 400 characters a backend, each saying
+ * the same words again, read as a wall (new-user trial 38). */
 static void shim_cost_text(FILE *out, const struct measured *m,
 			   const struct mt_call_figures *f, double measured,
 			   double spread, double bare_cpu_s, bool row)
