@@ -295,10 +295,13 @@ static void shim_cost_text(FILE *out, const struct measured *m,
 	char theirs[128] = "";
 	if (children_shim_cost(m, &their_shim_s, &their_cpu_s))
 		snprintf(theirs, sizeof theirs,
-			 " (the %zu processes it started: %.3f s, %.1f%% of "
-			 "their %.3f s)",
-			 json_array_size(m->runs.children), their_shim_s,
+			 " (the %zu process%s it started: %.3f s, %.1f%% of "
+			 "%s %.3f s)",
+			 json_array_size(m->runs.children),
+			 json_array_size(m->runs.children) > 1 ? "es" : "",
+			 their_shim_s,
 			 their_cpu_s > 0 ? 100 * their_shim_s / their_cpu_s : 0,
+			 json_array_size(m->runs.children) > 1 ? "their" : "its",
 			 their_cpu_s);
 	const char *moved =
 		mt_shim_cost_moved(f->shim_share, f->shim_s)
