@@ -309,6 +309,20 @@ def test_allocator_time_beyond_a_churn():
     found, times = allocator_time_of([program("thread_heaps"), "mixed", "600"],
                                      "glibc,tcmalloc", env=env)
     churn = [f for f in found if f["id"] == "thread-heap-churn"]
+    if churn and not times:
+        # What is left beyond the churn, within the churn's own estimate,
+        # is said nowhere (test_no_allocator_time_within_what_a_churn_costs):
+        # on a machine of fast cores one run in five or six here.
+        runs = {b["backend"]: b for b in found[0]["runs"]}
+        g, t = runs["glibc"], runs["tcmalloc"]
+        fastest = lambda b: min(range(len(b["cpu_s"])), key=lambda i: b["cpu_s"][i])
+        gi, ti = fastest(g), fastest(t)
+        sys_gap = (g["cpu_s"][gi] - g["user_s"][gi]) - (t["cpu_s"][ti] - t["user_s"][ti])
+        churn_s = min(churn[0]["evidence"]["system_s_explained"], max(0, sys_gap))
+        left = g["cpu_s"][gi] - churn_s - t["cpu_s"][ti]
+        if left < churn_s:
+            pytest.skip("the difference beyond the churn (%.3f s) within the "
+                        "churn's estimate (%.3f s) on this run" % (left, churn_s))
     assert churn and [f["backend"] for f in times] == ["glibc"], found
     e = times[0]["evidence"]
     assert e["churn_system_s"] == pytest.approx(
