@@ -30,18 +30,19 @@
 static const struct mt_shim_cost_row rows[] = {
 	/* backend, tracing, small, large, syscall, kernel (ns per call),
 	 * thread, region, region_alone
-	 * (ns per region begun and ended, with the kernel counters and
-	 * without them (MEMTRACE_PERF=0): bench/shim_cost.py --kinds region
-	 * --repeats 3, 2026-11-29, the median of the backends; the NumPy
-	 * benchmark's 1,000 regions took 5 ms more on tcmalloc, 2% of its
-	 * work, and the estimate had none of it)
-	 * thread
-	 * (ns per thread the program starts: bench/shim_cost.py --kinds
-	 * thread --repeats 3, 2026-11-29, the median of the backends, the
-	 * kernel's work the same on each: 1,500 threads that do nothing took
-	 * 0.02 s bare, 0.13 s under the shim, all of it the inherited
-	 * counters, none with MEMTRACE_PERF=0; new-user trial 27.  49 and 88
-	 * us a thread with the page-fault counters too, 2026-11-27) */
+	 * (thread: ns per thread the program starts, bench/shim_cost.py
+	 * --kinds thread --repeats 3, 2026-11-29, the median of the
+	 * backends, the kernel's work the same on each: 1,500 threads that
+	 * do nothing took 0.02 s bare, 0.13 s under the shim, all of it the
+	 * inherited counters, none with MEMTRACE_PERF=0; new-user trial 27.
+	 * 49 and 88 us a thread with the page-fault counters too,
+	 * 2026-11-27)
+	 * (region, region_alone: ns per region begun and ended, with the
+	 * kernel counters and without them (MEMTRACE_PERF=0),
+	 * bench/shim_cost.py --kinds region --repeats 3, 2026-11-29, the
+	 * median of the backends; the NumPy benchmark's 1,000 regions took 5
+	 * ms more on tcmalloc, 2% of its work, and the estimate had none of
+	 * it) */
 	{"glibc", false, 1.6, 28.6, 429.3, 38.8, 34861, 4769, 1746},
 	{"glibc", true, 10.8, 42.0, 2351.7, 508.8, 73684, 8512, 1831},
 	/* (jemalloc's small and large re-measured with --backends jemalloc
