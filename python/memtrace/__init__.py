@@ -61,10 +61,10 @@ _read_counters = _lookup_counters()
 
 
 def kernel_counters():
-    """The process's kernel counters now (every memory syscall kind, minor
-    and major faults, every thread, since the shim started), as a dict;
-    None for a counter the kernel denied, and None altogether without the
-    shim."""
+    """The process's kernel counters now (every memory syscall kind since
+    the shim started, minor and major faults since the process was
+    forked; every thread), as a dict; None for a counter the kernel
+    denied, and None altogether without the shim."""
     if _read_counters is None:
         return None
     c = _KernelCounters()
