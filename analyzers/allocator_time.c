@@ -55,13 +55,13 @@ static struct mt_call_figures with_children(const struct mt_call_figures *x,
 static json_t *busiest_process(const struct mt_runs *r, bool tree)
 {
 	struct mt_call_figures f;
+	json_t *busiest = NULL, *c;
+	size_t i;
+	if (!tree || !json_array_size(r->children))
+		return NULL;
 	double most = r->n && mt_figures_of(r->summaries[0], MT_WHOLE_PROGRAM, &f)
 			      ? f.allocations
 			      : 0;
-	json_t *busiest = NULL, *c;
-	size_t i;
-	if (!tree)
-		return NULL;
 	json_array_foreach(r->children, i, c)
 		if (mt_figures_of(c, MT_WHOLE_PROGRAM, &f) && f.allocations > most) {
 			most = f.allocations;
