@@ -129,8 +129,8 @@ enum { SMALL_SAMPLES_ENOUGH = 20 };
 
 bool mt_small_sites_said(json_t *sites, char *out, size_t size, json_t **top)
 {
-	double rate, n = mt_sites_small_samples(sites, &rate);
-	char r[32], label[512];
+	char rate[80], label[512];
+	double n = mt_sites_small_samples(sites, rate, sizeof rate);
 	*top = NULL;
 	if (n <= 0) {
 		snprintf(out, size, " Their call sites were not sampled (MEMTRACE_SITES="
@@ -171,7 +171,7 @@ bool mt_small_sites_said(json_t *sites, char *out, size_t size, json_t **top)
 	int at = snprintf(out, size, " Sampled (about once in every %s of allocations, %.0f "
 		 "samples), %.0f%% of the small blocks' bytes were allocated "
 		 "at %s",
-		 mt_format_bytes(rate, r, sizeof r), n, share * 100, label);
+		 rate, n, share * 100, label);
 	if (*other && at >= 0 && (size_t)at < size)
 		at += snprintf(out + at, size - (size_t)at, ", %.0f%% at %s",
 			       other_share * 100, other);

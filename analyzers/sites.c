@@ -150,9 +150,10 @@ static void fold_small(json_t *e, json_t *small)
 		return;
 	json_t *sum = json_object_get(e, "small");
 	if (!sum) {
-		sum = json_pack("{s:I, s:I, s:I, s:O?}", "samples", (json_int_t)0,
+		sum = json_pack("{s:I, s:I, s:I, s:O?, s:O*}", "samples", (json_int_t)0,
 				"sampled_bytes", (json_int_t)0, "bytes", (json_int_t)0,
-				"rate", json_object_get(small, "rate"));
+				"rate", json_object_get(small, "rate"),
+				"rate_max", json_object_get(small, "rate_max"));
 		json_object_set_new(e, "small", sum);
 	}
 	const char *add[] = {"samples", "sampled_bytes", "bytes"};
@@ -316,17 +317,25 @@ json_t *mt_sites_by_small(json_t *sites, size_t max)
 	return ranked(sites, weigh_small, NULL, max, 0.01);
 }
 
-double mt_sites_small_samples(json_t *sites, double *rate)
+double mt_sites_small_samples(json_t *sites, char *rate, size_t size)
 {
 	size_t i;
 	json_t *site;
-	double n = 0;
-	*rate = 0;
+	double n = 0, least = 0, most = 0;
 	json_array_foreach(sites, i, site) {
 		json_t *small = json_object_get(site, "small");
+		double r = json_number_value(json_object_get(small, "rate"));
 		n += json_number_value(json_object_get(small, "samples"));
-		*rate = fmax(*rate, json_number_value(json_object_get(small, "rate")));
+		least = fmax(least, r);
+		most = fmax(most, fmax(r, json_number_value(
+						  json_object_get(small, "rate_max"))));
 	}
+	char a[32], b[32];
+	if (most > least)
+		snprintf(rate, size, "%s to %s", mt_format_bytes(least, a, sizeof a),
+			 mt_format_bytes(most, b, sizeof b));
+	else
+		snprintf(rate, size, "%s", mt_format_bytes(least, a, sizeof a));
 	return n;
 }
 
@@ -971,15 +980,15 @@ static char *site_shown(json_t *site, unsigned depth)
 static void print_small_sites(FILE *out, json_t *all, unsigned depth)
 {
 	enum { SHOWN = 10 };
-	double rate, n = mt_sites_small_samples(all, &rate);
+	char rate[80];
+	double n = mt_sites_small_samples(all, rate, sizeof rate);
 	if (n <= 0)
 		return;
 	json_t *sites = mt_sites_by_small(all, SIZE_MAX), *site;
-	char r[32];
 	size_t i;
 	fprintf(out, "\nsites of small blocks, sampled about once in every %s "
 		     "of allocations (%.0f samples): their bytes, estimated\n",
-		mt_format_bytes(rate, r, sizeof r), n);
+		rate, n);
 	fprintf(out, "  %7s %9s %6s  %s\n", "samples", "MiB", "share", "site < callers");
 	/* (rows that read the same at this depth summed, as above) */
 	json_t *rows = json_array();

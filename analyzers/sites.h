@@ -27,9 +27,10 @@ json_t *mt_sites_of_region(json_t *sites, const char *name);
 /* The same, ranked by the bytes of the small blocks sampled at them
  * ("small", MEMTRACE_SITES's samples): the shares are of those bytes. */
 json_t *mt_sites_by_small(json_t *sites, size_t max);
-/* How many small blocks were sampled in all; *rate: one in so many bytes
- * allocated (0: none sampled). */
-double mt_sites_small_samples(json_t *sites, double *rate);
+/* How many small blocks were sampled in all; `rate`: "512.0 KiB", one in
+ * so many bytes allocated, or "512.0 KiB to 4.0 MiB" where threads
+ * sampled sparser as their samples grew (the shim's default). */
+double mt_sites_small_samples(json_t *sites, char *rate, size_t size);
 
 /* "func2 (x.py:6)", or "memcpy+0x10 (libc.so.6)" for a site without
  * Python frames: its innermost frame of the program's own code (not the

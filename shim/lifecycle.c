@@ -121,6 +121,7 @@ static void child_after_fork(void)
 	mt_shim_threads_forget();
 	mt_threads_reset_after_fork();
 	mt_sites_reset_after_fork();
+	mt_small_sites_reset_after_fork();
 	mt_glibc_heaps_deleted_reset();
 	mt_lttng_fork_child();
 	mt_regions_reset_after_fork();
@@ -182,7 +183,8 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 		if (mt_opt.sites)
 			mt_sites_init();
 		if (mt_sites_on)
-			mt_small_sites_start(mt_opt.small_sample_bytes);
+			mt_small_sites_start(mt_opt.small_sample_bytes,
+					     mt_opt.small_sample_fixed);
 		/* Why kernel counters are missing is news, not an error:
 		 * MEMTRACE_QUIET keeps it to the summary's "sources". */
 		mt_report_start(!mt_opt.quiet);

@@ -130,15 +130,17 @@ static int parse_compress(struct mt_options *opt, const char *v)
 	return parse_switch("MEMTRACE_COMPRESS", v, &opt->compress);
 }
 
-/* on (large blocks, and small ones sampled every 512 KiB), large (large
- * blocks only), sample:BYTES (small ones every BYTES on average, K or M
- * for KiB or MiB; 1: every one), or off. */
+/* on (large blocks, and small ones sampled every 512 KiB, then sparser:
+ * small_sites.c), large (large blocks only), sample:BYTES (small ones
+ * every BYTES on average throughout, K or M for KiB or MiB; 1: every
+ * one), or off. */
 static int parse_sites(struct mt_options *opt, const char *v)
 {
 	bool on;
 	if (mt_parse_bool(v, &on)) {
 		opt->sites = on;
 		opt->small_sample_bytes = on ? MT_SMALL_SAMPLE_BYTES : 0;
+		opt->small_sample_fixed = false;
 		return 0;
 	}
 	if (strcmp(v, "large") == 0) {
@@ -156,6 +158,7 @@ static int parse_sites(struct mt_options *opt, const char *v)
 		if (unit && n >= 1 && n <= (1ul << 40) / unit) {
 			opt->sites = true;
 			opt->small_sample_bytes = n * unit;
+			opt->small_sample_fixed = true;
 			return 0;
 		}
 	}

@@ -23,6 +23,8 @@ struct mt_options {
 	bool sites;		  /* call sites of large blocks (sites.h) */
 	unsigned long small_sample_bytes; /* and of small ones, one sampled in
 					     so many bytes allocated; 0: none */
+	bool small_sample_fixed;  /* that rate set (sample:BYTES), not
+				     stepped up (small_sites.c) */
 	unsigned rss_period_ms;	  /* resident memory sampled (rss.h); 0: not */
 };
 

@@ -1547,6 +1547,8 @@ static void write_figures(struct mt_json_obj *j, const struct site *s,
 		mt_json_u64(&small, "sampled_bytes", s->small_sampled_bytes);
 		mt_json_u64(&small, "bytes", s->small_estimate);
 		mt_json_u64(&small, "rate", mt_opt.small_sample_bytes);
+		if (mt_small_sites_rate_max() > mt_opt.small_sample_bytes)
+			mt_json_u64(&small, "rate_max", mt_small_sites_rate_max());
 		mt_json_end(&small);
 	}
 }

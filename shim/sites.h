@@ -93,8 +93,14 @@ unsigned mt_site_realloc(const void *old, const void *p, size_t requested,
 void mt_site_sample(const void *p, size_t usable, const void *caller,
 		    double stands_for);
 /* Small blocks are sampled every sample_bytes on average from now (0:
- * none). */
-void mt_small_sites_start(uint64_t sample_bytes);
+ * none); `fixed`: at that rate throughout, else sparser as each thread's
+ * samples accumulate (small_sites.c). */
+void mt_small_sites_start(uint64_t sample_bytes, bool fixed);
+/* The sparsest rate a thread of this process has sampled at (the rate
+ * set, when none stepped up). */
+uint64_t mt_small_sites_rate_max(void);
+/* In a child after fork: none stepped up. */
+void mt_small_sites_reset_after_fork(void);
 /* The program itself (not the allocator) mapped or unmapped `bytes`, from
  * code that returns to caller: credited to the site there. */
 void mt_site_own_mapping(enum mt_site_cause cause, uint64_t bytes,

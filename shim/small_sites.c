@@ -5,7 +5,18 @@
  * and the block that holds a point has its site taken.  A block of s
  * bytes is then sampled with probability 1 - e^(-s/rate), and each sample
  * stands for s over that probability: the sites' estimated bytes add up
- * to the small bytes allocated, whatever the sizes. */
+ * to the small bytes allocated, whatever the sizes.
+ *
+ * How close the sites' shares come rests on how many samples there are,
+ * not on how dense they are: a thousand put them within a few percent
+ * (docs/explain.md).  Past that, more only cost: at 64 KiB a block, one
+ * pair in 8 took a stack at the default rate (some 640 instructions a
+ * sample, 5-8 ns a pair).  So each STEP_SAMPLES samples of a thread
+ * double its interval, up to MAX_SHIFT times (4 MiB from 512 KiB), unless
+ * the rate was set (MEMTRACE_SITES=sample:BYTES).  A sample stands for
+ * its size over its chance at the rate its point was drawn at, so the
+ * estimates stay unbiased: a Poisson process whose rate changes only at
+ * its points is one at each rate between them. */
 #include <stdint.h>
 #include <string.h>
 
@@ -17,12 +28,49 @@
 /* How often a thread looks again while no rate is set (sites off, or not
  * started yet): one call per so many bytes allocated. */
 #define RECHECK_BYTES (1u << 20)
+#define STEP_SAMPLES 1024
+#define MAX_SHIFT 3
 
 static uint64_t rate;
+static uint8_t max_shift;
+/* the most any thread has stepped up */
+static uint8_t shift_reached;
 
-void mt_small_sites_start(uint64_t sample_bytes)
+void mt_small_sites_start(uint64_t sample_bytes, bool fixed)
 {
 	rate = sample_bytes;
+	max_shift = fixed ? 0 : MAX_SHIFT;
+}
+
+uint64_t mt_small_sites_rate_max(void)
+{
+	return rate << __atomic_load_n(&shift_reached, __ATOMIC_RELAXED);
+}
+
+void mt_small_sites_reset_after_fork(void)
+{
+	shift_reached = 0;
+}
+
+/* The thread's mean interval now. */
+static uint64_t rate_of(const struct mt_thread *t)
+{
+	return rate << t->sample_shift;
+}
+
+/* Another sample of the thread: its interval doubles after each
+ * STEP_SAMPLES, up to max_shift times. */
+static void count_sample(struct mt_thread *t)
+{
+	if (++t->samples_taken % STEP_SAMPLES || t->sample_shift >= max_shift)
+		return;
+	uint8_t shift = ++t->sample_shift;
+	t->sample_weight_of = 0; /* (weighed at the old rate) */
+	uint8_t was = __atomic_load_n(&shift_reached, __ATOMIC_RELAXED);
+	while (was < shift &&
+	       !__atomic_compare_exchange_n(&shift_reached, &was, shift, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 }
 
 /* xorshift64*: no lock, no libc state (rand() takes a lock a signal
@@ -102,17 +150,17 @@ static uint64_t interval(struct mt_thread *t)
 {
 	/* (u in (0, 1]: 53 random bits, plus one) */
 	double u = (double)((next_random(t) >> 11) + 1) / 9007199254740992.0;
-	return (uint64_t)(-log_of(u) * (double)rate);
+	return (uint64_t)(-log_of(u) * (double)rate_of(t));
 }
 
 /* The bytes a sampled block of s bytes stands for.  The thread keeps its
  * last size's: a loop samples one size over and over, and the series took
- * some 130 instructions a sample (the rate is set once, at start). */
+ * some 130 instructions a sample (forgotten when the rate steps up). */
 static double weight(struct mt_thread *t, size_t s)
 {
 	if (s == t->sample_weight_of)
 		return t->sample_weight;
-	double x = (double)s / (double)rate;
+	double x = (double)s / (double)rate_of(t);
 	t->sample_weight = x > 40 ? (double)s : (double)s / one_minus_exp_minus(x);
 	t->sample_weight_of = s;
 	return t->sample_weight;
@@ -131,11 +179,16 @@ mt_sample_then_return(struct mt_thread *t, void *p, size_t usable,
 	if (!rate)
 		t->sample_at = allocated + RECHECK_BYTES;
 	else {
-		t->sample_at = allocated + interval(t);
 		/* (a large block has a site of its own, exactly; a size not
 		 * known, 0, stands for nothing) */
-		if (armed && p && usable && usable < MT_LARGE_BYTES)
-			mt_site_sample(p, usable, caller, weight(t, usable));
+		bool take = armed && p && usable && usable < MT_LARGE_BYTES;
+		/* (weighed at the rate that drew the point, before a step) */
+		double stands_for = take ? weight(t, usable) : 0;
+		if (take)
+			count_sample(t);
+		t->sample_at = allocated + interval(t);
+		if (take)
+			mt_site_sample(p, usable, caller, stands_for);
 	}
 	int64_t live = (int64_t)(allocated - t->c.freed);
 	if (live > t->live_mark)

@@ -218,6 +218,8 @@ void mt_threads_reset_after_fork(void)
 		memset(&t->c, 0, sizeof t->c);
 		t->live_mark = 0;
 		t->sample_at = 0;
+		t->samples_taken = 0;
+		t->sample_shift = 0;
 		t->rss_check_at = 0;
 		t->rss_fall_from = 0;
 		t->rss_look_ns = 0;

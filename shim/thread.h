@@ -33,6 +33,10 @@ struct mt_thread {
 	/* the bytes the last size sampled stood for */
 	size_t sample_weight_of;
 	double sample_weight;
+	/* the thread's samples so far, and how many times its interval
+	 * has doubled with them (small_sites.c) */
+	uint32_t samples_taken;
+	uint8_t sample_shift;
 	/* small blocks' samples of a few sites, by site id, not yet added
 	 * to the sites' table (sites.c) */
 	struct mt_small_tally {

@@ -145,19 +145,20 @@ static void sites_and_their_samples(void **state)
 		const char *value;
 		bool sites;
 		unsigned long sample; /* (1: left at the default) */
+		bool fixed; /* that rate throughout, not stepped up */
 		int bad;
 	} cases[] = {
-		{"1", true, MT_SMALL_SAMPLE_BYTES, 0},
-		{"off", false, 0, 0},
-		{"large", true, 0, 0},
-		{"sample:1", true, 1, 0},
-		{"sample:64K", true, 64 << 10, 0},
-		{"sample:2M", true, 2 << 20, 0},
-		{"sample:", true, MT_SMALL_SAMPLE_BYTES, 1},
-		{"sample:0", true, MT_SMALL_SAMPLE_BYTES, 1},
-		{"sample:64k", true, MT_SMALL_SAMPLE_BYTES, 1},
-		{"sample:-5", true, MT_SMALL_SAMPLE_BYTES, 1},
-		{"all", true, MT_SMALL_SAMPLE_BYTES, 1},
+		{"1", true, MT_SMALL_SAMPLE_BYTES, false, 0},
+		{"off", false, 0, false, 0},
+		{"large", true, 0, false, 0},
+		{"sample:1", true, 1, true, 0},
+		{"sample:64K", true, 64 << 10, true, 0},
+		{"sample:2M", true, 2 << 20, true, 0},
+		{"sample:", true, MT_SMALL_SAMPLE_BYTES, false, 1},
+		{"sample:0", true, MT_SMALL_SAMPLE_BYTES, false, 1},
+		{"sample:64k", true, MT_SMALL_SAMPLE_BYTES, false, 1},
+		{"sample:-5", true, MT_SMALL_SAMPLE_BYTES, false, 1},
+		{"all", true, MT_SMALL_SAMPLE_BYTES, false, 1},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -166,6 +167,7 @@ static void sites_and_their_samples(void **state)
 		assert_int_equal(parse(e, &o), cases[i].bad);
 		assert_int_equal(o.sites, cases[i].sites);
 		assert_int_equal(o.small_sample_bytes, cases[i].sample);
+		assert_int_equal(o.small_sample_fixed, cases[i].fixed);
 		if (cases[i].bad)
 			assert_non_null(strstr(last_warning, "MEMTRACE_SITES="));
 	}
