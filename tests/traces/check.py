@@ -56,6 +56,10 @@ TRACES = {
     # a huge page's fault for every 4 KiB (NumPy advises its arrays for
     # huge pages): "4.595 s here" for 39.9 MiB in a run of 0.52 s
     "np-frames-tcmalloc.mt": [["explain"]],
+    # tests/programs/read_first.c: half again as many faults as pages,
+    # said to come from "memory that came and went a little" where none
+    # went before the end (new-user trial 50)
+    "read-first-glibc.mt": [["explain"]],
     # a NumPy script growing arrays by np.concatenate, killed after 1 s
     # (new-user trial 39): its churn's finding has no site, and its fix
     # was told of bytes and str; now of NumPy's out= and bytearray both.

@@ -33,7 +33,7 @@ record() { # NAME BACKEND [VAR=VALUE...] -- CMD...
 }
 
 for prog in churn thread_heaps c_fragments grow io_churn realloc_shrink \
-	    c_realloc_slurp kept_batches; do
+	    c_realloc_slurp kept_batches read_first; do
 	cp "$build/tests/$prog" "$scratch/$prog"
 done
 
@@ -79,6 +79,9 @@ record steady-tcmalloc tcmalloc -- "$scratch/churn" steady 20
 # NumPy frames on tcmalloc: memory kept beside the live arrays in about
 # half the runs (record again until explain says memory-kept).
 record np-frames-tcmalloc tcmalloc -- /usr/bin/python3 tests/programs/np_frame_filter.py 16
+# A table from calloc read before it is written, freed at the end: more
+# faults than pages, none of them memory given back (new-user trial 50).
+MALLOC_PERTURB_= record read-first-glibc glibc -- "$scratch/read_first"
 # The same control as an LTTng trace (CTF, read through babeltrace2).
 lttng_out=$here/steady-lttng
 rm -rf "$lttng_out"
