@@ -644,6 +644,7 @@ static void from_exit(json_t *x, struct mt_summary *s)
 			json_number_value(json_object_get(k, "thread_starts_s"));
 		s->shim_cost.regions_s =
 			json_number_value(json_object_get(k, "regions_s"));
+		s->shim_cost.faults = u64(k, "faults");
 		s->shim_cost.estimated_s = json_number_value(json_object_get(k, "estimated_s"));
 		s->shim_cost.share = json_number_value(json_object_get(k, "share_of_run"));
 	}

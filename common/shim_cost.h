@@ -8,6 +8,7 @@
 #define MEMTRACE_SHIM_COST_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 
 struct mt_shim_cost {
@@ -24,6 +25,10 @@ struct mt_shim_cost {
 	 * costs: the kernel counters and CPU clocks read at each mark */
 	double regions_s;
 	double estimated_s; /* the five together */
+	/* page faults of its start-up and of its threads that ended (at
+	 * least: its tables touched in the program's own calls are not
+	 * told apart), part of the process's */
+	uint64_t faults;
 	double share;	    /* estimated_s of the program's time */
 };
 

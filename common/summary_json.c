@@ -264,6 +264,8 @@ static void write_shim_cost(struct mt_json_obj *top, const struct mt_shim_cost *
 	mt_json_double(&o, "start_s", k->start_s);
 	mt_json_double(&o, "thread_starts_s", k->thread_starts_s);
 	mt_json_double(&o, "regions_s", k->regions_s);
+	if (k->faults) /* (0: not known, a trace of before) */
+		mt_json_u64(&o, "faults", k->faults);
 	mt_json_double(&o, "share_of_run", k->share);
 	mt_json_str(&o, "mode", k->tracing ? "trace" : "counting");
 	mt_json_end(&o);

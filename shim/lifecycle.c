@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -151,7 +152,9 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 	(void)argc;
 	(void)envp;
 	struct timespec cpu0, cpu1;
+	struct rusage ru0, ru1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+	getrusage(RUSAGE_THREAD, &ru0);
 	/* The shim's own allocations (getenv, dlsym, snprintf) are not the
 	 * program's. */
 	mt_tls.hidden++;
@@ -196,8 +199,11 @@ __attribute__((constructor)) static void mt_init(int argc, char **argv,
 		mt_rss_start();
 		pthread_atfork(before_fork, parent_after_fork, child_after_fork);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+		getrusage(RUSAGE_THREAD, &ru1);
 		mt_report_startup_took((double)(cpu1.tv_sec - cpu0.tv_sec) +
-				       (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e9);
+					       (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e9,
+				       (uint64_t)(ru1.ru_minflt - ru0.ru_minflt +
+						  ru1.ru_majflt - ru0.ru_majflt));
 	}
 	mt_symbols_own_heap(false);
 	mt_tls.hidden--;

@@ -31,10 +31,12 @@ uint64_t mt_shim_syscalls[MT_SYS_COUNT];
 
 static struct timespec started;
 static double startup_cpu_s;
+static uint64_t startup_faults;
 
-void mt_report_startup_took(double cpu_s)
+void mt_report_startup_took(double cpu_s, uint64_t faults)
 {
 	startup_cpu_s = cpu_s;
+	startup_faults = faults;
 }
 
 /* The memory system calls the shim saw reach the kernel before its
@@ -94,6 +96,7 @@ void mt_report_restart_in_child(void)
 	mt_kcounters_forget();
 	memset(mt_shim_syscalls, 0, sizeof mt_shim_syscalls);
 	startup_cpu_s = 0; /* the parent's */
+	startup_faults = 0;
 	mt_report_start(false);
 }
 
@@ -204,6 +207,7 @@ static void shim_cost(struct mt_summary *s)
 	k->calls_s = mt_figures_shim_calls_s(s->backend_name, k->tracing, &s->f);
 	k->threads_s = mt_shim_threads_cpu_s();
 	k->start_s = startup_cpu_s;
+	k->faults = startup_faults + mt_shim_threads_faults();
 	if (counters)
 		k->thread_starts_s = (double)mt_threads_started() * row->thread_ns / 1e9;
 	k->regions_s = (double)regions *

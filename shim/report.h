@@ -10,9 +10,9 @@
 /* At start-up: remember the command line and the start time, and open the
  * kernel counters (saying what is missing when `announce`). */
 void mt_report_start(bool announce);
-/* The shim's start-up took this much CPU time (its constructor's), part of
- * what the summary says the shim cost. */
-void mt_report_startup_took(double cpu_s);
+/* The shim's start-up took this much CPU time (its constructor's) and
+ * made so many page faults, part of what the summary says the shim cost. */
+void mt_report_startup_took(double cpu_s, uint64_t faults);
 /* In a child after fork: the same, for the child's own figures. */
 void mt_report_restart_in_child(void);
 /* This process forked a child (the fork handlers' parent side). */

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -249,6 +250,7 @@ static struct shim_thread {
 	bool running;  /* in its function */
 	bool joinable; /* started, not joined yet */
 	uint64_t ended_cpu_ns; /* CPU time of its runs that ended */
+	uint64_t ended_faults; /* and their page faults */
 } shim_threads[MAX_SHIM_THREADS];
 static unsigned nshim_threads;
 static bool shim_threads_paused;
@@ -271,6 +273,11 @@ static void *run_shim_thread(void *arg)
 		__atomic_add_fetch(&s->ended_cpu_ns,
 				   (uint64_t)cpu.tv_sec * 1000000000u +
 					   (uint64_t)cpu.tv_nsec,
+				   __ATOMIC_RELAXED);
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0)
+		__atomic_add_fetch(&s->ended_faults,
+				   (uint64_t)(ru.ru_minflt + ru.ru_majflt),
 				   __ATOMIC_RELAXED);
 	__atomic_store_n(&s->running, false, __ATOMIC_RELAXED);
 	return r;
@@ -322,6 +329,7 @@ bool mt_start_shim_thread(void *(*fn)(void *))
 	struct shim_thread *s = &shim_threads[nshim_threads++];
 	s->fn = fn;
 	s->ended_cpu_ns = 0; /* (after fork: the parent's thread's) */
+	s->ended_faults = 0;
 	return start(s);
 }
 
@@ -437,6 +445,14 @@ double mt_shim_threads_cpu_s(void)
 			      (uint64_t)cpu.tv_nsec;
 	}
 	return (double)ns / 1e9;
+}
+
+uint64_t mt_shim_threads_faults(void)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < nshim_threads; i++)
+		n += __atomic_load_n(&shim_threads[i].ended_faults, __ATOMIC_RELAXED);
+	return n;
 }
 
 void mt_shim_threads_forget(void)

@@ -209,6 +209,9 @@ void mt_setxid_end(bool told);
 /* CPU time the shim's threads have used (those running now, read from
  * their clocks; those that ended, as they ended).  Allocates nothing. */
 double mt_shim_threads_cpu_s(void);
+/* The page faults of the shim's threads that ended (each says its own as
+ * it ends: no thread can read another's). */
+uint64_t mt_shim_threads_faults(void);
 /* At the start of such a thread. */
 static inline void mt_become_shim_thread(void)
 {
