@@ -650,9 +650,10 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		in.huge_fault_most_s = mt_fault_cost_most_s(true);
 	}
 	size_t first = out->n;
-	bool ok = true, churns = false;
+	bool ok = true, churns = false, to_check = false;
 	for (mt_rule *const *rule = mt_rules; ok && *rule; rule++) {
 		in.churns = churns;
+		in.churn_to_check = to_check;
 		struct mt_finding *x = (*rule)(&in);
 		if (!x)
 			continue;
@@ -665,6 +666,7 @@ static bool rules_on(const struct context *cx, const struct measured *m,
 		/* (one to be checked by a run may yet be dropped:
 		 * check_by_fixes drops first-touch if it is kept) */
 		churns |= strstr(x->id, "-churn") != NULL && !x->check_by_fix;
+		to_check |= strstr(x->id, "-churn") != NULL && x->check_by_fix;
 		x->caveat = m->partial;
 		if (process && !(x->process = strdup(process))) {
 			mt_finding_free(x);
@@ -1405,14 +1407,16 @@ static void check_by_fixes(const struct context *cx, struct findings *all,
 		all->at[kept++] = x;
 	}
 	all->n = kept;
-	/* (first touch is "not churn": never beside one, checked) */
+	/* (first touch is "not churn": never beside one, checked; and what
+	 * was said on account of one goes with it) */
 	kept = 0;
 	for (size_t i = 0; i < all->n; i++) {
 		struct mt_finding *x = all->at[i];
 		bool beside = false;
-		for (size_t k = 0; k < all->n && !strcmp(x->id, "first-touch"); k++)
+		for (size_t k = 0; k < all->n; k++)
 			beside |= all->at[k]->check_by_fix && same_run(x, all->at[k]);
-		if (beside)
+		if (!strcmp(x->id, "first-touch") ? beside
+						   : x->on_checked_churn && !beside)
 			mt_finding_free(x);
 		else
 			all->at[kept++] = x;

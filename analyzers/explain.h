@@ -53,6 +53,9 @@ struct mt_finding {
 	 * only where a run with its first setting cuts the system time
 	 * (cmd_explain.c, check_by_fixes). */
 	bool check_by_fix;
+	/* Said on account of such a churn of its run: kept only where that
+	 * one is. */
+	bool on_checked_churn;
 };
 
 /* Text added to the end of x's explanation, as printf writes it (cut
@@ -88,6 +91,9 @@ struct mt_rule_input {
 	/* A churn was found on this run by a rule before (the catalog's
 	 * order): memory given back and faulted in again. */
 	bool churns;
+	/* ... or one its figures cannot show, to be checked by a run with
+	 * its setting (check_by_fix). */
+	bool churn_to_check;
 };
 
 /* A rule adds at most one finding; returns it, or NULL. */

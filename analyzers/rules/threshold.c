@@ -18,8 +18,10 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 	double block = f->large_bytes / f->large_allocs;
 	if (dynamic && raises < 1)
 		return NULL; /* nothing moved */
-	/* Over a whole run, a threshold matters where memory churns. */
-	if (f->whole && !mt_run_churns(in))
+	/* Over a whole run, a threshold matters where memory churns (or
+	 * may: a churn to be checked, as temporaries.c). */
+	bool churns = !f->whole || in->churns || mt_run_churns(in);
+	if (!churns && !in->churn_to_check)
 		return NULL;
 
 	double mapped = f->syscalls_inferred[MT_SYS_MMAP];
@@ -31,6 +33,7 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 	struct mt_finding *x = mt_finding_new("threshold", in);
 	if (!x)
 		return NULL;
+	x->on_checked_churn = !churns;
 	json_t *e = x->evidence;
 	json_object_set_new(e, "mmap_threshold", json_real(mmap));
 	json_object_set_new(e, "trim_threshold", json_real(trim));

@@ -5,6 +5,7 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
 import os
 
 import pytest
@@ -1431,7 +1432,11 @@ def test_heap_trim_churn_hidden_by_huge_pages_is_checked_by_a_run():
     the trim threshold took its system time from 0.22 s to 0.04 s (new-user
     trial 11).  Where the faults cannot tell, explain runs the command with
     the setting and keeps the finding only if the system time fell by half
-    or more; from a summary alone (no command to run) it says nothing."""
+    or more; from a summary alone (no command to run) it says nothing.
+    What a churn of the run brings with it (its temporaries, glibc's
+    thresholds) is said beside such a churn as beside any: NumPy's 17 MiB
+    temporaries were said on jemalloc and mimalloc, not on glibc, whose
+    churn was checked so (new-user trial 50)."""
     prog = os.path.join(os.path.dirname(__file__), "..", "programs",
                         "np_smooth_steps.py")
     report = explain("--", PYTHON, prog, repeat=3)
@@ -1448,6 +1453,16 @@ def test_heap_trim_churn_hidden_by_huge_pages_is_checked_by_a_run():
         v = setting["verified"]
         assert v["system_s_per_call_after"] <= 0.5 * v["system_s_per_call_before"], v
         assert "With the setting the command took" in churn["explanation"]
+        ids = {f["id"] for f in report["findings"]}
+        assert {"temporaries", "threshold"} <= ids, ids
+        # (from the summary alone the churn is not checked, and what it
+        # brought goes with it)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.json")
+            run([PYTHON, prog], shim_env("glibc", summary=path))
+            alone = explain(path)
+        assert not {f["id"] for f in alone["findings"]} & {
+            "heap-trim-churn", "temporaries", "threshold"}, alone["findings"]
 
 
 def test_memory_kept_proposes_no_sooner_purge_where_the_run_churns():
