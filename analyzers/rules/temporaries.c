@@ -90,7 +90,7 @@ static struct mt_finding *by_site(const struct mt_rule_input *in)
 	 * setting, counts: NumPy's 17 MiB temporaries in huge pages were
 	 * said on jemalloc and mimalloc and not on glibc, whose heap-trim
 	 * churn was checked so; new-user trial 50) */
-	bool churns = in->churns || mt_run_churns(in);
+	bool churns = mt_run_churns(in);
 	if (f->large_allocs < 10 || f->large_frees < 0.9 * f->large_allocs ||
 	    (!churns && !in->churn_to_check))
 		return NULL;

@@ -20,7 +20,7 @@ struct mt_finding *mt_rule_threshold(const struct mt_rule_input *in)
 		return NULL; /* nothing moved */
 	/* Over a whole run, a threshold matters where memory churns (or
 	 * may: a churn to be checked, as temporaries.c). */
-	bool churns = !f->whole || in->churns || mt_run_churns(in);
+	bool churns = !f->whole || mt_run_churns(in);
 	if (!churns && !in->churn_to_check)
 		return NULL;
 
