@@ -152,21 +152,25 @@ struct mt_finding *mt_rule_first_touch(const struct mt_rule_input *in)
 	}
 	json_object_set_new(e, "share_of_time", json_real(share));
 	if (f->whole) {
-		/* ("about as many as" said of 25% more: new-user trial 21) */
+		/* ("about as many as" said of 25% more: new-user trial 21;
+		 * with its figure, where "fewer than" and "about as many as"
+		 * told 0.80 from 0.81 of the pages in two runs: trial 50) */
 		bool more = f->faults > 1.1 * resident;
 		char how[64], rest[400];
 		said_of_the_rest(rest, sizeof rest, in, resident);
-		snprintf(how, sizeof how, "%.0f%% more than",
-			 100 * (f->faults / resident - 1));
+		double ratio = f->faults / resident;
+		if (more)
+			snprintf(how, sizeof how, "%.0f%% more than", 100 * (ratio - 1));
+		else if (ratio >= 0.9)
+			snprintf(how, sizeof how, "about as many as (%.0f%% of)",
+				 100 * ratio);
+		else
+			snprintf(how, sizeof how, "%.0f%% of", 100 * ratio);
 		json_object_set_new(e, "peak_resident_pages", json_real(resident));
 		snprintf(x->explanation, sizeof x->explanation,
 			 "The run took %.0f page faults, %s the %.0f pages it "
 			 "ever had resident at once: %s%s%s",
-			 f->faults,
-			 more			       ? how
-			 : f->faults < 0.8 * resident ? "fewer than"
-						      : "about as many as",
-			 resident,
+			 f->faults, how, resident,
 			 more ? "most come from memory touched for the first "
 				"time, which is the cost of its working set, and "
 			      : "they come from memory touched for the first "
