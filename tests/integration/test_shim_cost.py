@@ -51,6 +51,16 @@ def test_the_shims_own_page_faults_are_said():
         own = json.load(open(path))["shim_cost"]["faults"]
         assert re.search(r"minor faults +# %d of them the shim's start-up "
                          r"and threads'" % own, r.stdout), r.stdout
+    # (a forked child's: its handler's, some 50 in a child that takes 18
+    # bare; new-user trial 51)
+    with tempfile.TemporaryDirectory() as d:
+        run([program("fork_faults"), "1"],
+            shim_env("glibc", summary=os.path.join(d, "s%p.json")))
+        found = [json.load(open(os.path.join(d, n))) for n in os.listdir(d)]
+        assert len(found) == 2, found
+        for s in found:
+            own, minor = s["shim_cost"].get("faults", 0), s["page_faults"]["minor"]
+            assert 10 < own < minor, (own, minor)
 
 
 def test_the_threads_the_program_starts_are_in_the_estimate():
