@@ -123,6 +123,15 @@ def test_stat_says_it_beside_the_time():
     r = run([CLI, "stat", "--", program("tiny_pairs"), "100000"], clean_env())
     assert "shim's own (estimate)" in r.stderr
     assert "of the cpu time" in r.stderr
+    # (a cost below a millisecond in microseconds: "0.000 s, 24.1% of the
+    # cpu time" of a parent that only waits; new-user trial 51)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.json")
+        run(["/bin/true"], shim_env("glibc", summary=path))
+        est = json.load(open(path))["shim_cost"]["estimated_s"]
+        r = run([CLI, "stat", path], clean_env())
+        shown = "%.6f" % est if 0 < est < 1e-3 else "%.3f" % est
+        assert " %s s  shim's own (estimate)" % shown in r.stdout, (est, r.stdout)
 
 
 def test_stderr_summary_says_it_is_an_estimate():
