@@ -321,21 +321,22 @@ double mt_sites_small_samples(json_t *sites, char *rate, size_t size)
 {
 	size_t i;
 	json_t *site;
-	double n = 0, least = 0, most = 0;
+	/* (the rate set, the one sampled at first, and the sparsest) */
+	double n = 0, set = 0, sparsest = 0;
 	json_array_foreach(sites, i, site) {
 		json_t *small = json_object_get(site, "small");
 		double r = json_number_value(json_object_get(small, "rate"));
 		n += json_number_value(json_object_get(small, "samples"));
-		least = fmax(least, r);
-		most = fmax(most, fmax(r, json_number_value(
-						  json_object_get(small, "rate_max"))));
+		set = fmax(set, r);
+		sparsest = fmax(sparsest, fmax(r, json_number_value(
+							  json_object_get(small, "rate_max"))));
 	}
 	char a[32], b[32];
-	if (most > least)
-		snprintf(rate, size, "%s to %s", mt_format_bytes(least, a, sizeof a),
-			 mt_format_bytes(most, b, sizeof b));
+	if (sparsest > set)
+		snprintf(rate, size, "%s to %s", mt_format_bytes(set, a, sizeof a),
+			 mt_format_bytes(sparsest, b, sizeof b));
 	else
-		snprintf(rate, size, "%s", mt_format_bytes(least, a, sizeof a));
+		snprintf(rate, size, "%s", mt_format_bytes(set, a, sizeof a));
 	return n;
 }
 
