@@ -181,7 +181,7 @@ static double pinnable(const struct pinning *p, const char *backend, long page)
  * into pages of its own beside the free ones the allocator holds: a trie
  * of 54 MiB of nodes, rebuilt each round, beside 97 MiB that jemalloc's
  * decay kept was said to be fragmentation that no decay setting could
- * halve, which took it from 168 MB to 60 (new-user trial 51). */
+ * halve, which took it from 168 MB to 60 (new-user trial 50). */
 static bool pinned(const struct pinning *p, const char *backend, long page)
 {
 	return pinnable(p, backend, page) > p->kept / 2 &&

@@ -315,7 +315,7 @@ def test_memory_kept_beside_a_structure_built_anew_is_not_fragmentation():
     nodes, 54 MiB live beside 97 MiB kept.  Those nodes could pin it all
     if spread one to a slab, and the finding said fragmentation that no
     decay setting could halve; dirty_decay_ms:0 took it from 168 MB to 60
-    (new-user trial 51).  Live small blocks of more than a quarter of the
+    (new-user trial 50).  Live small blocks of more than a quarter of the
     memory kept are a structure packed into pages of its own as likely as
     survivors scattered: not said to pin it."""
     if "jemalloc" not in BACKENDS:
