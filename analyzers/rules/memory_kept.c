@@ -174,23 +174,9 @@ static double pinnable(const struct pinning *p, const char *backend, long page)
 	return most;
 }
 
-/* Whether the live small blocks pin the memory, as far as the figures
- * tell: they can pin half of it or more, one to a page (slab, span), and
- * they are few against it, a quarter of its bytes at most.  More live
- * bytes than that, they are as likely a structure built anew, packed
- * into pages of its own beside the free ones the allocator holds: a trie
- * of 54 MiB of nodes, rebuilt each round, beside 97 MiB that jemalloc's
- * decay kept was said to be fragmentation that no decay setting could
- * halve, which took it from 168 MB to 60 (new-user trial 50). */
-static bool pinned(const struct pinning *p, const char *backend, long page)
-{
-	return pinnable(p, backend, page) > p->kept / 2 &&
-	       p->live_blocks * p->small_size <= p->kept / 4;
-}
-
 static bool gives_back(const struct pinning *p, const char *backend, long page)
 {
-	return !pinned(p, backend, page);
+	return pinnable(p, backend, page) <= p->kept / 2;
 }
 
 /* The call that gives back what the allocator keeps free, now, from C and
@@ -351,12 +337,12 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 	long page = in->page_size > 0 ? in->page_size : 4096;
 	struct pinning p = pinning_of(f);
 	double unit = pin_unit(in->backend, p.small_size, (double)page);
-	double can_pin = pinnable(&p, in->backend, page);
-	bool fragmented = unit > 0 && pinned(&p, in->backend, page);
+	double pinned = pinnable(&p, in->backend, page);
+	bool fragmented = unit > 0 && pinned > p.kept / 2;
 	json_object_set_new(e, "small_block_bytes", json_real(p.small_size));
 	json_object_set_new(e, "live_small_blocks", json_real(p.live_blocks));
 	json_object_set_new(e, "pin_unit_bytes", json_real(unit));
-	json_object_set_new(e, "pinnable_bytes", json_real(can_pin));
+	json_object_set_new(e, "pinnable_bytes", json_real(pinned));
 
 	snprintf(x->explanation, sizeof x->explanation,
 		 "Memory, not time: for %.2f s of the %.2f s run (%.0f%%) the "
@@ -405,7 +391,7 @@ struct mt_finding *mt_rule_memory_kept(const struct mt_rule_input *in)
 				 !strcmp(in->backend, "jemalloc") ? "slab"
 				 : !strcmp(in->backend, "tcmalloc") ? "span"
 								     : "page",
-				 mt_format_bytes(can_pin, b3, sizeof b3), tail);
+				 mt_format_bytes(pinned, b3, sizeof b3), tail);
 	}
 	if (in->churns && !fragmented)
 		mt_finding_append(x, "%s", mt_kept_for_a_churn);

@@ -309,29 +309,6 @@ def test_memory_kept_by_small_blocks_that_pin_it_is_fragmentation():
     assert "MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0" in settings, f["fixes"]
 
 
-def test_memory_kept_beside_a_structure_built_anew_is_not_fragmentation():
-    """A trie of 250,000 nodes freed whole and built again each round: on
-    jemalloc the freed slabs wait out the decay beside the new round's
-    nodes, 54 MiB live beside 97 MiB kept.  Those nodes could pin it all
-    if spread one to a slab, and the finding said fragmentation that no
-    decay setting could halve; dirty_decay_ms:0 took it from 168 MB to 60
-    (new-user trial 50).  Live small blocks of more than a quarter of the
-    memory kept are a structure packed into pages of its own as likely as
-    survivors scattered: not said to pin it."""
-    if "jemalloc" not in BACKENDS:
-        pytest.skip("jemalloc not installed")
-    report = explain("--", program("trie_rounds"), backends="jemalloc")
-    kept = [f for f in report["findings"] if f["id"] == "memory-kept"]
-    assert kept, report["findings"]
-    e = kept[0]["evidence"]
-    live = e["live_small_blocks"] * e["small_block_bytes"]
-    assert live > e["kept_bytes_sustained"] / 4, e
-    assert "Fragmentation of small blocks" not in kept[0]["explanation"], \
-        kept[0]["explanation"]
-    assert "no allocator setting gives back a page that holds a live block" \
-        not in str(kept[0]["fixes"]), kept[0]["fixes"]
-
-
 def test_memory_kept_where_only_small_blocks_are_freed():
     """1.5 million blocks of 24 to 200 B, 99 in 100 freed, a scattered one
     in a hundred worked on for as long again: no large block is freed,
